@@ -1,0 +1,104 @@
+import Crypto
+import Synchronization
+
+/// Entur's Sales and ABT APIs, simulated in-process (SPEC §3.1).
+///
+/// Ids are pure functions of the uid, so a log replays to the same store everywhere:
+/// with `h = SHA-256(uid)`, `abt_id = "ATB:CustomerAccount:" + hex(h[0..<8])` and
+/// `customer_number = 10_000_000 + UInt64(bigEndian: h[8..<16]) % 90_000_000`.
+/// Transient failures can be injected; whether attempt `n` for a uid fails is a pure function of
+/// the seed, the uid and `n`.
+public final class SimulatedEntur: Sendable {
+    /// When calls fail: a rate in 0...1 and a seed.
+    public struct FailurePlan: Sendable, Equatable {
+        public var rate: Double
+        public var seed: UInt64
+        public init(rate: Double, seed: UInt64) {
+            self.rate = rate
+            self.seed = seed
+        }
+
+        /// Whether attempt `attempt` (1-based, counted over all calls for this uid) fails.
+        public func fails(uid: String, attempt: Int) -> Bool {
+            guard rate > 0 else { return false }
+            let digest = SHA256.hash(data: Array("\(seed)\n\(uid)\n\(attempt)".utf8))
+            let x = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return Double(x >> 11) / 9_007_199_254_740_992.0 < rate
+        }
+    }
+
+    /// Bounded exponential backoff: `maxAttempts` per call, waiting `baseDelay`, then twice that, …
+    public struct RetryPolicy: Sendable, Equatable {
+        public var maxAttempts: Int
+        public var baseDelay: Duration
+        public init(maxAttempts: Int = 5, baseDelay: Duration = .milliseconds(100)) {
+            self.maxAttempts = maxAttempts
+            self.baseDelay = baseDelay
+        }
+    }
+
+    /// What provisioning a user gave.
+    public struct Account: Sendable, Equatable {
+        public var customerNumber: Int64
+        public var abtId: String
+    }
+
+    public let failures: FailurePlan?
+    public let retry: RetryPolicy
+    private let sleep: @Sendable (Duration) async -> Void
+    private let created = Mutex<[String: Int]>([:])
+
+    public init(failures: FailurePlan? = nil, retry: RetryPolicy = RetryPolicy(), clock: some Clock<Duration> = VirtualClock()) {
+        self.failures = failures
+        self.retry = retry
+        self.sleep = { duration in try? await clock.sleep(for: duration) }
+    }
+
+    public static func abtId(uid: String) -> String {
+        let h = Array(SHA256.hash(data: Array(uid.utf8)))
+        return "ATB:CustomerAccount:" + Hex.string(h[0..<8])
+    }
+
+    public static func customerNumber(uid: String) -> Int64 {
+        let h = Array(SHA256.hash(data: Array(uid.utf8)))
+        let x = h[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return 10_000_000 + Int64(x % 90_000_000)
+    }
+
+    /// Creates the customer, then the ABT account, each call retried with backoff.
+    /// Fails with `entur-unavailable` once a call has used up its attempts.
+    public func provision(uid: String) async -> Result<Account, Rejection> {
+        var attempt = 0
+        for call in ["create customer", "create ABT account"] {
+            var tries = 0
+            while true {
+                attempt += 1
+                tries += 1
+                guard failures?.fails(uid: uid, attempt: attempt) == true else { break }
+                if tries >= retry.maxAttempts {
+                    return .failure(Rejection(.enturUnavailable,
+                        "Entur \(call) failed with a transient error on all \(retry.maxAttempts) attempts"))
+                }
+                await sleep(retry.baseDelay * (1 << (tries - 1)))
+            }
+        }
+        created.withLock { $0[uid, default: 0] += 1 }
+        return .success(Account(customerNumber: Self.customerNumber(uid: uid), abtId: Self.abtId(uid: uid)))
+    }
+
+    /// How many times each uid was provisioned by this instance (for checks: never twice).
+    public var provisioned: [String: Int] { created.withLock { $0 } }
+}
+
+/// Lowercase hexadecimal.
+public enum Hex {
+    public static func string(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,62 @@
+/// The event types FareSync's triggers handle.
+public enum EventType: String, Sendable, CaseIterable {
+    case userCreated = "auth.user.created"
+    case reservationCreated = "ticketing.reservation.created"
+    case paymentUpdated = "ticketing.payment.updated"
+    case fareContractChanged = "abt.farecontract.changed"
+
+    /// The topic an event of this type travels on by default.
+    public var defaultTopic: String {
+        switch self {
+        case .userCreated: return "auth-users"
+        case .reservationCreated, .paymentUpdated: return "reservations"
+        case .fareContractChanged: return "fare-contracts"
+        }
+    }
+}
+
+/// The typed `data` of an event.
+public enum EventPayload: Sendable, Equatable {
+    case userCreated(UserCreated)
+    case reservationCreated(ReservationCreated)
+    case paymentUpdated(PaymentUpdated)
+    case fareContractChanged(FareContract)
+}
+
+/// A decoded CloudEvents 1.0 event: its envelope, its typed data, and the data as it came.
+public struct CloudEvent: Sendable, Equatable {
+    public var id: String
+    public var source: String
+    public var type: EventType
+    /// The event time in milliseconds since the epoch; every time rule uses it.
+    public var time: Int64
+    public var subject: String?
+    public var payload: EventPayload
+    /// `data` exactly as it came, unknown members included; this is what gets stored.
+    public var data: JSONObject
+
+    public init(id: String, source: String, type: EventType, time: Int64, subject: String?, payload: EventPayload, data: JSONObject) {
+        self.id = id
+        self.source = source
+        self.type = type
+        self.time = time
+        self.subject = subject
+        self.payload = payload
+        self.data = data
+    }
+
+    /// The structured-mode JSON of an event built from typed data (used by the simulator and tests).
+    public static func structured(id: String, type: EventType, time: Int64, subject: String?, data: JSONObject,
+                                  source: String = "//entur/abt") -> JSONObject {
+        var o = JSONObject()
+        o["specversion"] = .string("1.0")
+        o["id"] = .string(id)
+        o["source"] = .string(source)
+        o["type"] = .string(type.rawValue)
+        o["time"] = .string(RFC3339.format(milliseconds: time))
+        o["subject"] = subject.map(JSONValue.string)
+        o["datacontenttype"] = .string("application/json")
+        o["data"] = .object(data)
+        return o
+    }
+}

@@ -1,0 +1,89 @@
+/// Turns a source message into a `CloudEvent`, or a `Rejection` saying exactly why not.
+///
+/// Structured mode: the value is the CloudEvent JSON object. Binary mode (a `ce_specversion`
+/// header is present): the `ce_*` headers are the envelope and the value is `data`. Both are
+/// checked against the same rules as `Schemas/event.schema.json`.
+public enum EventDecoder {
+    static let binaryHeaders: [(header: String, attribute: String)] = [
+        ("ce_specversion", "specversion"), ("ce_id", "id"), ("ce_source", "source"), ("ce_type", "type"),
+        ("ce_time", "time"), ("ce_subject", "subject"),
+    ]
+
+    public static func decode(_ message: SourceMessage) -> Result<CloudEvent, Rejection> {
+        do throws(Rejection) {
+            return .success(try decodeThrowing(message))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static func decodeThrowing(_ message: SourceMessage) throws(Rejection) -> CloudEvent {
+        if let readError = message.readError { throw Rejection(.malformedLogLine, readError) }
+        guard let value = message.value else { throw Rejection(.invalidJSON, "the message has no value (tombstone)") }
+        if value.isEmpty { throw Rejection(.invalidJSON, "the message value is empty") }
+        let parsed: JSONValue
+        do {
+            parsed = try JSONParser.parse(value)
+        } catch {
+            throw Rejection(.invalidJSON, error.description)
+        }
+        let envelope: JSONObject
+        if case .some = message.header("ce_specversion") {
+            envelope = try binaryEnvelope(message, data: parsed)
+        } else {
+            guard let object = parsed.objectValue else {
+                throw Rejection(.invalidEnvelope, "expected a CloudEvent object, got \(parsed.typeName)")
+            }
+            envelope = object
+        }
+        return try decode(envelope: envelope)
+    }
+
+    static func binaryEnvelope(_ message: SourceMessage, data: JSONValue) throws(Rejection) -> JSONObject {
+        var envelope = JSONObject()
+        for (header, attribute) in binaryHeaders {
+            guard case .some(let raw) = message.header(header) else { continue }
+            guard let raw, let text = String(validating: raw, as: UTF8.self) else {
+                throw Rejection(.invalidEnvelope, "binary mode: header \(header) is not UTF-8 text")
+            }
+            envelope[attribute] = .string(text)
+        }
+        for required in ["ce_id", "ce_source", "ce_type", "ce_time"] where message.header(required) == nil {
+            throw Rejection(.invalidEnvelope, "binary mode: header \(required) is missing")
+        }
+        if case .some(.some(let contentType)) = message.header("content-type") {
+            envelope["datacontenttype"] = .string(String(decoding: contentType, as: UTF8.self))
+        }
+        envelope["data"] = data
+        return envelope
+    }
+
+    /// Checks a structured-mode envelope and its data.
+    public static func decode(envelope: JSONObject) throws(Rejection) -> CloudEvent {
+        let r = FieldReader(envelope, path: "", reason: .invalidEnvelope)
+        let specversion = try r.string("specversion")
+        guard specversion == "1.0" else {
+            throw Rejection(.invalidEnvelope, "specversion: \(FieldReader.quote(specversion)) is not \"1.0\"")
+        }
+        let id = try r.nonEmptyString("id")
+        let source = try r.nonEmptyString("source")
+        let typeName = try r.nonEmptyString("type")
+        let time = try r.dateTime("time").milliseconds
+        let subject = try r.optionalString("subject")
+        _ = try r.optionalString("datacontenttype")
+        _ = try r.optionalString("dataschema")
+        let data = try r.object("data")
+        guard let type = EventType(rawValue: typeName) else {
+            throw Rejection(.unknownType, "type: \(FieldReader.quote(typeName)) is not one of \(EventType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let d = FieldReader(data, path: "data")
+        let payload: EventPayload
+        switch type {
+        case .userCreated: payload = .userCreated(try UserCreated(d))
+        case .reservationCreated: payload = .reservationCreated(try ReservationCreated(d))
+        case .paymentUpdated: payload = .paymentUpdated(try PaymentUpdated(d))
+        case .fareContractChanged: payload = .fareContractChanged(try FareContract(d))
+        }
+        return CloudEvent(id: id, source: source, type: type, time: time, subject: subject, payload: payload, data: data)
+    }
+}

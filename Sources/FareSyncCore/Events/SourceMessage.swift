@@ -1,0 +1,65 @@
+/// A Kafka message header: a name and an optional value.
+public struct MessageHeader: Sendable, Equatable {
+    public var name: String
+    public var value: [UInt8]?
+
+    public init(_ name: String, _ value: [UInt8]?) {
+        self.name = name
+        self.value = value
+    }
+
+    public init(_ name: String, _ value: String) {
+        self.init(name, Array(value.utf8))
+    }
+}
+
+/// Where a message sits in its topic: partition and offset. Ordered by partition, then offset.
+public struct MessageCoordinates: Sendable, Hashable, Comparable {
+    public var partition: Int32
+    public var offset: Int64
+
+    public init(partition: Int32, offset: Int64) {
+        self.partition = partition
+        self.offset = offset
+    }
+
+    public static func < (a: MessageCoordinates, b: MessageCoordinates) -> Bool {
+        (a.partition, a.offset) < (b.partition, b.offset)
+    }
+}
+
+/// One message as a source delivers it: from Kafka, or from a line of an event log.
+public struct SourceMessage: Sendable {
+    public var topic: String
+    public var key: [UInt8]?
+    public var value: [UInt8]?
+    public var headers: [MessageHeader]
+    /// The message timestamp in milliseconds, if it has one.
+    public var timestamp: Int64?
+    /// The message's own coordinates (the log's or the broker's), used for `firstSeen`;
+    /// nil for a log line that could not be read.
+    public var coordinates: MessageCoordinates?
+    /// Set when the log line itself could not be read; `value` then holds the raw line.
+    public var readError: String?
+
+    public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader] = [],
+                timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil, readError: String? = nil) {
+        self.topic = topic
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.timestamp = timestamp
+        self.coordinates = coordinates
+        self.readError = readError
+    }
+
+    /// A log line that is not a readable record: it will be dead-lettered as it is.
+    public static func unreadableLine(_ line: [UInt8], error: String) -> SourceMessage {
+        SourceMessage(topic: "", key: nil, value: line, readError: error)
+    }
+
+    /// The value of the last header named `name`, if any.
+    public func header(_ name: String) -> [UInt8]?? {
+        headers.last { $0.name == name }.map(\.value)
+    }
+}

@@ -1,0 +1,130 @@
+/// A document store addressed by Firestore-style paths (`collection/doc/collection/doc`), plus the
+/// bookkeeping the triggers need to apply each event effectively once. Everything one event (or
+/// one batch of events) changes — documents and bookkeeping, offsets included — commits in one
+/// `write` transaction, or not at all.
+public protocol DocumentStore: Sendable {
+    /// Runs `body` in a write transaction. If `body` throws, nothing of it is kept.
+    /// Transactions are serializable: they never interleave.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+
+    /// Runs `body` on a consistent snapshot. `body` must not write.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+
+    /// Every document (no bookkeeping), sorted by path in UTF-8 byte order.
+    func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws
+}
+
+/// What a trigger may read and change inside one transaction.
+public protocol StoreTransaction: AnyObject {
+    // MARK: Documents
+    func document(_ path: String) throws -> JSONValue?
+    func setDocument(_ path: String, _ value: JSONValue) throws
+    func deleteDocument(_ path: String) throws
+    /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).
+    func countDocuments(inCollection collection: String) throws -> Int
+
+    // MARK: Effectively once
+    /// Records that event `id` is applied. Returns false if it already was.
+    func claimEvent(_ id: String) throws -> Bool
+
+    // MARK: Accounts
+    /// The owner of ABT account `abtId`, once its user-created trigger has run.
+    func account(_ abtId: String) throws -> AccountRecord?
+    func setAccount(_ abtId: String, _ record: AccountRecord) throws
+
+    // MARK: The park (contracts whose account is not known yet)
+    /// Parks an event; the store assigns `sequence` (arrival order).
+    func park(_ event: ParkedEvent) throws
+    /// Parked events of an account, in arrival order.
+    func parkedEvents(account: String) throws -> [ParkedEvent]
+    /// Parked events of a fare contract id, in arrival order.
+    func parkedEvents(contractId: String) throws -> [ParkedEvent]
+    /// Parked events whose event time is before `time`, in arrival order.
+    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent]
+    func unpark(sequence: Int64) throws
+
+    // MARK: Reconciler bookkeeping
+    /// Whether a fare contract with this order id has ever been stored for the user.
+    func hasContractOrder(uid: String, orderId: String) throws -> Bool
+    func addContractOrder(uid: String, orderId: String) throws
+    /// Indexes an open reservation by its `created` time for the expiry sweep.
+    func trackReservation(path: String, created: Int64, rejected: Bool) throws
+    func untrackReservation(path: String) throws
+    /// Paths of open reservations: not rejected and created before `before`, or rejected and
+    /// created before `rejectedBefore`. Sorted by path.
+    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String]
+
+    // MARK: Offsets
+    /// The next offset to consume for a consumer, topic and partition, if one was stored.
+    func offset(consumer: String, topic: String, partition: Int32) throws -> Int64?
+    func setOffset(consumer: String, topic: String, partition: Int32, next: Int64) throws
+}
+
+/// The owner of an ABT account, written by the user-created trigger.
+public struct AccountRecord: Sendable, Equatable {
+    public var uid: String
+    /// Event time of the user-created event that created the account (ms).
+    public var created: Int64
+
+    public init(uid: String, created: Int64) {
+        self.uid = uid
+        self.created = created
+    }
+}
+
+/// A fare-contract event waiting for its account, kept with the message it came in.
+public struct ParkedEvent: Sendable, Equatable {
+    /// Arrival order, assigned by the store.
+    public var sequence: Int64
+    public var account: String
+    public var contractId: String
+    public var version: String
+    /// The event time (ms).
+    public var eventTime: Int64
+    /// The contract (`data`) as it came.
+    public var data: JSONObject
+    /// The message, for the dead letter a timeout makes of it.
+    public var message: StoredMessage
+
+    public init(sequence: Int64 = 0, account: String, contractId: String, version: String, eventTime: Int64,
+                data: JSONObject, message: StoredMessage) {
+        self.sequence = sequence
+        self.account = account
+        self.contractId = contractId
+        self.version = version
+        self.eventTime = eventTime
+        self.data = data
+        self.message = message
+    }
+}
+
+/// The parts of a source message kept to replay it later (parked contracts).
+public struct StoredMessage: Sendable, Equatable {
+    public var topic: String
+    public var key: [UInt8]?
+    public var value: [UInt8]?
+    public var timestamp: Int64?
+    public var coordinates: MessageCoordinates?
+
+    public init(topic: String, key: [UInt8]?, value: [UInt8]?, timestamp: Int64?, coordinates: MessageCoordinates?) {
+        self.topic = topic
+        self.key = key
+        self.value = value
+        self.timestamp = timestamp
+        self.coordinates = coordinates
+    }
+
+    public init(_ m: SourceMessage) {
+        self.init(topic: m.topic, key: m.key, value: m.value, timestamp: m.timestamp, coordinates: m.coordinates)
+    }
+}
+
+/// Paths of the documents FareSync writes (SPEC §2).
+public enum Paths {
+    public static func authUser(_ uid: String) -> String { "authUsers/\(uid)" }
+    public static func customer(_ uid: String) -> String { "customers/\(uid)" }
+    public static func fareContract(uid: String, id: String) -> String { "customers/\(uid)/fareContracts/\(id)" }
+    public static func reservation(uid: String, orderId: String) -> String { "customers/\(uid)/reservations/\(orderId)" }
+    public static func parkedFareContract(_ id: String) -> String { "parkedFareContracts/\(id)" }
+    public static func deadLetter(_ id: String) -> String { "deadLetters/\(id)" }
+}

@@ -1,0 +1,171 @@
+import Synchronization
+
+/// The `memory:` store: everything in process memory, gone at exit. Transactions run one at a time
+/// under a lock; a transaction that throws is rolled back from its undo log.
+public final class MemoryStore: DocumentStore {
+    private let state = Mutex(MemoryState())
+
+    public init() {}
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try state.withLock { state in
+            // Move the state into the transaction (so its storage stays uniquely referenced and is
+            // changed in place), and put it back — rolled back if the body threw.
+            let tx = MemoryTransaction(state: state, recordingUndo: true)
+            state = MemoryState()
+            defer { state = tx.state }
+            do {
+                return try body(tx)
+            } catch {
+                tx.rollBack()
+                throw error
+            }
+        }
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try state.withLock { state in try body(MemoryTransaction(state: state, recordingUndo: false)) }
+    }
+
+    public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
+        let documents = state.withLock { $0.documents }
+        for key in documents.keys.sorted(by: { UTF8Order.less($0.string, $1.string) }) {
+            try sink(key.string, documents[key]!)
+        }
+    }
+}
+
+/// A string key compared and hashed by its UTF-8 bytes (not by Unicode canonical equivalence),
+/// so the memory store tells apart exactly the paths SQLite tells apart.
+struct ByteKey: Hashable, Sendable {
+    let string: String
+    init(_ s: String) { string = s }
+    static func == (a: ByteKey, b: ByteKey) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    func hash(into hasher: inout Hasher) {
+        for b in string.utf8 { hasher.combine(b) }
+    }
+}
+
+struct ReservationEntry: Sendable {
+    var created: Int64
+    var rejected: Bool
+}
+
+struct MemoryState: Sendable {
+    var documents: [ByteKey: JSONValue] = [:]
+    var processed: Set<ByteKey> = []
+    var accounts: [ByteKey: AccountRecord] = [:]
+    var parked: [Int64: ParkedEvent] = [:]
+    var nextSequence: Int64 = 1
+    var contractOrders: Set<ByteKey> = []
+    var reservations: [ByteKey: ReservationEntry] = [:]
+    var offsets: [ByteKey: Int64] = [:]
+}
+
+/// A transaction that changes the state in place and keeps an undo log to roll back.
+final class MemoryTransaction: StoreTransaction {
+    var state: MemoryState
+    private let recordingUndo: Bool
+    private var undo: [(inout MemoryState) -> Void] = []
+
+    init(state: MemoryState, recordingUndo: Bool) {
+        self.state = state
+        self.recordingUndo = recordingUndo
+    }
+
+    /// Changes `state[keyPath][key]`, remembering the old value.
+    private func change<K: Hashable, V>(_ keyPath: WritableKeyPath<MemoryState, [K: V]>, _ key: K, to value: V?) {
+        if recordingUndo {
+            let old = state[keyPath: keyPath][key]
+            undo.append { $0[keyPath: keyPath][key] = old }
+        }
+        state[keyPath: keyPath][key] = value
+    }
+
+    private func insert(_ keyPath: WritableKeyPath<MemoryState, Set<ByteKey>>, _ key: ByteKey) -> Bool {
+        let inserted = state[keyPath: keyPath].insert(key).inserted
+        if inserted, recordingUndo { undo.append { $0[keyPath: keyPath].remove(key) } }
+        return inserted
+    }
+
+    func rollBack() {
+        for step in undo.reversed() { step(&state) }
+        undo.removeAll()
+    }
+
+    func document(_ path: String) throws -> JSONValue? { state.documents[ByteKey(path)] }
+    func setDocument(_ path: String, _ value: JSONValue) throws { change(\.documents, ByteKey(path), to: value) }
+    func deleteDocument(_ path: String) throws { change(\.documents, ByteKey(path), to: nil) }
+
+    func countDocuments(inCollection collection: String) throws -> Int {
+        state.documents.keys.reduce(0) { count, key in
+            let parts = key.string.split(separator: "/", omittingEmptySubsequences: false)
+            return count + (parts.count >= 2 && parts[parts.count - 2] == collection ? 1 : 0)
+        }
+    }
+
+    func claimEvent(_ id: String) throws -> Bool { insert(\.processed, ByteKey(id)) }
+
+    func account(_ abtId: String) throws -> AccountRecord? { state.accounts[ByteKey(abtId)] }
+    func setAccount(_ abtId: String, _ record: AccountRecord) throws { change(\.accounts, ByteKey(abtId), to: record) }
+
+    func park(_ event: ParkedEvent) throws {
+        var e = event
+        e.sequence = state.nextSequence
+        if recordingUndo { undo.append { $0.nextSequence -= 1 } }
+        state.nextSequence += 1
+        change(\.parked, e.sequence, to: e)
+    }
+
+    private func parked(where predicate: (ParkedEvent) -> Bool) -> [ParkedEvent] {
+        state.parked.values.filter(predicate).sorted { $0.sequence < $1.sequence }
+    }
+
+    func parkedEvents(account: String) throws -> [ParkedEvent] {
+        parked { $0.account.utf8.elementsEqual(account.utf8) }
+    }
+
+    func parkedEvents(contractId: String) throws -> [ParkedEvent] {
+        parked { $0.contractId.utf8.elementsEqual(contractId.utf8) }
+    }
+
+    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {
+        parked { $0.eventTime < time }
+    }
+
+    func unpark(sequence: Int64) throws { change(\.parked, sequence, to: nil) }
+
+    private static func orderKey(_ uid: String, _ orderId: String) -> ByteKey { ByteKey(uid + "/" + orderId) }
+
+    func hasContractOrder(uid: String, orderId: String) throws -> Bool {
+        state.contractOrders.contains(Self.orderKey(uid, orderId))
+    }
+
+    func addContractOrder(uid: String, orderId: String) throws {
+        _ = insert(\.contractOrders, Self.orderKey(uid, orderId))
+    }
+
+    func trackReservation(path: String, created: Int64, rejected: Bool) throws {
+        change(\.reservations, ByteKey(path), to: ReservationEntry(created: created, rejected: rejected))
+    }
+
+    func untrackReservation(path: String) throws { change(\.reservations, ByteKey(path), to: nil) }
+
+    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
+        state.reservations.compactMap { key, value in
+            (value.rejected ? value.created < rejectedBefore : value.created < before) ? key.string : nil
+        }.sorted(by: UTF8Order.less)
+    }
+
+    private static func offsetKey(_ consumer: String, _ topic: String, _ partition: Int32) -> ByteKey {
+        ByteKey("\(consumer)\u{0}\(topic)\u{0}\(partition)")
+    }
+
+    func offset(consumer: String, topic: String, partition: Int32) throws -> Int64? {
+        state.offsets[Self.offsetKey(consumer, topic, partition)]
+    }
+
+    func setOffset(consumer: String, topic: String, partition: Int32, next: Int64) throws {
+        change(\.offsets, Self.offsetKey(consumer, topic, partition), to: next)
+    }
+}

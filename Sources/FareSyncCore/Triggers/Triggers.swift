@@ -1,0 +1,217 @@
+/// The Cloud-Function-style triggers, applied to one store transaction (SPEC §3).
+///
+/// Each function handles one decoded event. Together with `claimEvent` (effectively once per
+/// event id) and the park, they make the store's final state independent of how events of
+/// different keys interleave.
+struct Triggers {
+    let tx: any StoreTransaction
+    let rules: TriggerRules
+    var outcomes = Outcomes()
+    /// The dead letters written in this transaction, in order.
+    var written: [DeadLetter] = []
+
+    init(tx: any StoreTransaction, rules: TriggerRules) {
+        self.tx = tx
+        self.rules = rules
+    }
+
+    mutating func deadLetter(_ message: StoredMessage, _ rejection: Rejection) throws {
+        let letter = DeadLetter(message: message, rejection: rejection)
+        try letter.write(to: tx)
+        written.append(letter)
+        outcomes.deadLettered(rejection.reason)
+    }
+
+    // MARK: 3.1 User created
+
+    /// Firebase's reserved claim names.
+    static let reservedClaims: Set<String> = [
+        "acr", "amr", "at_hash", "aud", "auth_time", "azp", "cnf", "c_hash", "exp", "iat", "iss", "jti",
+        "nbf", "nonce", "sub", "firebase",
+    ]
+    static let maxClaimsBytes = 1000
+
+    /// Merges our claims into `existing`, or says why Firebase would refuse the result.
+    static func mergeClaims(_ existing: JSONObject, account: SimulatedEntur.Account) -> Result<JSONObject, Rejection> {
+        var claims = existing
+        claims["customer_number"] = .int(account.customerNumber)
+        claims["abt_id"] = .string(account.abtId)
+        if let reserved = claims.names.first(where: { reservedClaims.contains($0) }) {
+            return .failure(Rejection(.claimsRejected, "custom claim \"\(reserved)\" is a reserved name"))
+        }
+        let size = JSONWriter.bytes(.object(claims)).count
+        if size > maxClaimsBytes {
+            return .failure(Rejection(.claimsRejected, "custom claims are \(size) bytes serialized, more than \(maxClaimsBytes)"))
+        }
+        return .success(claims)
+    }
+
+    mutating func userCreated(_ event: CloudEvent, _ user: UserCreated, entur: Result<SimulatedEntur.Account, Rejection>?,
+                              message: StoredMessage) throws {
+        if try tx.document(Paths.customer(user.uid)) != nil {
+            outcomes.usersAlreadyCreated += 1
+            return
+        }
+        guard let entur else {
+            throw PipelineError.internalInconsistency("user \(user.uid) reached the store without an Entur outcome")
+        }
+        let account: SimulatedEntur.Account
+        switch entur {
+        case .failure(let rejection): return try deadLetter(message, rejection)
+        case .success(let a): account = a
+        }
+        let claims: JSONObject
+        switch Self.mergeClaims(event.data["customClaims"]?.objectValue ?? JSONObject(), account: account) {
+        case .failure(let rejection): return try deadLetter(message, rejection)
+        case .success(let c): claims = c
+        }
+        var authUser = event.data
+        authUser["customClaims"] = .object(claims)
+        try tx.setDocument(Paths.authUser(user.uid), .object(authUser))
+        try tx.setDocument(Paths.customer(user.uid), .object(JSONObject([
+            ("id", .string(user.uid)),
+            ("customerNumber", .int(account.customerNumber)),
+            ("abtAccountId", .string(account.abtId)),
+            ("created", .string(RFC3339.format(milliseconds: event.time))),
+        ])))
+        let owner = AccountRecord(uid: user.uid, created: event.time)
+        try tx.setAccount(account.abtId, owner)
+        outcomes.usersCreated += 1
+        // 3.3: the account is known now; apply what was parked for it, in arrival order.
+        let parked = try tx.parkedEvents(account: account.abtId)
+        for event in parked {
+            try tx.unpark(sequence: event.sequence)
+            outcomes.contractsUnparked += 1
+            let contract = try FareContract(FieldReader(event.data, path: "data"))
+            try applyContract(contract, data: event.data, eventTime: event.eventTime, owner: owner, message: event.message)
+        }
+        for contractId in Self.distinct(parked.map(\.contractId)) {
+            try refreshParkedDocument(contractId)
+        }
+    }
+
+    // MARK: 3.2 / 3.3 Fare contract changed
+
+    mutating func fareContractChanged(_ event: CloudEvent, _ contract: FareContract, message: StoredMessage) throws {
+        guard let owner = try tx.account(contract.customerAccountId) else {
+            try tx.park(ParkedEvent(account: contract.customerAccountId, contractId: contract.id, version: contract.version,
+                                    eventTime: event.time, data: event.data, message: message))
+            outcomes.contractsParked += 1
+            try refreshParkedDocument(contract.id)
+            return
+        }
+        try applyContract(contract, data: event.data, eventTime: event.time, owner: owner, message: message)
+    }
+
+    /// The dead letter of a contract whose account came too late. Its text names neither the
+    /// account's time nor a watermark, so it is the same whichever way the timeout was found.
+    func parkTimeout(account: String) -> Rejection {
+        Rejection(.parkTimeout, "no account \(account) was created within \(rules.parkTimeout / 3_600_000)h after the contract's event time")
+    }
+
+    mutating func applyContract(_ contract: FareContract, data: JSONObject, eventTime: Int64, owner: AccountRecord,
+                                message: StoredMessage) throws {
+        if owner.created - eventTime > rules.parkTimeout {
+            return try deadLetter(message, parkTimeout(account: contract.customerAccountId))
+        }
+        let path = Paths.fareContract(uid: owner.uid, id: contract.id)
+        if let stored = try tx.document(path)?["version"]?.stringValue,
+           StringFormat.compareVersions(contract.version, stored) != .orderedDescending {
+            outcomes.contractsUnchanged += 1
+            return
+        }
+        try tx.setDocument(path, .object(data))
+        try tx.addContractOrder(uid: owner.uid, orderId: contract.orderId)
+        outcomes.contractsStored += 1
+        // 3.4: the reservation of this order is done.
+        let reservation = Paths.reservation(uid: owner.uid, orderId: contract.orderId)
+        if try tx.document(reservation) != nil {
+            try tx.deleteDocument(reservation)
+            try tx.untrackReservation(path: reservation)
+            outcomes.reservationsReconciled += 1
+        }
+    }
+
+    /// `parkedFareContracts/{id}` shows the highest version parked for the id (the first of equals).
+    mutating func refreshParkedDocument(_ contractId: String) throws {
+        var best: ParkedEvent?
+        for event in try tx.parkedEvents(contractId: contractId) {
+            if best == nil || StringFormat.compareVersions(event.version, best!.version) == .orderedDescending { best = event }
+        }
+        let path = Paths.parkedFareContract(contractId)
+        if let best { try tx.setDocument(path, .object(best.data)) } else { try tx.deleteDocument(path) }
+    }
+
+    /// The distinct strings (byte-wise), sorted.
+    static func distinct(_ strings: [String]) -> [String] {
+        Set(strings.map(ByteKey.init)).map(\.string).sorted(by: UTF8Order.less)
+    }
+
+    // MARK: 3.4 Reservations
+
+    mutating func reservationCreated(_ event: CloudEvent, _ reservation: ReservationCreated) throws {
+        let uid = reservation.customerId
+        if try tx.hasContractOrder(uid: uid, orderId: reservation.orderId) {
+            outcomes.reservationsSkipped += 1
+            return
+        }
+        var document = event.data
+        document["customerId"] = nil
+        let path = Paths.reservation(uid: uid, orderId: reservation.orderId)
+        try tx.setDocument(path, .object(document))
+        try tx.trackReservation(path: path, created: reservation.createdMilliseconds, rejected: false)
+        outcomes.reservationsWritten += 1
+    }
+
+    mutating func paymentUpdated(_ event: CloudEvent, _ payment: PaymentUpdated) throws {
+        let path = Paths.reservation(uid: payment.customerId, orderId: payment.orderId)
+        guard case .object(var document)? = try tx.document(path),
+              let created = document["created"]?.stringValue.flatMap(RFC3339.milliseconds),
+              event.time - created <= rules.reservationLifetime
+        else {
+            outcomes.paymentsIgnored += 1
+            return
+        }
+        switch payment.status {
+        case .cancel, .credit:
+            try tx.deleteDocument(path)
+            try tx.untrackReservation(path: path)
+            outcomes.reservationsCancelled += 1
+        default:
+            document["paymentStatus"] = .string(payment.status.rawValue)
+            try tx.setDocument(path, .object(document))
+            try tx.trackReservation(path: path, created: created, rejected: payment.status == .reject)
+            outcomes.paymentsApplied += 1
+        }
+    }
+
+    // MARK: Sweep (SPEC §4)
+
+    mutating func sweep(watermark: Int64) throws {
+        for path in try tx.expiredReservations(before: watermark - rules.reservationLifetime,
+                                               rejectedBefore: watermark - rules.rejectedReservationLifetime) {
+            try tx.deleteDocument(path)
+            try tx.untrackReservation(path: path)
+            outcomes.reservationsExpired += 1
+        }
+        let expired = try tx.parkedEvents(eventTimeBefore: watermark - rules.parkTimeout)
+        for event in expired {
+            try tx.unpark(sequence: event.sequence)
+            try deadLetter(event.message, parkTimeout(account: event.account))
+        }
+        for contractId in Self.distinct(expired.map(\.contractId)) {
+            try refreshParkedDocument(contractId)
+        }
+    }
+}
+
+/// Failures of the pipeline itself (not of an event).
+public enum PipelineError: Error, CustomStringConvertible {
+    case internalInconsistency(String)
+
+    public var description: String {
+        switch self {
+        case .internalInconsistency(let what): return "internal inconsistency: \(what)"
+        }
+    }
+}
