@@ -1,0 +1,125 @@
+/// The event-log format (SPEC §5): JSON Lines as `kcat -C -J` writes them, one message a line.
+///
+/// Reading: `topic` and `payload` are required; `partition`, `offset`, `tstype`, `ts`, `broker`,
+/// `headers`, `key` may be missing. A line without `offset` is numbered in file order per topic and
+/// partition (partition 0 when missing). Blank lines are skipped. A line that is not such a record
+/// becomes an unreadable message, which the pipeline dead-letters: it never stops a replay.
+public struct EventLogReader {
+    private var nextOffset: [ByteKey: Int64] = [:]
+
+    public init() {}
+
+    /// Parses one line (nil for a blank line).
+    public mutating func message(fromLine line: [UInt8]) -> SourceMessage? {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
+        switch Self.parse(line) {
+        case .failure(let rejection):
+            return .unreadableLine(line, error: rejection.error)
+        case .success(var record):
+            let counter = ByteKey("\(record.partition ?? 0)/\(record.message.topic)")
+            let offset = record.offset ?? nextOffset[counter] ?? 0
+            nextOffset[counter] = max(nextOffset[counter] ?? 0, offset + 1)
+            record.message.coordinates = MessageCoordinates(partition: record.partition ?? 0, offset: offset)
+            return record.message
+        }
+    }
+
+    struct Record {
+        var message: SourceMessage
+        var partition: Int32?
+        var offset: Int64?
+    }
+
+    static func parse(_ line: [UInt8]) -> Result<Record, Rejection> {
+        do throws(Rejection) {
+            let value: JSONValue
+            do {
+                value = try JSONParser.parse(line)
+            } catch {
+                throw Rejection(.malformedLogLine, "not a JSON log record: \(error.description)")
+            }
+            guard let object = value.objectValue else {
+                throw Rejection(.malformedLogLine, "not a JSON log record: expected an object, got \(value.typeName)")
+            }
+            let r = FieldReader(object, path: "", reason: .malformedLogLine)
+            let topic = try r.nonEmptyString("topic")
+            let partition = try r.optionalInteger("partition", in: 0...Int64(Int32.max)).map { Int32($0) }
+            let offset = try r.optionalInteger("offset", in: 0...Int64.max)
+            _ = try r.optionalString("tstype")
+            let ts = try r.optionalInteger("ts", in: -1...Int64.max)
+            _ = try r.optionalInteger("broker", in: Int64(Int32.min)...Int64(Int32.max))
+            var headers: [MessageHeader] = []
+            if let list = try r.optionalArray("headers") {
+                guard list.count % 2 == 0 else { throw r.fail("headers", "expected name/value pairs (an even number of items)") }
+                for i in stride(from: 0, to: list.count, by: 2) {
+                    guard let name = list[i].stringValue else { throw r.fail("headers", "item \(i) is not a string") }
+                    switch list[i + 1] {
+                    case .string(let v): headers.append(MessageHeader(name, v))
+                    case .null: headers.append(MessageHeader(name, nil))
+                    default: throw r.fail("headers", "item \(i + 1) is not a string or null")
+                    }
+                }
+            }
+            let key = try bytesOrNull(r, "key", required: false)
+            let payload = try bytesOrNull(r, "payload", required: true)
+            let timestamp = ts.flatMap { $0 >= 0 ? $0 : nil }
+            return .success(Record(message: SourceMessage(topic: topic, key: key, value: payload, headers: headers, timestamp: timestamp),
+                                   partition: partition, offset: offset))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func bytesOrNull(_ r: FieldReader, _ name: String, required: Bool) throws(Rejection) -> [UInt8]? {
+        guard let v = r.object[name] else {
+            if required { throw r.fail(name, "required member is missing") }
+            return nil
+        }
+        switch v {
+        case .null: return nil
+        case .string(let s): return Array(s.utf8)
+        default: throw r.fail(name, "expected a string or null, got \(v.typeName)")
+        }
+    }
+}
+
+/// Writes messages as `kcat -C -J` lines: `topic, partition, offset, tstype, ts, broker, headers, key, payload`.
+public enum EventLogWriter {
+    public static func line(_ message: SourceMessage, partition: Int32, offset: Int64) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity((message.value?.count ?? 0) + 256)
+        out.append(contentsOf: #"{"topic":"#.utf8)
+        JSONWriter.writeString(message.topic, into: &out)
+        out.append(contentsOf: ",\"partition\":\(partition),\"offset\":\(offset)".utf8)
+        if let ts = message.timestamp {
+            out.append(contentsOf: ",\"tstype\":\"create\",\"ts\":\(ts)".utf8)
+        } else {
+            out.append(contentsOf: ",\"tstype\":\"none\",\"ts\":-1".utf8)
+        }
+        out.append(contentsOf: ",\"broker\":-1".utf8)
+        if !message.headers.isEmpty {
+            out.append(contentsOf: ",\"headers\":[".utf8)
+            for (i, h) in message.headers.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(h.name, into: &out)
+                out.append(UInt8(ascii: ","))
+                writeBytes(h.value, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        out.append(contentsOf: ",\"key\":".utf8)
+        writeBytes(message.key, into: &out)
+        out.append(contentsOf: ",\"payload\":".utf8)
+        writeBytes(message.value, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    private static func writeBytes(_ bytes: [UInt8]?, into out: inout [UInt8]) {
+        guard let bytes else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
+        JSONWriter.writeString(String(decoding: bytes, as: UTF8.self), into: &out)
+    }
+}

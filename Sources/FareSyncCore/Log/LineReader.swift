@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file or standard input that cannot be opened, read or written.
+public struct FileError: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let reason: String
+    public var description: String { "\(path): \(reason)" }
+
+    static func current(_ path: String) -> FileError {
+        FileError(path: path, reason: String(cString: strerror(errno)))
+    }
+}
+
+/// Reads a file line by line (without the line break), streaming: memory holds one line at a time.
+public final class LineReader {
+    private let file: UnsafeMutablePointer<FILE>
+    private let ownsFile: Bool
+    private var buffer: UnsafeMutablePointer<CChar>?
+    private var capacity = 0
+    public let path: String
+
+    /// Opens `path`; `-` is standard input.
+    public init(path: String) throws {
+        self.path = path
+        if path == "-" {
+            guard let f = fdopen(dup(0), "rb") else { throw FileError.current(path) }
+            file = f
+            ownsFile = true
+        } else {
+            guard let f = fopen(path, "rb") else { throw FileError.current(path) }
+            var st = stat()
+            if fstat(fileno(f), &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+                fclose(f)
+                throw FileError(path: path, reason: "is a directory")
+            }
+            file = f
+            ownsFile = true
+        }
+    }
+
+    deinit {
+        free(buffer)
+        if ownsFile { fclose(file) }
+    }
+
+    /// The next line's bytes, or nil at the end of the file.
+    public func next() throws -> [UInt8]? {
+        let n = getline(&buffer, &capacity, file)
+        if n < 0 {
+            if ferror(file) != 0 { throw FileError.current(path) }
+            return nil
+        }
+        var length = n
+        if length > 0, buffer![length - 1] == 0x0A { length -= 1 }
+        if length > 0, buffer![length - 1] == 0x0D { length -= 1 }
+        return buffer!.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+    }
+}
+
+/// Writes bytes to a file or standard output through a buffer.
+public final class FileWriter {
+    private let file: UnsafeMutablePointer<FILE>
+    private let ownsFile: Bool
+    public let path: String
+
+    /// Creates or truncates `path`; `-` is standard output.
+    public init(path: String) throws {
+        self.path = path
+        if path == "-" {
+            guard let f = fdopen(dup(1), "wb") else { throw FileError.current(path) }
+            file = f
+            ownsFile = true
+        } else {
+            guard let f = fopen(path, "wb") else { throw FileError.current(path) }
+            file = f
+            ownsFile = true
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) throws {
+        let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        if written != bytes.count { throw FileError.current(path) }
+    }
+
+    public func close() throws {
+        if fflush(file) != 0 { throw FileError.current(path) }
+        if ownsFile, fclose(file) != 0 { throw FileError.current(path) }
+    }
+}

@@ -1,0 +1,63 @@
+/// `faresync export`: every document as canonical JSON Lines, `{"data":…,"path":…}`, sorted by
+/// path in UTF-8 byte order, object keys sorted. Bookkeeping is not exported.
+public enum Export {
+    /// The export line of one document (without the line break).
+    public static func line(path: String, data: JSONValue) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"data":"#.utf8)
+        JSONWriter.write(data, into: &out)
+        out.append(contentsOf: #","path":"#.utf8)
+        JSONWriter.writeString(path, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// Writes the export of `store` to `writer`.
+    public static func write(_ store: any DocumentStore, to writer: FileWriter) async throws {
+        let box = SendableBox(writer)
+        try await store.exportDocuments { path, data in
+            var line = line(path: path, data: data)
+            line.append(0x0A)
+            try box.value.write(line)
+        }
+    }
+
+    /// The whole export in memory (tests).
+    public static func string(_ store: any DocumentStore) async throws -> String {
+        let lines = SendableBox(LinesBuffer())
+        try await store.exportDocuments { path, data in
+            lines.value.bytes.append(contentsOf: line(path: path, data: data))
+            lines.value.bytes.append(0x0A)
+        }
+        return String(decoding: lines.value.bytes, as: UTF8.self)
+    }
+}
+
+final class LinesBuffer { var bytes: [UInt8] = [] }
+
+/// Carries a non-Sendable reference into a sink that runs synchronously inside the call.
+struct SendableBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// What the store holds, counted by collection (for summaries).
+public struct StoreSummary: Sendable, Equatable {
+    public var users: Int
+    public var customers: Int
+    public var fareContracts: Int
+    public var openReservations: Int
+    public var parkedFareContracts: Int
+    public var deadLetters: Int
+
+    public static func read(_ store: any DocumentStore) async throws -> StoreSummary {
+        try await store.read { tx in
+            StoreSummary(
+                users: try tx.countDocuments(inCollection: "authUsers"),
+                customers: try tx.countDocuments(inCollection: "customers"),
+                fareContracts: try tx.countDocuments(inCollection: "fareContracts"),
+                openReservations: try tx.countDocuments(inCollection: "reservations"),
+                parkedFareContracts: try tx.countDocuments(inCollection: "parkedFareContracts"),
+                deadLetters: try tx.countDocuments(inCollection: "deadLetters"))
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Synchronization
+
+/// The in-process stand-in for Kafka: every topic has `partitions` partitions, a message goes to
+/// the partition of its key (murmur2, like Kafka's default partitioner), and each partition keeps
+/// its order and numbers its messages from offset 0.
+///
+/// Consumers read by lane: lane `p` delivers partition `p` of every topic, in the order the
+/// messages were appended — as one member of a consumer group would be assigned partition `p` of
+/// each topic. Each lane holds at most `capacity` messages: `append` waits while the lane is full,
+/// so a reader that streams a large log never holds more than a bounded window of it.
+public final class InProcessQueue: Sendable {
+    /// A message as a lane delivers it, with its in-process partition and offset.
+    public struct Delivery: Sendable {
+        public var message: SourceMessage
+        public var partition: Int32
+        public var offset: Int64
+    }
+
+    public let partitions: Int
+    public let capacity: Int
+    private let lanes: [Lane]
+    private let offsets = Mutex<[String: [Int64]]>([:])
+
+    public init(partitions: Int, capacity: Int = 4096) {
+        precondition(partitions >= 1 && capacity >= 1)
+        self.partitions = partitions
+        self.capacity = capacity
+        lanes = (0..<partitions).map { _ in Lane(capacity: capacity) }
+    }
+
+    /// Appends a message to its topic's partition; waits while that lane is full.
+    public func append(_ message: SourceMessage) async {
+        let partition = Murmur2.partition(key: message.key, count: partitions)
+        let offset = offsets.withLock { table -> Int64 in
+            var next = table[message.topic] ?? Array(repeating: 0, count: partitions)
+            let offset = next[Int(partition)]
+            next[Int(partition)] += 1
+            table[message.topic] = next
+            return offset
+        }
+        await lanes[Int(partition)].put(Delivery(message: message, partition: partition, offset: offset))
+    }
+
+    /// No more messages: consumers drain what is queued, then get nil.
+    public func finish() {
+        for lane in lanes { lane.finish() }
+    }
+
+    /// Up to `max` messages of lane `lane`, in order; waits for at least one; nil once finished and drained.
+    public func next(lane: Int, max: Int) async -> [Delivery]? {
+        await lanes[lane].take(max: max)
+    }
+}
+
+/// A bounded single-consumer buffer with waiting on both sides.
+final class Lane: Sendable {
+    private struct State {
+        var items: [InProcessQueue.Delivery] = []
+        var head = 0
+        var finished = false
+        var waitingConsumer: CheckedContinuation<Void, Never>?
+        var waitingProducers: [CheckedContinuation<Void, Never>] = []
+        var count: Int { items.count - head }
+    }
+
+    private let capacity: Int
+    private let state = Mutex(State())
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func put(_ item: InProcessQueue.Delivery) async {
+        while true {
+            let (stored, consumer): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
+                guard s.count < capacity || s.finished else { return (false, nil) }
+                if !s.finished { s.items.append(item) }
+                defer { s.waitingConsumer = nil }
+                return (true, s.waitingConsumer)
+            }
+            if stored {
+                consumer?.resume()
+                return
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { s -> Bool in
+                    if s.count < capacity || s.finished { return true }
+                    s.waitingProducers.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+
+    func finish() {
+        let (consumer, producers) = state.withLock { s in
+            s.finished = true
+            defer { s.waitingConsumer = nil; s.waitingProducers = [] }
+            return (s.waitingConsumer, s.waitingProducers)
+        }
+        consumer?.resume()
+        for p in producers { p.resume() }
+    }
+
+    func take(max: Int) async -> [InProcessQueue.Delivery]? {
+        while true {
+            enum Step { case items([InProcessQueue.Delivery], [CheckedContinuation<Void, Never>]), done, wait }
+            let step: Step = state.withLock { s in
+                if s.count > 0 {
+                    let n = min(max, s.count)
+                    let out = Array(s.items[s.head..<(s.head + n)])
+                    s.head += n
+                    if s.head > 1024, s.head * 2 > s.items.count {
+                        s.items.removeFirst(s.head)
+                        s.head = 0
+                    }
+                    defer { s.waitingProducers = [] }
+                    return .items(out, s.waitingProducers)
+                }
+                return s.finished ? .done : .wait
+            }
+            switch step {
+            case .items(let out, let producers):
+                for p in producers { p.resume() }
+                return out
+            case .done: return nil
+            case .wait:
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = state.withLock { s -> Bool in
+                        if s.count > 0 || s.finished { return true }
+                        s.waitingConsumer = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            }
+        }
+    }
+}
