@@ -85,7 +85,9 @@ public struct EventLogReader {
 
 /// Writes messages as `kcat -C -J` lines: `topic, partition, offset, tstype, ts, broker, headers, key, payload`.
 public enum EventLogWriter {
+    /// The line of `message`; an unreadable line (`readError` set) is written back as it was.
     public static func line(_ message: SourceMessage, partition: Int32, offset: Int64) -> [UInt8] {
+        if message.readError != nil { return message.value ?? [] }
         var out: [UInt8] = []
         out.reserveCapacity((message.value?.count ?? 0) + 256)
         out.append(contentsOf: #"{"topic":"#.utf8)

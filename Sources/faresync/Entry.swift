@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+
+/// The `faresync` command line (SPEC §6).
+struct FareSync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "faresync",
+        abstract: "The event-driven backend of an account-based ticketing app: Kafka fare contracts into a Firestore-shaped store.",
+        subcommands: [Demo.self, Simulate.self, Replay.self, ExportCommand.self])
+}
+
+/// Exit statuses: 0 success, 1 runtime failure (with its cause), 2 usage error (one line).
+@main
+enum Entry {
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try FareSync.parseAsRoot()
+        } catch {
+            if FareSync.exitCode(for: error) == .success { FareSync.exit(withError: error) }
+            usageError(FareSync.message(for: error))
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var sync = command
+                try sync.run()
+            }
+        } catch let error as ValidationError {
+            usageError(error.message)
+        } catch let error as ExitCode {
+            exit(error.rawValue)
+        } catch {
+            standardError("faresync: error: \(error)")
+            exit(1)
+        }
+    }
+
+    static func usageError(_ message: String) -> Never {
+        let line = message.split(separator: "\n").first.map(String.init) ?? "invalid usage"
+        let text = line.hasPrefix("Error: ") ? String(line.dropFirst(7)) : line
+        standardError("faresync: \(text) (see 'faresync --help')")
+        exit(2)
+    }
+}
+
+/// Writes one line to standard error.
+func standardError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

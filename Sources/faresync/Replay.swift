@@ -1,0 +1,55 @@
+import ArgumentParser
+import FareSyncCore
+import Foundation
+
+/// Options shared by the commands that run the triggers.
+struct TriggerOptions: ParsableArguments {
+    @Option(help: "Make the simulated Entur fail this fraction of calls (0...1), transiently.")
+    var enturFailures: Double = 0
+    @Option(help: "Seed of the simulated Entur's failures.") var enturSeed: UInt64 = 1
+
+    func validate() throws {
+        guard (0...1).contains(enturFailures) else { throw ValidationError("--entur-failures must be between 0 and 1") }
+    }
+
+    /// The simulated Entur; its retries wait on `clock`.
+    func entur(clock: some Clock<Duration>) -> SimulatedEntur {
+        SimulatedEntur(failures: enturFailures > 0 ? .init(rate: enturFailures, seed: enturSeed) : nil, clock: clock)
+    }
+}
+
+struct Replay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run event logs through the pipeline in-process into a store.")
+
+    @Argument(help: "Event logs (kcat -J lines); '-' reads standard input.") var files: [String]
+    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: "In-process partitions per topic.") var partitions = 1
+    @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
+    @Option(help: "Messages per store transaction.") var batchSize = 500
+    @OptionGroup var triggers: TriggerOptions
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("give at least one event log") }
+        guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
+        guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+    }
+
+    func run() async throws {
+        try ValidationError.checkReadable(files)
+        let store = try self.store.open()
+        // As fast as possible, Entur's backoff advances virtual time; paced, it really waits.
+        let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
+        let dispatcher = TriggerDispatcher(store: store, entur: entur)
+        let replay = FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, speed: speed, batchSize: batchSize))
+        let progress = ProgressLine(label: "replay")
+        let started = ContinuousClock.now
+        let report = try await replay.run(files.map(ReplaySource.file)) { progress.update($0) }
+        progress.finish()
+        let summary = try await StoreSummary.read(store)
+        print(SummaryText.render(report: report, summary: summary, elapsed: ContinuousClock.now - started,
+                                 partitions: partitions, store: self.store.description))
+    }
+}
+

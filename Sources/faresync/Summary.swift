@@ -1,0 +1,55 @@
+import FareSyncCore
+import Foundation
+
+/// The summary `replay` and `demo` print.
+enum SummaryText {
+    static func render(report: ReplayReport, summary: StoreSummary, elapsed: Duration, partitions: Int, store: String) -> String {
+        let o = report.outcomes
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Int(Double(report.messages) / seconds) : 0
+        var lines: [String] = []
+        lines.append("replayed \(report.messages) messages (\(partitions) partition\(partitions == 1 ? "" : "s") per topic) in \(String(format: "%.2f", seconds)) s, \(rate) msg/s")
+        if let w = report.watermark { lines.append("  watermark (newest event time)  \(RFC3339.format(milliseconds: w))") }
+        lines.append("  events applied                 \(o.events - o.duplicateEvents - o.deadLetters), duplicates skipped \(o.duplicateEvents)")
+        lines.append("  users created                  \(o.usersCreated)")
+        lines.append("  contracts stored               \(o.contractsStored) (unchanged: stale or duplicate \(o.contractsUnchanged), parked \(o.contractsParked), applied from the park \(o.contractsUnparked))")
+        lines.append("  reservations                   written \(o.reservationsWritten), reconciled \(o.reservationsReconciled), cancelled \(o.reservationsCancelled), expired \(o.reservationsExpired), skipped \(o.reservationsSkipped)")
+        lines.append("  payment updates                applied \(o.paymentsApplied), ignored \(o.paymentsIgnored)")
+        let reasons = o.deadLettersByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        lines.append("  dead-lettered                  \(o.deadLetters)\(reasons.isEmpty ? "" : " (\(reasons))")")
+        lines.append("store \(store) now holds:")
+        lines.append("  users \(summary.users), customers \(summary.customers), fare contracts \(summary.fareContracts), open reservations \(summary.openReservations), parked contracts \(summary.parkedFareContracts), dead letters \(summary.deadLetters)")
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A progress line on standard error, redrawn at most every half second, only on a terminal.
+final class ProgressLine: @unchecked Sendable {
+    private let label: String
+    private let enabled = isatty(2) == 1
+    private let lock = NSLock()
+    private var last = ContinuousClock.now
+    private var shown = false
+    private let started = ContinuousClock.now
+
+    init(label: String) { self.label = label }
+
+    func update(_ count: Int) {
+        guard enabled else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        let now = ContinuousClock.now
+        guard now - last >= .milliseconds(500) else { return }
+        last = now
+        shown = true
+        let seconds = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Int(Double(count) / seconds) : 0
+        FileHandle.standardError.write(Data("\r\(label): \(count) messages, \(rate) msg/s   ".utf8))
+    }
+
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
