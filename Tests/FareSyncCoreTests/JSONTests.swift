@@ -1,0 +1,105 @@
+import FareSyncCore
+import Testing
+
+@Suite struct JSONTests {
+    @Test func numbersKeepTheirLiteral() throws {
+        let v = try JSONParser.parse(#"{"big":123456789012345678901234567890,"f":1.10,"e":-2E+3}"#)
+        #expect(JSONWriter.string(v) == #"{"big":123456789012345678901234567890,"e":-2E+3,"f":1.10}"#)
+    }
+
+    @Test func membersSortByUTF8Bytes() throws {
+        // "Z" < "a" < "é" (0xC3 0xA9) < "😀" (0xF0 …), whatever order they came in.
+        let v = try JSONParser.parse(#"{"😀":1,"é":2,"a":3,"Z":4}"#)
+        #expect(JSONWriter.string(v) == #"{"Z":4,"a":3,"é":2,"😀":1}"#)
+    }
+
+    @Test func normalizationVariantsAreDistinctMembers() throws {
+        // Precomposed é and e + combining acute are equal Swift Strings but different names.
+        let v = try JSONParser.parse("{\"\u{E9}\":1,\"e\u{301}\":2}")
+        #expect(v.objectValue?.count == 2)
+    }
+
+    @Test func duplicateNamesAreRejected() {
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(#"{"a":1,"b":2,"a":3}"#) }
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(#"{"b":1,"a":2,"b":3}"#) }
+    }
+
+    @Test func deepNestingIsRejectedWithoutCrashing() {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }
+        let ok = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: Never.self) { try JSONParser.parse(ok) }
+    }
+
+    @Test(arguments: [
+        #"{"a":1,}"#, #"[1,]"#, #"01"#, #"1."#, #"-"#, #""\ud800""#, #""\udc00x""#, "\"a\u{01}\"", #"{"a" 1}"#, "tru", "", " ", #""\x""#,
+        #"{"a":1} x"#, "NaN", "[1e]",
+    ])
+    func malformedTextIsRejected(_ text: String) {
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(text) }
+    }
+
+    @Test func invalidUTF8IsRejected() {
+        #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xED, 0xA0, 0x80, 0x22]) }  // encoded surrogate
+    }
+
+    @Test func escapesRoundTrip() throws {
+        let v = try JSONParser.parse(#""a\"b\\c\/d\n\u00e9\ud83d\ude00\u0001""#)
+        #expect(v.stringValue == "a\"b\\c/d\né😀\u{01}")
+        #expect(JSONWriter.string(v) == #""a\"b\\c/d\né😀\u0001""#)
+    }
+
+    @Test func integersAsJSONSchemaReadsThem() {
+        #expect(JSONNumber.integerValue(of: "3.0") == 3)
+        #expect(JSONNumber.integerValue(of: "30e-1") == 3)
+        #expect(JSONNumber.integerValue(of: "1E2") == 100)
+        #expect(JSONNumber.integerValue(of: "1.5") == nil)
+        #expect(JSONNumber.integerValue(of: "-0.0") == 0)
+        #expect(JSONNumber.integerValue(of: "99999999999999999999") == nil)
+    }
+}
+
+@Suite struct RFC3339Tests {
+    @Test func readsAndWrites() {
+        #expect(RFC3339.milliseconds("2026-11-20T00:00:00Z") == 1_795_132_800_000)
+        #expect(RFC3339.milliseconds("2026-11-20T01:00:00.5+01:00") == 1_795_132_800_500)
+        #expect(RFC3339.milliseconds("2026-11-20t00:00:00.123456z") == 1_795_132_800_123)
+        #expect(RFC3339.milliseconds("1969-12-31T23:59:59.999Z") == -1)
+        #expect(RFC3339.format(milliseconds: 1_795_132_800_500) == "2026-11-20T00:00:00.500Z")
+        #expect(RFC3339.format(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test(arguments: ["2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T23:59:60Z",
+                      "2026-11-20T10:00:00", "2026-11-20 10:00:00Z", "0000-01-01T00:00:00Z", "2026-11-20T10:00:00+0100",
+                      "2026-11-20T10:00:00.Z", "2026-11-20T10:00:00Z "])
+    func rejects(_ text: String) {
+        #expect(RFC3339.milliseconds(text) == nil)
+    }
+
+    @Test func leapDays() {
+        #expect(RFC3339.milliseconds("2028-02-29T00:00:00Z") != nil)
+        #expect(RFC3339.milliseconds("2000-02-29T00:00:00Z") != nil)
+        #expect(RFC3339.milliseconds("2100-02-29T00:00:00Z") == nil)
+    }
+}
+
+@Suite struct Murmur2Tests {
+    /// Vectors of Kafka's own murmur2 test (clients' UtilsTest).
+    @Test func matchesKafka() {
+        #expect(Murmur2.hash(Array("21".utf8)) == -973_932_308)
+        #expect(Murmur2.hash(Array("foobar".utf8)) == -790_332_482)
+        #expect(Murmur2.hash(Array("a-little-bit-long-string".utf8)) == -985_981_536)
+        #expect(Murmur2.hash(Array("a-little-bit-longer-string".utf8)) == -1_486_304_829)
+        #expect(Murmur2.hash(Array("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8".utf8)) == -58_897_971)
+        #expect(Murmur2.hash(Array("abc".utf8)) == 479_470_107)
+    }
+
+    @Test func partitionsAreInRange() {
+        for i in 0..<1000 {
+            let p = Murmur2.partition(key: Array("key-\(i)".utf8), count: 7)
+            #expect((0..<7).contains(p))
+        }
+        #expect(Murmur2.partition(key: nil, count: 7) == 0)
+    }
+}
