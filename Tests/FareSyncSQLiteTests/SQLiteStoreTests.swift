@@ -1,0 +1,110 @@
+import FareSyncCore
+import FareSyncSQLite
+import Foundation
+import Testing
+
+struct Boom: Error {}
+
+/// A temporary SQLite file, removed when the test ends.
+final class TemporaryStore {
+    let directory: URL
+    var path: String { directory.appendingPathComponent("store.sqlite").path }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("faresync-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+}
+
+@Suite struct SQLiteStoreTests {
+    static func replay(_ store: any DocumentStore, _ lines: [[UInt8]], partitions: Int) async throws {
+        var reader = EventLogReader()
+        let messages = lines.compactMap { reader.message(fromLine: $0) }
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: 100)).run([.messages(messages)])
+    }
+
+    @Test func exportsExactlyWhatTheMemoryStoreExports() async throws {
+        let tmp = try TemporaryStore()
+        let lines = TrafficSimulator(SimulationOptions(users: 200, seed: 99, faults: true)).lines()
+        let memory = MemoryStore()
+        try await Self.replay(memory, lines, partitions: 1)
+        let sqlite = try SQLiteStore(path: tmp.path)
+        try await Self.replay(sqlite, lines, partitions: 4)
+        let expected = try await Export.string(memory)
+        #expect(try await Export.string(sqlite) == expected)
+        #expect(try await StoreSummary.read(sqlite) == (try await StoreSummary.read(memory)))
+        // Reopened, it still holds the same; replaying again changes nothing.
+        let reopened = try SQLiteStore(path: tmp.path)
+        #expect(try await Export.string(reopened) == expected)
+        try await Self.replay(reopened, lines, partitions: 2)
+        #expect(try await Export.string(reopened) == expected)
+    }
+
+    @Test(arguments: ["sqlite", "memory"])
+    func aFailedTransactionLeavesNothing(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        try await store.write { tx in
+            try tx.setDocument("a/1", .string("kept"))
+            _ = try tx.claimEvent("e0")
+        }
+        await #expect(throws: Boom.self) {
+            try await store.write { tx in
+                try tx.setDocument("a/1", .string("changed"))
+                try tx.setDocument("a/2", .string("new"))
+                try tx.deleteDocument("a/1")
+                _ = try tx.claimEvent("e1")
+                try tx.setAccount("acct", AccountRecord(uid: "u", created: 1))
+                try tx.park(ParkedEvent(account: "acct", contractId: "c", version: "1", eventTime: 1, data: JSONObject(),
+                                        message: StoredMessage(topic: "t", key: nil, value: nil, timestamp: nil, coordinates: nil)))
+                try tx.setOffset(consumer: "c", topic: "t", partition: 0, next: 5)
+                throw Boom()
+            }
+        }
+        let (doc, second, claimed, account, parked, offset) = try await store.write { tx in
+            (try tx.document("a/1"), try tx.document("a/2"), try tx.claimEvent("e1"), try tx.account("acct"),
+             try tx.parkedEvents(account: "acct"), try tx.offset(consumer: "c", topic: "t", partition: 0))
+        }
+        #expect(doc == .string("kept"))
+        #expect(second == nil)
+        #expect(claimed, "e1 was not recorded as applied")
+        #expect(account == nil && parked.isEmpty && offset == nil)
+    }
+
+    @Test(arguments: ["sqlite", "memory"])
+    func bookkeepingRoundTrips(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let message = StoredMessage(topic: "fare-contracts", key: [1, 2], value: [], timestamp: 7,
+                                    coordinates: MessageCoordinates(partition: 2, offset: 9))
+        try await store.write { tx in
+            #expect(try tx.claimEvent("x"))
+            #expect(try !tx.claimEvent("x"))
+            try tx.park(ParkedEvent(account: "A", contractId: "c1", version: "2", eventTime: 100, data: JSONObject([("v", .string("2"))]), message: message))
+            try tx.park(ParkedEvent(account: "A", contractId: "c2", version: "1", eventTime: 50, data: JSONObject(), message: message))
+            try tx.trackReservation(path: "customers/u/reservations/r1", created: 10, rejected: false)
+            try tx.trackReservation(path: "customers/u/reservations/r2", created: 10, rejected: true)
+            try tx.setOffset(consumer: "g", topic: "t", partition: 3, next: 12)
+            try tx.setDocument("customers/u", .object(JSONObject()))
+            try tx.setDocument("customers/u/reservations/r1", .object(JSONObject()))
+            try tx.setDocument("customers/u/fareContracts/c", .object(JSONObject()))
+        }
+        try await store.read { tx in
+            let parked = try tx.parkedEvents(account: "A")
+            #expect(parked.map(\.contractId) == ["c1", "c2"], "arrival order")
+            #expect(parked[0].message == message)
+            #expect(parked[0].data["v"] == .string("2"))
+            #expect(try tx.parkedEvents(eventTimeBefore: 60).map(\.contractId) == ["c2"])
+            #expect(try tx.parkedEvents(contractId: "c1").count == 1)
+            #expect(try tx.expiredReservations(before: 11, rejectedBefore: 10) == ["customers/u/reservations/r1"])
+            #expect(try tx.expiredReservations(before: 11, rejectedBefore: 11).count == 2)
+            #expect(try tx.offset(consumer: "g", topic: "t", partition: 3) == 12)
+            #expect(try tx.countDocuments(inCollection: "customers") == 1)
+            #expect(try tx.countDocuments(inCollection: "reservations") == 1)
+            #expect(try tx.countDocuments(inCollection: "fareContracts") == 1)
+        }
+    }
+}
