@@ -32,6 +32,7 @@ enum Entry {
         } catch let error as ExitCode {
             exit(error.rawValue)
         } catch {
+            if FareSync.exitCode(for: error) == .success { FareSync.exit(withError: error) }
             standardError("faresync: error: \(error)")
             exit(1)
         }

@@ -1,0 +1,38 @@
+# FareSync — `make demo` and `make test` work on a fresh machine: they install what is missing first.
+SWIFT ?= swift
+FARESYNC = .build/debug/faresync
+
+.PHONY: setup build demo test release clean
+
+## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
+setup:
+	@command -v $(SWIFT) >/dev/null || { echo "make: a Swift 6 toolchain is required (swift not found)"; exit 1; }
+	@missing=""; \
+	  [ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
+	  command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
+	  command -v python3 >/dev/null || missing="$$missing python3"; \
+	  if [ -n "$$missing" ]; then \
+	    echo "make: installing$$missing"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
+	  fi
+	@python3 -c "import jsonschema, rfc3339_validator" 2>/dev/null || python3 -m pip install -q jsonschema rfc3339-validator
+
+build: setup
+	$(SWIFT) build
+
+## Simulate a small day of traffic, replay it into a fresh embedded store, print what happened.
+demo: build
+	$(FARESYNC) demo
+
+## Unit, property and integration tests (Swift Testing), then the command-line and JSON Schema checks.
+test: setup
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	bash Tests/cli/check_cli.sh $(FARESYNC)
+
+release: setup
+	$(SWIFT) build -c release
+
+clean:
+	rm -rf .build faresync-demo.sqlite*
