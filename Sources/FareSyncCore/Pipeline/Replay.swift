@@ -42,13 +42,10 @@ public struct ReplayReport: Sendable {
 public struct Replay: Sendable {
     public let dispatcher: TriggerDispatcher
     public let options: ReplayOptions
-    /// The clock `--speed` paces on.
-    public let clock: any Clock<Duration>
 
-    public init(dispatcher: TriggerDispatcher, options: ReplayOptions = ReplayOptions(), clock: any Clock<Duration> = ContinuousClock()) {
+    public init(dispatcher: TriggerDispatcher, options: ReplayOptions = ReplayOptions()) {
         self.dispatcher = dispatcher
         self.options = options
-        self.clock = clock
     }
 
     /// Replays `sources` in order. `progress` is called after each batch with the messages done so far.
@@ -88,7 +85,7 @@ public struct Replay: Sendable {
     }
 
     private func produce(_ sources: [ReplaySource], into queue: InProcessQueue) async throws {
-        var pacer = Pacer(speed: options.speed, clock: clock)
+        var pacer = Pacer(speed: options.speed)
         var reader = EventLogReader()
         for source in sources {
             switch source {
@@ -125,17 +122,13 @@ final class ReplayTally: Sendable {
     var value: (Int, Int64?) { state.withLock { ($0.messages, $0.watermark) } }
 }
 
-/// Paces messages by their timestamps at `speed` times real time (no pacing at speed 0).
+/// Paces messages by their timestamps at `speed` times real time (no pacing at speed 0): the message
+/// with timestamp `t` is released `(t - t0) / speed` after the first one, on the wall clock.
 struct Pacer {
     let speed: Double
-    let clock: any Clock<Duration>
     private var origin: (timestamp: Int64, started: ContinuousClock.Instant)?
-    private var elapsedSlept: Duration = .zero
 
-    init(speed: Double, clock: any Clock<Duration>) {
-        self.speed = speed
-        self.clock = clock
-    }
+    init(speed: Double) { self.speed = speed }
 
     mutating func wait(for message: SourceMessage) async throws {
         guard speed > 0, let ts = message.timestamp else { return }
@@ -143,10 +136,7 @@ struct Pacer {
             origin = (ts, ContinuousClock.now)
             return
         }
-        let target = Duration.milliseconds(Double(ts - origin.timestamp) / speed)
-        if target > elapsedSlept {
-            try await clock.sleep(for: target - elapsedSlept)
-            elapsedSlept = target
-        }
+        let deadline = origin.started + .milliseconds(Double(ts - origin.timestamp) / speed)
+        if deadline > ContinuousClock.now { try await ContinuousClock().sleep(until: deadline) }
     }
 }
