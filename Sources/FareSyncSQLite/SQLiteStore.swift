@@ -18,6 +18,10 @@ public final class SQLiteStore: DocumentStore {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // 64 MiB of page cache per connection and memory-mapped reads: the store's working set
+            // (indexes of paths, event ids, accounts) stays in memory on large replays.
+            try db.execute(sql: "PRAGMA cache_size = -65536")
+            try db.execute(sql: "PRAGMA mmap_size = 268435456")
         }
         config.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: config)
@@ -75,60 +79,58 @@ final class SQLiteTransaction: StoreTransaction {
     init(_ db: Database) { self.db = db }
 
     func document(_ path: String) throws -> JSONValue? {
-        guard let text = try String.fetchOne(db, sql: "SELECT data FROM documents WHERE path = ?", arguments: [path]) else {
+        guard let text = try String.fetchOne(try db.cachedStatement(sql: "SELECT data FROM documents WHERE path = ?"), arguments: [path]) else {
             return nil
         }
         return try JSONParser.parse(text, maxDepth: .max)
     }
 
     func setDocument(_ path: String, _ value: JSONValue) throws {
-        try db.execute(sql: "INSERT INTO documents(path, data) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET data = excluded.data",
-                       arguments: [path, JSONWriter.string(value)])
+        try db.cachedStatement(sql: "INSERT INTO documents(path, data) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET data = excluded.data").execute(arguments: [path, JSONWriter.string(value)])
     }
 
     func deleteDocument(_ path: String) throws {
-        try db.execute(sql: "DELETE FROM documents WHERE path = ?", arguments: [path])
+        try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?").execute(arguments: [path])
     }
 
     func countDocuments(inCollection collection: String) throws -> Int {
-        try Int.fetchOne(db, sql: """
+        try Int.fetchOne(db.cachedStatement(sql: """
             SELECT count(*) FROM documents
             WHERE (path GLOB ?1 || '/*' OR path GLOB '*/' || ?1 || '/*')
               AND NOT (path GLOB ?1 || '/*/*' OR path GLOB '*/' || ?1 || '/*/*')
-            """, arguments: [collection]) ?? 0
+            """), arguments: [collection]) ?? 0
     }
 
     func claimEvent(_ id: String) throws -> Bool {
-        try db.execute(sql: "INSERT OR IGNORE INTO processed_events(id) VALUES (?)", arguments: [id])
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO processed_events(id) VALUES (?)").execute(arguments: [id])
         return db.changesCount > 0
     }
 
     func account(_ abtId: String) throws -> AccountRecord? {
-        try Row.fetchOne(db, sql: "SELECT uid, created FROM accounts WHERE abt_id = ?", arguments: [abtId]).map {
+        try Row.fetchOne(try db.cachedStatement(sql: "SELECT uid, created FROM accounts WHERE abt_id = ?"), arguments: [abtId]).map {
             AccountRecord(uid: $0[0], created: $0[1])
         }
     }
 
     func setAccount(_ abtId: String, _ record: AccountRecord) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)",
-                       arguments: [abtId, record.uid, record.created])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)").execute(arguments: [abtId, record.uid, record.created])
     }
 
     func park(_ event: ParkedEvent) throws {
         let m = event.message
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [event.account, event.contractId, event.version, event.eventTime, JSONWriter.string(.object(event.data)),
+            """).execute(arguments: [event.account, event.contractId, event.version, event.eventTime, JSONWriter.string(.object(event.data)),
                              m.topic, m.key.map { Data($0) }, m.value.map { Data($0) }, m.timestamp,
                              m.coordinates.map { Int64($0.partition) }, m.coordinates?.offset])
     }
 
     private func parked(_ condition: String, _ arguments: StatementArguments) throws -> [ParkedEvent] {
-        try Row.fetchAll(db, sql: """
+        try Row.fetchAll(db.cachedStatement(sql: """
             SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off
             FROM parked WHERE \(condition) ORDER BY seq
-            """, arguments: arguments).map { row in
+            """), arguments: arguments).map { row in
             let data: String = row[5]
             let key: Data? = row[7]
             let value: Data? = row[8]
@@ -148,40 +150,37 @@ final class SQLiteTransaction: StoreTransaction {
     func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] { try parked("event_time < ?", [time]) }
 
     func unpark(sequence: Int64) throws {
-        try db.execute(sql: "DELETE FROM parked WHERE seq = ?", arguments: [sequence])
+        try db.cachedStatement(sql: "DELETE FROM parked WHERE seq = ?").execute(arguments: [sequence])
     }
 
     func hasContractOrder(uid: String, orderId: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT 1 FROM contract_orders WHERE uid = ? AND order_id = ?", arguments: [uid, orderId]) ?? false
+        try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM contract_orders WHERE uid = ? AND order_id = ?"), arguments: [uid, orderId]) ?? false
     }
 
     func addContractOrder(uid: String, orderId: String) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)", arguments: [uid, orderId])
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)").execute(arguments: [uid, orderId])
     }
 
     func trackReservation(path: String, created: Int64, rejected: Bool) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)",
-                       arguments: [path, created, rejected])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)").execute(arguments: [path, created, rejected])
     }
 
     func untrackReservation(path: String) throws {
-        try db.execute(sql: "DELETE FROM open_reservations WHERE path = ?", arguments: [path])
+        try db.cachedStatement(sql: "DELETE FROM open_reservations WHERE path = ?").execute(arguments: [path])
     }
 
     func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
-        try String.fetchAll(db, sql: """
+        try String.fetchAll(db.cachedStatement(sql: """
             SELECT path FROM open_reservations
             WHERE (rejected = 0 AND created < ?) OR (rejected = 1 AND created < ?) ORDER BY path
-            """, arguments: [before, rejectedBefore])
+            """), arguments: [before, rejectedBefore])
     }
 
     func offset(consumer: String, topic: String, partition: Int32) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT next FROM offsets WHERE consumer = ? AND topic = ? AND part = ?",
-                           arguments: [consumer, topic, Int64(partition)])
+        try Int64.fetchOne(try db.cachedStatement(sql: "SELECT next FROM offsets WHERE consumer = ? AND topic = ? AND part = ?"), arguments: [consumer, topic, Int64(partition)])
     }
 
     func setOffset(consumer: String, topic: String, partition: Int32, next: Int64) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO offsets(consumer, topic, part, next) VALUES (?, ?, ?, ?)",
-                       arguments: [consumer, topic, Int64(partition), next])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO offsets(consumer, topic, part, next) VALUES (?, ?, ?, ?)").execute(arguments: [consumer, topic, Int64(partition), next])
     }
 }

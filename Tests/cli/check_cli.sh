@@ -74,7 +74,7 @@ cmp -s s.jsonl mixed.jsonl && bad "the interleaved log is not reordered" || ok "
 # Killed with SIGKILL at several points, then resumed: the same export.
 rm -f killed.sqlite*
 for delay in 0.2 0.5 1.0; do
-  bash -c 'timeout -s KILL "$0" "$1" replay s.jsonl --store sqlite:killed.sqlite --batch-size 50 >/dev/null 2>&1; exit 0' "$delay" "$FARESYNC"
+  bash -c 'timeout -s KILL "$0" "$1" replay s.jsonl --store sqlite:killed.sqlite --batch-size 50 >/dev/null 2>&1; exit 0' "$delay" "$FARESYNC" 2>/dev/null
 done
 "$FARESYNC" replay s.jsonl --store sqlite:killed.sqlite >/dev/null && "$FARESYNC" export --store sqlite:killed.sqlite --out killed.export
 cmp -s p1.export killed.export && ok "killed and resumed replay: export identical" || bad "killed and resumed replay: export differs"
