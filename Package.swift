@@ -14,6 +14,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // Events, documents, triggers, reconciler, in-process queue, simulated Entur, and the
@@ -33,13 +37,37 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // librdkafka (Debian: librdkafka-dev) and its mock cluster. The only place C is imported.
+        .systemLibrary(
+            name: "CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        // Small owning types over the C handles, the group-consumer worker, the producer,
+        // the recorder and the dev broker. No raw pointer leaves this target.
+        .target(
+            name: "FareSyncKafka",
+            dependencies: [
+                "CRdKafka",
+                "FareSyncCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "faresync",
             dependencies: [
                 "FareSyncCore",
                 "FareSyncSQLite",
+                "FareSyncKafka",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(
@@ -50,6 +78,10 @@ let package = Package(
         .testTarget(
             name: "FareSyncSQLiteTests",
             dependencies: ["FareSyncCore", "FareSyncSQLite"]
+        ),
+        .testTarget(
+            name: "FareSyncKafkaTests",
+            dependencies: ["CRdKafka", "FareSyncCore", "FareSyncKafka"]
         ),
     ],
     swiftLanguageModes: [.v6]

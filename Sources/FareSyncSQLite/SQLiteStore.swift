@@ -49,6 +49,9 @@ public final class SQLiteStore: DocumentStore {
                                      PRIMARY KEY(consumer, topic, part)) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v2: newest event time per consumed partition") { db in
+            try db.execute(sql: "ALTER TABLE offsets ADD COLUMN newest_event_time INTEGER")
+        }
         return m
     }
 
@@ -176,11 +179,13 @@ final class SQLiteTransaction: StoreTransaction {
             """), arguments: [before, rejectedBefore])
     }
 
-    func offset(consumer: String, topic: String, partition: Int32) throws -> Int64? {
-        try Int64.fetchOne(try db.cachedStatement(sql: "SELECT next FROM offsets WHERE consumer = ? AND topic = ? AND part = ?"), arguments: [consumer, topic, Int64(partition)])
+    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
+        try Row.fetchOne(try db.cachedStatement(sql: "SELECT next, newest_event_time FROM offsets WHERE consumer = ? AND topic = ? AND part = ?"),
+                         arguments: [consumer, topic, Int64(partition)]).map { ConsumerPosition(next: $0[0], newestEventTime: $0[1]) }
     }
 
-    func setOffset(consumer: String, topic: String, partition: Int32, next: Int64) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO offsets(consumer, topic, part, next) VALUES (?, ?, ?, ?)").execute(arguments: [consumer, topic, Int64(partition), next])
+    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO offsets(consumer, topic, part, next, newest_event_time) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [consumer, topic, Int64(partition), position.next, position.newestEventTime])
     }
 }

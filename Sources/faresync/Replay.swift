@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncKafka
 import Foundation
 
 /// Options shared by the commands that run the triggers.
@@ -27,6 +28,8 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "In-process partitions per topic.") var partitions = 1
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
     @Option(help: "Messages per store transaction.") var batchSize = 500
+    @Option(help: "Produce the logs to this Kafka cluster instead (or @FILE written by dev-broker), keeping keys, headers and timestamps.")
+    var brokers: String?
     @OptionGroup var triggers: TriggerOptions
 
     func validate() throws {
@@ -38,6 +41,9 @@ struct Replay: AsyncParsableCommand {
 
     func run() async throws {
         try ValidationError.checkReadable(files)
+        if let brokers {
+            return try await publish(to: try resolveBrokers(brokers))
+        }
         let store = try self.store.open()
         // As fast as possible, Entur's backoff advances virtual time; paced, it really waits.
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
@@ -53,3 +59,25 @@ struct Replay: AsyncParsableCommand {
     }
 }
 
+extension Replay {
+    /// `replay --brokers`: produces every readable line's message to its topic, paced by `--speed`.
+    func publish(to bootstrap: String) async throws {
+        let publisher = try KafkaPublisher(bootstrap: bootstrap)
+        var reader = EventLogReader()
+        var pacer = Pacer(speed: speed)
+        var unreadable = 0
+        let progress = ProgressLine(label: "replay --brokers")
+        for file in files {
+            let lines = try LineReader(path: file)
+            while let line = try lines.next() {
+                guard let message = reader.message(fromLine: line) else { continue }
+                try await pacer.wait(for: message)
+                if !(try publisher.publish(message)) { unreadable += 1 }
+                progress.update(publisher.published)
+            }
+        }
+        try publisher.finish()
+        progress.finish()
+        print("published \(publisher.published) messages to \(bootstrap)\(unreadable > 0 ? "; \(unreadable) unreadable lines were not published (they have no topic)" : "")")
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncKafka
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,16 +12,37 @@ struct Simulate: AsyncParsableCommand {
     var faults = false
     @Option(help: "Partitions per topic in the log.") var partitions = 3
     @Option(help: "Write the log here ('-' for standard output).") var out = "-"
+    @Option(help: "Produce the traffic live to this Kafka cluster instead (or @FILE written by dev-broker).") var brokers: String?
+    @Option(help: "With --brokers: messages per second (0: as fast as possible).") var rate = 0.0
 
     func validate() throws {
         guard users >= 0 else { throw ValidationError("--users must be 0 or more") }
         guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
+        guard rate >= 0, rate.isFinite else { throw ValidationError("--rate must be 0 or more") }
+        if brokers != nil, out != "-" { throw ValidationError("--out and --brokers cannot be used together") }
     }
 
     func run() async throws {
+        let simulator = TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: faults, partitions: partitions))
+        if let brokers {
+            let publisher = try KafkaPublisher(bootstrap: try resolveBrokers(brokers))
+            let started = ContinuousClock.now
+            var messages: [SourceMessage] = []
+            try simulator.generate { message, _, _ in messages.append(message) }
+            for message in messages {
+                try publisher.publish(message)
+                if rate > 0 {
+                    let due = started + .milliseconds(Double(publisher.published) * 1000 / rate)
+                    if due > ContinuousClock.now { try await ContinuousClock().sleep(until: due) }
+                }
+            }
+            try publisher.finish()
+            standardError("simulate: produced \(publisher.published) messages for \(users) users to \(brokers)")
+            return
+        }
         let writer = try FileWriter(path: out)
         var count = 0
-        try TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: faults, partitions: partitions)).generate { message, partition, offset in
+        try simulator.generate { message, partition, offset in
             var line = EventLogWriter.line(message, partition: partition, offset: offset)
             line.append(0x0A)
             try writer.write(line)

@@ -60,13 +60,13 @@ final class TemporaryStore {
                 try tx.setAccount("acct", AccountRecord(uid: "u", created: 1))
                 try tx.park(ParkedEvent(account: "acct", contractId: "c", version: "1", eventTime: 1, data: JSONObject(),
                                         message: StoredMessage(topic: "t", key: nil, value: nil, timestamp: nil, coordinates: nil)))
-                try tx.setOffset(consumer: "c", topic: "t", partition: 0, next: 5)
+                try tx.setPosition(consumer: "c", topic: "t", partition: 0, ConsumerPosition(next: 5, newestEventTime: 9))
                 throw Boom()
             }
         }
         let (doc, second, claimed, account, parked, offset) = try await store.write { tx in
             (try tx.document("a/1"), try tx.document("a/2"), try tx.claimEvent("e1"), try tx.account("acct"),
-             try tx.parkedEvents(account: "acct"), try tx.offset(consumer: "c", topic: "t", partition: 0))
+             try tx.parkedEvents(account: "acct"), try tx.position(consumer: "c", topic: "t", partition: 0))
         }
         #expect(doc == .string("kept"))
         #expect(second == nil)
@@ -87,7 +87,7 @@ final class TemporaryStore {
             try tx.park(ParkedEvent(account: "A", contractId: "c2", version: "1", eventTime: 50, data: JSONObject(), message: message))
             try tx.trackReservation(path: "customers/u/reservations/r1", created: 10, rejected: false)
             try tx.trackReservation(path: "customers/u/reservations/r2", created: 10, rejected: true)
-            try tx.setOffset(consumer: "g", topic: "t", partition: 3, next: 12)
+            try tx.setPosition(consumer: "g", topic: "t", partition: 3, ConsumerPosition(next: 12, newestEventTime: nil))
             try tx.setDocument("customers/u", .object(JSONObject()))
             try tx.setDocument("customers/u/reservations/r1", .object(JSONObject()))
             try tx.setDocument("customers/u/fareContracts/c", .object(JSONObject()))
@@ -101,7 +101,7 @@ final class TemporaryStore {
             #expect(try tx.parkedEvents(contractId: "c1").count == 1)
             #expect(try tx.expiredReservations(before: 11, rejectedBefore: 10) == ["customers/u/reservations/r1"])
             #expect(try tx.expiredReservations(before: 11, rejectedBefore: 11).count == 2)
-            #expect(try tx.offset(consumer: "g", topic: "t", partition: 3) == 12)
+            #expect(try tx.position(consumer: "g", topic: "t", partition: 3) == ConsumerPosition(next: 12, newestEventTime: nil))
             #expect(try tx.countDocuments(inCollection: "customers") == 1)
             #expect(try tx.countDocuments(inCollection: "reservations") == 1)
             #expect(try tx.countDocuments(inCollection: "fareContracts") == 1)

@@ -28,6 +28,19 @@ public struct MessageCoordinates: Sendable, Hashable, Comparable {
     }
 }
 
+/// A partition of a topic.
+public struct TopicPartition: Sendable, Hashable, CustomStringConvertible {
+    public var topic: String
+    public var partition: Int32
+
+    public init(topic: String, partition: Int32) {
+        self.topic = topic
+        self.partition = partition
+    }
+
+    public var description: String { "\(topic)/\(partition)" }
+}
+
 /// One message as a source delivers it: from Kafka, or from a line of an event log.
 public struct SourceMessage: Sendable {
     public var topic: String

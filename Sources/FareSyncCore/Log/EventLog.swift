@@ -86,7 +86,8 @@ public struct EventLogReader {
 /// Writes messages as `kcat -C -J` lines: `topic, partition, offset, tstype, ts, broker, headers, key, payload`.
 public enum EventLogWriter {
     /// The line of `message`; an unreadable line (`readError` set) is written back as it was.
-    public static func line(_ message: SourceMessage, partition: Int32, offset: Int64) -> [UInt8] {
+    public static func line(_ message: SourceMessage, partition: Int32, offset: Int64,
+                            timestampType: String? = nil, broker: Int32 = -1) -> [UInt8] {
         if message.readError != nil { return message.value ?? [] }
         var out: [UInt8] = []
         out.reserveCapacity((message.value?.count ?? 0) + 256)
@@ -94,11 +95,11 @@ public enum EventLogWriter {
         JSONWriter.writeString(message.topic, into: &out)
         out.append(contentsOf: ",\"partition\":\(partition),\"offset\":\(offset)".utf8)
         if let ts = message.timestamp {
-            out.append(contentsOf: ",\"tstype\":\"create\",\"ts\":\(ts)".utf8)
+            out.append(contentsOf: ",\"tstype\":\"\(timestampType ?? "create")\",\"ts\":\(ts)".utf8)
         } else {
             out.append(contentsOf: ",\"tstype\":\"none\",\"ts\":-1".utf8)
         }
-        out.append(contentsOf: ",\"broker\":-1".utf8)
+        out.append(contentsOf: ",\"broker\":\(broker)".utf8)
         if !message.headers.isEmpty {
             out.append(contentsOf: ",\"headers\":[".utf8)
             for (i, h) in message.headers.enumerated() {

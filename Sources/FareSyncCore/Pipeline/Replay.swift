@@ -124,13 +124,13 @@ final class ReplayTally: Sendable {
 
 /// Paces messages by their timestamps at `speed` times real time (no pacing at speed 0): the message
 /// with timestamp `t` is released `(t - t0) / speed` after the first one, on the wall clock.
-struct Pacer {
+public struct Pacer {
     let speed: Double
     private var origin: (timestamp: Int64, started: ContinuousClock.Instant)?
 
-    init(speed: Double) { self.speed = speed }
+    public init(speed: Double) { self.speed = speed }
 
-    mutating func wait(for message: SourceMessage) async throws {
+    public mutating func wait(for message: SourceMessage) async throws {
         guard speed > 0, let ts = message.timestamp else { return }
         guard let origin else {
             origin = (ts, ContinuousClock.now)

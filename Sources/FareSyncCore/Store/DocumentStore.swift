@@ -55,9 +55,21 @@ public protocol StoreTransaction: AnyObject {
     func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String]
 
     // MARK: Offsets
-    /// The next offset to consume for a consumer, topic and partition, if one was stored.
-    func offset(consumer: String, topic: String, partition: Int32) throws -> Int64?
-    func setOffset(consumer: String, topic: String, partition: Int32, next: Int64) throws
+    /// Where a consumer stands in a topic's partition, if it ever stored a position.
+    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition?
+    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws
+}
+
+/// A consumer's position in one partition: the next offset to consume, and the newest event time
+/// consumed so far (the partition's contribution to the sweep's watermark).
+public struct ConsumerPosition: Sendable, Equatable {
+    public var next: Int64
+    public var newestEventTime: Int64?
+
+    public init(next: Int64, newestEventTime: Int64?) {
+        self.next = next
+        self.newestEventTime = newestEventTime
+    }
 }
 
 /// The owner of an ABT account, written by the user-created trigger.

@@ -59,7 +59,7 @@ struct MemoryState: Sendable {
     var nextSequence: Int64 = 1
     var contractOrders: Set<ByteKey> = []
     var reservations: [ByteKey: ReservationEntry] = [:]
-    var offsets: [ByteKey: Int64] = [:]
+    var offsets: [ByteKey: ConsumerPosition] = [:]
 }
 
 /// A transaction that changes the state in place and keeps an undo log to roll back.
@@ -161,11 +161,11 @@ final class MemoryTransaction: StoreTransaction {
         ByteKey("\(consumer)\u{0}\(topic)\u{0}\(partition)")
     }
 
-    func offset(consumer: String, topic: String, partition: Int32) throws -> Int64? {
+    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
         state.offsets[Self.offsetKey(consumer, topic, partition)]
     }
 
-    func setOffset(consumer: String, topic: String, partition: Int32, next: Int64) throws {
-        change(\.offsets, Self.offsetKey(consumer, topic, partition), to: next)
+    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
+        change(\.offsets, Self.offsetKey(consumer, topic, partition), to: position)
     }
 }

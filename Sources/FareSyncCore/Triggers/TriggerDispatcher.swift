@@ -1,28 +1,23 @@
 import Synchronization
 
-/// One consumed position to store with a batch: the next offset of a consumer's partition.
-public struct OffsetCommit: Sendable, Equatable {
-    public var consumer: String
-    public var topic: String
-    public var partition: Int32
-    public var next: Int64
-
-    public init(consumer: String, topic: String, partition: Int32, next: Int64) {
-        self.consumer = consumer
-        self.topic = topic
-        self.partition = partition
-        self.next = next
-    }
-}
-
 /// What a processed batch produced, besides its effects in the store.
 public struct BatchResult: Sendable {
     public var outcomes: Outcomes
     /// The newest event time among the batch's decodable events (ms), if any.
     public var newestEventTime: Int64?
+    /// The event time of each message of the batch (nil where it did not decode).
+    public var eventTimes: [Int64?] = []
     /// The dead letters this batch wrote (for the `<topic>.DLT` topics when running against Kafka).
     public var deadLetters: [DeadLetter]
+    /// The positions stored for the consumer, by partition (empty without a consumer).
+    public var positions: [TopicPartition: ConsumerPosition] = [:]
 }
+
+/// Runs inside the store transaction, after the triggers and before the commit, with the dead
+/// letters the transaction wrote. If it throws, the transaction rolls back. The Kafka worker
+/// publishes dead letters to `<topic>.DLT` here, so a dead letter in the store is never missing
+/// from its topic (it may be published twice if the commit then fails).
+public typealias BeforeCommit = @Sendable ([DeadLetter]) throws -> Void
 
 /// Routes decoded events to the triggers and applies a batch in one store transaction
 /// (source → dispatcher → store → reconciler).
@@ -44,9 +39,12 @@ public final class TriggerDispatcher: Sendable {
     /// Everything this dispatcher has done so far.
     public var outcomes: Outcomes { totals.withLock { $0 } }
 
-    /// Decodes and applies `messages` (in order) and stores `offsets`, all in one transaction.
+    /// Decodes and applies `messages` (in order), all in one transaction. With a `consumer`, the
+    /// transaction also stores that consumer's position in every partition of the batch (next
+    /// offset and newest event time, from the messages' coordinates), so effects and offsets commit
+    /// together.
     @discardableResult
-    public func process(_ messages: [SourceMessage], offsets: [OffsetCommit] = []) async throws -> BatchResult {
+    public func process(_ messages: [SourceMessage], consumer: String? = nil, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
         let decoded = messages.map(EventDecoder.decode)
         let enturOutcomes = try await provisionNewUsers(decoded)
         let rules = self.rules
@@ -77,13 +75,40 @@ public final class TriggerDispatcher: Sendable {
                     }
                 }
             }
-            for o in offsets {
-                try tx.setOffset(consumer: o.consumer, topic: o.topic, partition: o.partition, next: o.next)
+            let eventTimes = decoded.map { try? $0.get().time }
+            var positions: [TopicPartition: ConsumerPosition] = [:]
+            if let consumer {
+                positions = try Self.storePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
             }
-            return BatchResult(outcomes: triggers.outcomes, newestEventTime: newest, deadLetters: triggers.written)
+            try beforeCommit?(triggers.written)
+            return BatchResult(outcomes: triggers.outcomes, newestEventTime: newest, eventTimes: eventTimes,
+                               deadLetters: triggers.written, positions: positions)
         }
         totals.withLock { $0 += result.outcomes }
         return result
+    }
+
+    /// Advances the consumer's stored position in every partition the batch touched.
+    static func storePositions(consumer: String, messages: [SourceMessage], eventTimes: [Int64?],
+                               tx: any StoreTransaction) throws -> [TopicPartition: ConsumerPosition] {
+        var batch: [TopicPartition: ConsumerPosition] = [:]
+        for (message, time) in zip(messages, eventTimes) {
+            guard let c = message.coordinates else { continue }
+            let tp = TopicPartition(topic: message.topic, partition: c.partition)
+            var p = batch[tp] ?? ConsumerPosition(next: c.offset + 1, newestEventTime: nil)
+            p.next = max(p.next, c.offset + 1)
+            if let time { p.newestEventTime = max(p.newestEventTime ?? time, time) }
+            batch[tp] = p
+        }
+        for (tp, var p) in batch {
+            if let stored = try tx.position(consumer: consumer, topic: tp.topic, partition: tp.partition) {
+                p.next = max(p.next, stored.next)
+                if let t = stored.newestEventTime { p.newestEventTime = max(p.newestEventTime ?? t, t) }
+            }
+            try tx.setPosition(consumer: consumer, topic: tp.topic, partition: tp.partition, p)
+            batch[tp] = p
+        }
+        return batch
     }
 
     /// Runs Entur provisioning (with its retries and backoff) for user-created events whose user
@@ -112,12 +137,13 @@ public final class TriggerDispatcher: Sendable {
 
     /// The sweep (SPEC §4): expires reservations and timed-out parked contracts against `watermark`.
     @discardableResult
-    public func sweep(watermark: Int64) async throws -> BatchResult {
+    public func sweep(watermark: Int64, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
         let rules = self.rules
         let result = try await store.write { tx in
             var triggers = Triggers(tx: tx, rules: rules)
             try triggers.sweep(watermark: watermark)
-            return BatchResult(outcomes: triggers.outcomes, newestEventTime: nil, deadLetters: triggers.written)
+            try beforeCommit?(triggers.written)
+            return BatchResult(outcomes: triggers.outcomes, newestEventTime: nil, eventTimes: [], deadLetters: triggers.written)
         }
         totals.withLock { $0 += result.outcomes }
         return result

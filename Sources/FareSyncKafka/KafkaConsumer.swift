@@ -1,0 +1,126 @@
+import CRdKafka
+import FareSyncCore
+
+/// Receives a group consumer's rebalances, on the thread that polls.
+protocol RebalanceDelegate: AnyObject {
+    /// Partitions were assigned: return the offset to start each from (nil: the beginning).
+    func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64]
+    /// Partitions are being revoked: finish (or abandon) their in-flight work before returning.
+    func revoking(_ partitions: [TopicPartition])
+}
+
+/// One event from `poll`.
+enum ConsumerEvent {
+    case message(SourceMessage)
+    case endOfPartition(TopicPartition)
+    case error(KafkaError, fatal: Bool)
+}
+
+/// A Kafka group consumer (eager rebalancing, offsets chosen by the delegate on assignment, no
+/// automatic commits). Use it from one thread: the one that polls, where rebalances are delivered.
+final class KafkaConsumer {
+    private let handle: RDKafkaHandle
+    private let context: Context
+    private var closed = false
+
+    /// What the C rebalance callback reaches through its opaque pointer.
+    final class Context {
+        weak var delegate: RebalanceDelegate?
+    }
+
+    init(bootstrap: String, group: String, settings: [String: String] = [:], delegate: RebalanceDelegate) throws(KafkaError) {
+        var all = [
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": "true",
+            "partition.assignment.strategy": "range",
+            "session.timeout.ms": "10000",
+            "heartbeat.interval.ms": "1000",
+            "log_level": "3",
+        ]
+        all.merge(settings) { $1 }
+        let config = try RDKafkaConfig(all)
+        let context = Context()
+        context.delegate = delegate
+        rd_kafka_conf_set_opaque(config.unsafePointer, Unmanaged.passUnretained(context).toOpaque())
+        rd_kafka_conf_set_rebalance_cb(config.unsafePointer) { rk, err, partitions, opaque in
+            guard let rk, let partitions, let opaque else { return }
+            let context = Unmanaged<Context>.fromOpaque(opaque).takeUnretainedValue()
+            KafkaConsumer.rebalance(rk, err, partitions, context.delegate)
+        }
+        self.context = context
+        handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, config)
+        rd_kafka_poll_set_consumer(handle.pointer)
+    }
+
+    deinit { close() }
+
+    private static func rebalance(_ rk: OpaquePointer, _ err: rd_kafka_resp_err_t,
+                                  _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>, _ delegate: RebalanceDelegate?) {
+        let count = Int(list.pointee.cnt)
+        let partitions = (0..<count).map { i in
+            TopicPartition(topic: String(cString: list.pointee.elems[i].topic), partition: list.pointee.elems[i].partition)
+        }
+        switch err {
+        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+            let offsets = delegate?.assigned(partitions) ?? [:]
+            for i in 0..<count {
+                list.pointee.elems[i].offset = offsets[partitions[i]] ?? Int64(RD_KAFKA_OFFSET_BEGINNING)
+            }
+            rd_kafka_assign(rk, list)
+        default:
+            delegate?.revoking(partitions)
+            rd_kafka_assign(rk, nil)
+        }
+    }
+
+    func subscribe(_ topics: [String]) throws(KafkaError) {
+        let list = rd_kafka_topic_partition_list_new(Int32(topics.count))
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        for t in topics { rd_kafka_topic_partition_list_add(list, t, Int32(RD_KAFKA_PARTITION_UA)) }
+        try KafkaError.check(rd_kafka_subscribe(handle.pointer, list), "subscribe to \(topics.joined(separator: ", "))")
+    }
+
+    /// The next message or event, waiting up to `milliseconds`; nil if none came.
+    func poll(_ milliseconds: Int32) -> ConsumerEvent? {
+        guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
+        defer { rd_kafka_message_destroy(m) }
+        let err = m.pointee.err
+        if err == RD_KAFKA_RESP_ERR_NO_ERROR { return .message(RDKafkaMessage.copy(m)) }
+        if err == RD_KAFKA_RESP_ERR__PARTITION_EOF, let rkt = m.pointee.rkt {
+            return .endOfPartition(TopicPartition(topic: String(cString: rd_kafka_topic_name(rkt)), partition: m.pointee.partition))
+        }
+        var fatal = false
+        if err == RD_KAFKA_RESP_ERR__FATAL {
+            var text = [CChar](repeating: 0, count: 512)
+            _ = rd_kafka_fatal_error(handle.pointer, &text, text.count)
+            fatal = true
+        }
+        return .error(KafkaError(err, "consumer"), fatal: fatal)
+    }
+
+    /// Commits positions to Kafka (asynchronously), so that lag tools see progress. The store,
+    /// not Kafka, is where the worker resumes from.
+    func commit(_ positions: [TopicPartition: Int64]) {
+        guard !positions.isEmpty else { return }
+        let list = rd_kafka_topic_partition_list_new(Int32(positions.count))
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        for (tp, next) in positions {
+            rd_kafka_topic_partition_list_add(list, tp.topic, tp.partition).pointee.offset = next
+        }
+        _ = rd_kafka_commit(handle.pointer, list, 1)
+    }
+
+    /// The high watermark librdkafka last saw for a partition.
+    func highWatermark(_ tp: TopicPartition) -> Int64? { handle.cachedWatermarks(topic: tp.topic, partition: tp.partition)?.high }
+
+    /// Leaves the group (revoking through the delegate) and stops fetching. Call before destroying.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        _ = rd_kafka_consumer_close(handle.pointer)
+    }
+}

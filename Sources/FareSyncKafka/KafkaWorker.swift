@@ -1,0 +1,263 @@
+import FareSyncCore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// How the worker runs.
+public struct WorkerOptions: Sendable {
+    public var bootstrap: String
+    public var group = "faresync"
+    public var topics = ["auth-users", "reservations", "fare-contracts"]
+    /// Sweep and stop once every assigned partition is caught up (like `kcat -e`).
+    public var exitAtEnd = false
+    /// At most this many messages per store transaction.
+    public var batchSize = 500
+    /// How often to sweep with the low watermark.
+    public var sweepInterval: Duration = .seconds(10)
+    /// Publish dead letters to `<topic>.DLT`.
+    public var deadLetterTopics = true
+    /// Extra librdkafka settings for the consumer.
+    public var consumerSettings: [String: String] = [:]
+
+    public init(bootstrap: String) { self.bootstrap = bootstrap }
+}
+
+/// What the worker reports while it runs (health, readiness).
+public final class WorkerStatus: Sendable {
+    private let state = Mutex((assigned: 0, running: false, batches: 0))
+
+    public var assignedPartitions: Int { state.withLock { $0.assigned } }
+    public var isRunning: Bool { state.withLock { $0.running } }
+    public var batches: Int { state.withLock { $0.batches } }
+
+    func set(assigned: Int? = nil, running: Bool? = nil, batchDone: Bool = false) {
+        state.withLock { s in
+            if let assigned { s.assigned = assigned }
+            if let running { s.running = running }
+            if batchDone { s.batches += 1 }
+        }
+    }
+}
+
+/// The FareSync worker: consumes the topics as a group member and hands every batch to the same
+/// dispatcher a replay uses, storing the consumed positions in the same store transaction as the
+/// effects (SPEC §4). Polling runs on a dedicated thread, never on Swift's cooperative pool.
+///
+/// On assignment it starts each partition from the position in the store; before a revocation
+/// completes, the batch in hand is applied (or, if that fails, abandoned with no effect). A graceful
+/// shutdown (SIGINT/SIGTERM via swift-service-lifecycle) applies what is in hand, closes the consumer
+/// and returns.
+public final class KafkaWorker: Service, Sendable {
+    public let options: WorkerOptions
+    public let dispatcher: TriggerDispatcher
+    public let status = WorkerStatus()
+    private let logger: Logger
+    private let stopRequested = Atomic<Bool>(false)
+
+    public init(options: WorkerOptions, dispatcher: TriggerDispatcher, logger: Logger = Logger(label: "faresync.worker")) {
+        self.options = options
+        self.dispatcher = dispatcher
+        self.logger = logger
+    }
+
+    /// Asks the worker to finish what it has in hand and stop.
+    public func stop() { stopRequested.store(true, ordering: .relaxed) }
+
+    public func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let thread = Thread { [self] in
+                        status.set(running: true)
+                        defer { status.set(assigned: 0, running: false) }
+                        do {
+                            let loop = try WorkerLoop(worker: self)
+                            try loop.run()
+                            continuation.resume()
+                        } catch {
+                            continuation.resume(throwing: error)
+                        }
+                    }
+                    thread.name = "faresync-consumer"
+                    thread.start()
+                }
+            } onCancel: {
+                self.stop()
+            }
+        } onGracefulShutdown: {
+            self.stop()
+        }
+    }
+
+    var shouldStop: Bool { stopRequested.load(ordering: .relaxed) }
+    var log: Logger { logger }
+}
+
+/// The poll loop's state; lives on the consumer thread (rebalance callbacks run there too).
+final class WorkerLoop: RebalanceDelegate {
+    let worker: KafkaWorker
+    var options: WorkerOptions { worker.options }
+    var tracker = PartitionTracker()
+    var pending: [SourceMessage] = []
+    var consumer: KafkaConsumer!
+    let deadLetters: KafkaProducer?
+    var lastSweep = ContinuousClock.now
+
+    init(worker: KafkaWorker) throws {
+        self.worker = worker
+        deadLetters = worker.options.deadLetterTopics ? try KafkaProducer(bootstrap: worker.options.bootstrap, settings: ["linger.ms": "0"]) : nil
+    }
+
+    func run() throws {
+        consumer = try KafkaConsumer(bootstrap: options.bootstrap, group: options.group, settings: options.consumerSettings, delegate: self)
+        defer { consumer.close() }
+        try consumer.subscribe(options.topics)
+        worker.log.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
+        while !worker.shouldStop {
+            switch consumer.poll(pending.isEmpty ? 100 : 0) {
+            case nil:
+                try apply()
+            case .message(let message):
+                let tp = TopicPartition(topic: message.topic, partition: message.coordinates!.partition)
+                guard let state = tracker.states[tp] else { continue }  // not (or no longer) ours
+                if let next = state.next, message.coordinates!.offset < next { continue }  // already applied
+                tracker.consumed(tp)
+                pending.append(message)
+                if pending.count >= options.batchSize { try apply() }
+            case .endOfPartition(let tp):
+                try apply()
+                tracker.reachedEnd(tp)
+                updateLag()
+            case .error(let error, let fatal):
+                if fatal { throw error }
+                worker.log.warning("kafka: \(error)")
+            }
+            if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp {
+                try sweep()
+                worker.log.info("caught up on every assigned partition; exiting")
+                break
+            }
+            if ContinuousClock.now - lastSweep >= options.sweepInterval { try sweep() }
+        }
+        try apply()
+        consumer.close()
+        try deadLetters?.flush()
+    }
+
+    /// Applies the batch in hand in one transaction (effects + positions + dead-letter topics), then
+    /// commits the positions to Kafka. Retries a failing store a few times before giving up.
+    func apply() throws {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        let group = options.group
+        let dispatcher = worker.dispatcher
+        let publish = deadLetterPublisher()
+        let started = ContinuousClock.now
+        var attempt = 0
+        let result: BatchResult
+        while true {
+            do {
+                result = try runBlocking { try await dispatcher.process(batch, consumer: group, beforeCommit: publish) }
+                break
+            } catch {
+                attempt += 1
+                if attempt >= 3 { throw error }
+                worker.log.warning("batch failed, retrying: \(error)")
+                Thread.sleep(forTimeInterval: 0.5 * Double(attempt))
+            }
+        }
+        pending = []
+        for (tp, position) in result.positions { tracker.stored(tp, position) }
+        consumer.commit(result.positions.mapValues(\.next))
+        WorkerMetrics.record(result.outcomes)
+        WorkerMetrics.batch(messages: batch.count, duration: ContinuousClock.now - started)
+        worker.status.set(batchDone: true)
+        updateLag()
+    }
+
+    /// The sweep with the low watermark (none while it is unknown).
+    func sweep() throws {
+        lastSweep = ContinuousClock.now
+        guard let watermark = tracker.lowWatermark else { return }
+        let dispatcher = worker.dispatcher
+        let publish = deadLetterPublisher()
+        let (result, parked) = try runBlocking {
+            let r = try await dispatcher.sweep(watermark: watermark, beforeCommit: publish)
+            let parked = try await dispatcher.store.read { try $0.countDocuments(inCollection: "parkedFareContracts") }
+            return (r, parked)
+        }
+        WorkerMetrics.record(result.outcomes)
+        WorkerMetrics.parked(parked)
+        worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
+    }
+
+    /// Publishes a transaction's dead letters to `<topic>.DLT` and waits for delivery (inside the
+    /// transaction: if publishing fails, nothing commits and the batch is retried).
+    func deadLetterPublisher() -> BeforeCommit? {
+        guard let producer = deadLetters else { return nil }
+        return { letters in
+            let kafkaLetters = letters.filter { !$0.topic.isEmpty }
+            guard !kafkaLetters.isEmpty else { return }
+            for letter in kafkaLetters {
+                try producer.produce(topic: letter.topic + ".DLT", key: letter.key, value: letter.payload, headers: [
+                    MessageHeader("faresync-dlt-original-topic", letter.topic),
+                    MessageHeader("faresync-dlt-original-partition", letter.firstSeen.map { String($0.partition) } ?? ""),
+                    MessageHeader("faresync-dlt-original-offset", letter.firstSeen.map { String($0.offset) } ?? ""),
+                    MessageHeader("faresync-dlt-reason", letter.reason.rawValue),
+                    MessageHeader("faresync-dlt-error", letter.error),
+                ], timestamp: letter.timestamp)
+            }
+            try producer.flush(timeoutMilliseconds: 30_000)
+        }
+    }
+
+    func updateLag() {
+        for (tp, state) in tracker.states {
+            if let high = consumer.highWatermark(tp) { WorkerMetrics.lag(tp, max(0, high - (state.next ?? 0))) }
+        }
+    }
+
+    // MARK: RebalanceDelegate
+
+    func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+        let group = options.group
+        let store = worker.dispatcher.store
+        let positions: [ConsumerPosition?]
+        do {
+            positions = try runBlocking {
+                try await store.read { tx in
+                    try partitions.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
+                }
+            }
+        } catch {
+            // Without the stored positions the worker cannot place itself: stop rather than guess.
+            worker.log.error("cannot read stored positions: \(error)")
+            worker.stop()
+            positions = partitions.map { _ in nil }
+        }
+        var offsets: [TopicPartition: Int64] = [:]
+        for (tp, position) in zip(partitions, positions) {
+            tracker.assign(tp, position: position)
+            if let next = position?.next { offsets[tp] = next }
+        }
+        worker.status.set(assigned: tracker.states.count)
+        WorkerMetrics.assigned(tracker.states.count)
+        worker.log.info("assigned \(partitions.count) partitions", metadata: ["partitions": "\(partitions.map(\.description).sorted().joined(separator: ","))"])
+        return offsets
+    }
+
+    func revoking(_ partitions: [TopicPartition]) {
+        do {
+            try apply()
+        } catch {
+            // Nothing of the batch committed; its messages are consumed again by the next owner.
+            worker.log.error("batch abandoned at revocation: \(error)")
+            pending = []
+        }
+        tracker.revokeAll()
+        worker.status.set(assigned: 0)
+        WorkerMetrics.assigned(0)
+        worker.log.info("revoked \(partitions.count) partitions")
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import FareSyncCore
+import FareSyncKafka
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The worker: consume the topics from Kafka as a consumer-group member into the store.")
+
+    @Option(help: "Kafka bootstrap servers (or @FILE written by dev-broker).") var brokers: String
+    @Option(help: "Consumer group; positions in the store are kept per group.") var group = "faresync"
+    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Flag(help: "Sweep and exit 0 once every assigned partition is caught up.") var exitAtEnd = false
+    @Option(help: "Serve /healthz, /readyz and /metrics on this port (none by default).") var httpPort: Int?
+    @Option(help: "Address the HTTP server binds to.") var httpHost = "127.0.0.1"
+    @Option(help: "Seconds between sweeps.") var sweepInterval = 10.0
+    @Option(help: "At most this many messages per store transaction.") var batchSize = 500
+    @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @OptionGroup var triggers: TriggerOptions
+
+    func validate() throws {
+        guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
+        if let httpPort, !(0...65535).contains(httpPort) { throw ValidationError("--http-port must be 0...65535") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let logger = Logger(label: "faresync")
+
+        var options = WorkerOptions(bootstrap: try resolveBrokers(brokers))
+        options.group = group
+        options.exitAtEnd = exitAtEnd
+        options.batchSize = batchSize
+        options.sweepInterval = .milliseconds(Int64(sweepInterval * 1000))
+        options.deadLetterTopics = !noDeadLetterTopics
+        let opened = try store.open()
+        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
+        let worker = KafkaWorker(options: options, dispatcher: dispatcher, logger: logger)
+
+        var services = [ServiceGroupConfiguration.ServiceConfiguration(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)]
+        if let httpPort {
+            let health = HealthServer(host: httpHost, port: httpPort, worker: worker, store: opened, registry: registry, logger: logger)
+            services.append(.init(service: health.application))
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        let o = dispatcher.outcomes
+        standardError("run: \(o.events) messages, \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered")
+    }
+}
