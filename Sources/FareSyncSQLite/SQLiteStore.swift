@@ -25,34 +25,39 @@ public final class SQLiteStore: DocumentStore {
         }
         config.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: config)
-        try Self.migrator.migrate(pool)
+        try pool.write { db in try Self.migrate(db) }
     }
 
-    static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE documents(path TEXT NOT NULL UNIQUE, data TEXT NOT NULL);
-                CREATE TABLE processed_events(id TEXT PRIMARY KEY) WITHOUT ROWID;
-                CREATE TABLE accounts(abt_id TEXT PRIMARY KEY, uid TEXT NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE parked(
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, contract_id TEXT NOT NULL,
-                    version TEXT NOT NULL, event_time INTEGER NOT NULL, data TEXT NOT NULL,
-                    topic TEXT NOT NULL, msg_key BLOB, msg_value BLOB, ts INTEGER, part INTEGER, off INTEGER);
-                CREATE INDEX parked_account ON parked(account);
-                CREATE INDEX parked_contract ON parked(contract_id);
-                CREATE INDEX parked_time ON parked(event_time);
-                CREATE TABLE contract_orders(uid TEXT NOT NULL, order_id TEXT NOT NULL, PRIMARY KEY(uid, order_id)) WITHOUT ROWID;
-                CREATE TABLE open_reservations(path TEXT PRIMARY KEY, created INTEGER NOT NULL, rejected INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE INDEX open_reservations_created ON open_reservations(created);
-                CREATE TABLE offsets(consumer TEXT NOT NULL, topic TEXT NOT NULL, part INTEGER NOT NULL, next INTEGER NOT NULL,
-                                     PRIMARY KEY(consumer, topic, part)) WITHOUT ROWID;
-                """)
+    /// The schema, step by step; `PRAGMA user_version` is the number of steps applied. Checked and
+    /// applied inside one IMMEDIATE transaction, so several processes opening a new store at once
+    /// (two workers) cannot both apply a step.
+    static let schema: [String] = [
+        """
+        CREATE TABLE documents(path TEXT NOT NULL UNIQUE, data TEXT NOT NULL);
+        CREATE TABLE processed_events(id TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE accounts(abt_id TEXT PRIMARY KEY, uid TEXT NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE parked(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, contract_id TEXT NOT NULL,
+            version TEXT NOT NULL, event_time INTEGER NOT NULL, data TEXT NOT NULL,
+            topic TEXT NOT NULL, msg_key BLOB, msg_value BLOB, ts INTEGER, part INTEGER, off INTEGER);
+        CREATE INDEX parked_account ON parked(account);
+        CREATE INDEX parked_contract ON parked(contract_id);
+        CREATE INDEX parked_time ON parked(event_time);
+        CREATE TABLE contract_orders(uid TEXT NOT NULL, order_id TEXT NOT NULL, PRIMARY KEY(uid, order_id)) WITHOUT ROWID;
+        CREATE TABLE open_reservations(path TEXT PRIMARY KEY, created INTEGER NOT NULL, rejected INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE INDEX open_reservations_created ON open_reservations(created);
+        CREATE TABLE offsets(consumer TEXT NOT NULL, topic TEXT NOT NULL, part INTEGER NOT NULL, next INTEGER NOT NULL,
+                             newest_event_time INTEGER, PRIMARY KEY(consumer, topic, part)) WITHOUT ROWID;
+        """,
+    ]
+
+    static func migrate(_ db: Database) throws {
+        let applied = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        guard applied <= schema.count else {
+            throw DatabaseError(message: "the store was written by a newer FareSync (schema \(applied), this one knows \(schema.count))")
         }
-        m.registerMigration("v2: newest event time per consumed partition") { db in
-            try db.execute(sql: "ALTER TABLE offsets ADD COLUMN newest_event_time INTEGER")
-        }
-        return m
+        for step in schema.dropFirst(applied) { try db.execute(sql: step) }
+        if applied < schema.count { try db.execute(sql: "PRAGMA user_version = \(schema.count)") }
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {

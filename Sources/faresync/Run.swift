@@ -21,6 +21,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "At most this many messages per store transaction.") var batchSize = 500
     @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")
+    var kafkaSettings: [String] = []
     @OptionGroup var triggers: TriggerOptions
 
     func validate() throws {
@@ -28,6 +30,9 @@ struct Run: AsyncParsableCommand {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         if let httpPort, !(0...65535).contains(httpPort) { throw ValidationError("--http-port must be 0...65535") }
+        for setting in kafkaSettings where !setting.contains("=") {
+            throw ValidationError("--kafka-setting \(setting): expected KEY=VALUE")
+        }
     }
 
     func run() async throws {
@@ -47,6 +52,10 @@ struct Run: AsyncParsableCommand {
         options.batchSize = batchSize
         options.sweepInterval = .milliseconds(Int64(sweepInterval * 1000))
         options.deadLetterTopics = !noDeadLetterTopics
+        for setting in kafkaSettings {
+            let parts = setting.split(separator: "=", maxSplits: 1)
+            options.consumerSettings[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
         let opened = try store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
         let worker = KafkaWorker(options: options, dispatcher: dispatcher, logger: logger)
