@@ -2,15 +2,19 @@
 SWIFT ?= swift
 FARESYNC = .build/debug/faresync
 
-.PHONY: setup build demo test release clean
+.PHONY: setup build demo test release clean dev-broker
 
 ## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
 setup:
 	@command -v $(SWIFT) >/dev/null || { echo "make: a Swift 6 toolchain is required (swift not found)"; exit 1; }
 	@missing=""; \
 	  [ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
+	  [ -f /usr/include/librdkafka/rdkafka_mock.h ] || missing="$$missing librdkafka-dev"; \
 	  command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	  command -v python3 >/dev/null || missing="$$missing python3"; \
+	  command -v kcat >/dev/null || missing="$$missing kcat"; \
+	  command -v sqlite3 >/dev/null || missing="$$missing sqlite3"; \
+	  command -v curl >/dev/null || missing="$$missing curl"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "make: installing$$missing"; \
 	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -30,6 +34,11 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bash Tests/cli/check_cli.sh $(FARESYNC)
+	bash Tests/cli/check_kafka.sh $(FARESYNC)
+
+## A local Kafka-protocol broker (librdkafka's mock cluster) for development.
+dev-broker: build
+	$(FARESYNC) dev-broker --bootstrap-file .dev-broker
 
 release: setup
 	$(SWIFT) build -c release
