@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FARESYNC = .build/debug/faresync
 
-.PHONY: setup build demo test release clean dev-broker
+.PHONY: setup build demo test release clean dev-broker crash fuzz
 
 ## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
 setup:
@@ -35,6 +35,16 @@ test: setup
 	$(SWIFT) test --skip-build
 	bash Tests/cli/check_cli.sh $(FARESYNC)
 	bash Tests/cli/check_kafka.sh $(FARESYNC)
+	bash Tests/crash/crash.sh $(FARESYNC) 3 7
+	bash Fuzz/run.sh 20
+
+## The crash harness at length: replay and worker, each SIGKILLed 25 times.
+crash: build
+	bash Tests/crash/crash.sh $(FARESYNC) 25 $${SEED:-2026}
+
+## libFuzzer over the event decoder and the log-line parser (FUZZ_SECONDS, default 600).
+fuzz: build
+	bash Fuzz/run.sh $${FUZZ_SECONDS:-600}
 
 ## A local Kafka-protocol broker (librdkafka's mock cluster) for development.
 dev-broker: build

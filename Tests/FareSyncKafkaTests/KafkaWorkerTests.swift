@@ -90,3 +90,27 @@ import Testing
         #expect(try Self.comparable(try await Export.string(store)) == (try await Self.replayExport(messages)))
     }
 }
+
+extension KafkaWorkerTests {
+    @Test func coordinatorMovesLeaderlessPartitionsAndLatency() async throws {
+        let cluster = try Self.cluster(brokers: 3)
+        let messages = TrafficSimulator(SimulationOptions(users: 100, seed: 41, faults: true)).messages()
+        try Self.publish(messages, to: cluster)
+        let store = MemoryStore()
+        let worker = Self.worker(cluster, store: store, group: "moving")
+        try cluster.setRoundTripTime(broker: 1, milliseconds: 150)
+        let run = Task { try await worker.run() }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while worker.status.batches < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(worker.status.batches >= 2)
+        try cluster.setCoordinator(group: "moving", broker: 3)
+        try cluster.setPartitionLeader(topic: "fare-contracts", partition: 0, broker: -1)
+        try cluster.setPartitionLeader(topic: "auth-users", partition: 2, broker: -1)
+        try await Task.sleep(for: .seconds(2))
+        try cluster.setPartitionLeader(topic: "fare-contracts", partition: 0, broker: 2)
+        try cluster.setPartitionLeader(topic: "auth-users", partition: 2, broker: 1)
+        try cluster.setRoundTripTime(broker: 1, milliseconds: 0)
+        try await run.value
+        #expect(try Self.comparable(try await Export.string(store)) == (try await Self.replayExport(messages)))
+    }
+}

@@ -2,13 +2,14 @@
 # Kafka integration checks, run by `make test`, against `faresync dev-broker` (librdkafka's mock
 # cluster over TCP on 127.0.0.1) with kcat as an outside client:
 #  - replay --brokers + run --exit-at-end gives the in-process replay's export;
-#  - the same with the worker SIGKILLed several times mid-stream and restarted;
+#  (the worker SIGKILLed mid-stream and restarted: Tests/crash/crash.sh);
 #  - the same with two workers in one group sharing the work;
 #  - faresync record writes the same lines as kcat -C -J -e, and kcat's recording replays to the same export;
 #  - /healthz, /readyz and /metrics while running.
 set -u
 FARESYNC=${1:?usage: check_kafka.sh PATH-TO-faresync}
 FARESYNC=$(cd "$(dirname "$FARESYNC")" && pwd)/$(basename "$FARESYNC")
+HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d)
 BROKER_PID=
 cleanup() { [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null; rm -rf "$WORK"; }
@@ -18,17 +19,8 @@ passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-# Exports compared without firstSeen (Kafka's coordinates may differ from the log's) and without
-# the dead letter of the log's unreadable line (it has no topic, so it never reaches Kafka).
-normalized() { python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    if d["path"].startswith("deadLetters/"):
-        if d["data"]["reason"] == "malformed-log-line": continue
-        d["data"].pop("firstSeen", None)
-    print(json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
-' "$1"; }
+# Exports are compared as Tests/cli/comparable_export.py prints them.
+normalized() { python3 "$HERE/comparable_export.py" "$1"; }
 same_as_replay() { # NAME STORE
   "$FARESYNC" export --store "sqlite:$2" --out "$1.export" || { bad "$1: export failed"; return; }
   if cmp -s <(normalized replay.export) <(normalized "$1.export"); then ok "$1: export equals the in-process replay's ($(wc -l <"$1.export") documents)"
@@ -51,28 +43,6 @@ BOOT=$(sed 's/^bootstrap: //' boot.txt)
 "$FARESYNC" run --brokers @boot.txt --group g-one --store sqlite:one.sqlite --exit-at-end "${WORKER_FLAGS[@]}" 2>one.err \
   && ok "run --exit-at-end exits 0" || bad "run --exit-at-end: $(tail -3 one.err)"
 same_as_replay one one.sqlite
-
-# SIGKILLed mid-stream three times, each time once ~150 more events are applied (small batches:
-# many commits to land between), then run to the end.
-applied() { sqlite3 kill.sqlite "SELECT count(*) FROM processed_events" 2>/dev/null || echo 0; }
-kills=""
-for round in 1 2 3; do
-  target=$(( $(applied) + 150 ))
-  "$FARESYNC" run --brokers @boot.txt --group g-kill --store sqlite:kill.sqlite --batch-size 5 "${WORKER_FLAGS[@]}" >/dev/null 2>&1 &
-  pid=$!
-  for _ in $(seq 1200); do
-    [ "$(applied)" -ge "$target" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  kills="$kills $(applied)"
-done
-echo "     SIGKILLed with$kills events applied"
-"$FARESYNC" run --brokers @boot.txt --group g-kill --store sqlite:kill.sqlite --exit-at-end "${WORKER_FLAGS[@]}" 2>kill.err \
-  || bad "run after kills: $(tail -n 3 kill.err)"
-same_as_replay killed kill.sqlite
 
 # Two workers in one group, one store.
 "$FARESYNC" run --brokers @boot.txt --group g-two --store sqlite:two.sqlite --exit-at-end --batch-size 20 "${WORKER_FLAGS[@]}" 2>two-a.err &

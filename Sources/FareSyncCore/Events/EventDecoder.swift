@@ -9,6 +9,9 @@ public enum EventDecoder {
         ("ce_time", "time"), ("ce_subject", "subject"),
     ]
 
+    /// The largest message value decoded: 1 MiB, the most a Firestore document can hold.
+    public static let maxValueBytes = 1_048_576
+
     public static func decode(_ message: SourceMessage) -> Result<CloudEvent, Rejection> {
         do throws(Rejection) {
             return .success(try decodeThrowing(message))
@@ -21,6 +24,9 @@ public enum EventDecoder {
         if let readError = message.readError { throw Rejection(.malformedLogLine, readError) }
         guard let value = message.value else { throw Rejection(.invalidJSON, "the message has no value (tombstone)") }
         if value.isEmpty { throw Rejection(.invalidJSON, "the message value is empty") }
+        if value.count > maxValueBytes {
+            throw Rejection(.tooLarge, "the message value is \(value.count) bytes, more than \(maxValueBytes)")
+        }
         let parsed: JSONValue
         do {
             parsed = try JSONParser.parse(value)

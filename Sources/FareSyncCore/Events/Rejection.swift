@@ -2,6 +2,8 @@
 public enum DeadLetterReason: String, Sendable, CaseIterable {
     /// A log line that is not a kcat `-J` record (not JSON, or a required field missing).
     case malformedLogLine = "malformed-log-line"
+    /// The message value is larger than 1 MiB, the most a Firestore document can hold.
+    case tooLarge = "too-large"
     /// The message value is missing, not UTF-8, or not JSON.
     case invalidJSON = "invalid-json"
     /// The value is JSON but not a CloudEvents 1.0 event FareSync reads (structured or binary mode).

@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// Consumers read by lane: lane `p` delivers partition `p` of every topic, in the order the
 /// messages were appended — as one member of a consumer group would be assigned partition `p` of
-/// each topic. Each lane holds at most `capacity` messages: `append` waits while the lane is full,
-/// so a reader that streams a large log never holds more than a bounded window of it.
+/// each topic. Each lane holds at most `capacity` messages and `maxBytes` of keys and values (a
+/// single larger message is still accepted into an empty lane): `append` waits while the lane is
+/// full, so a reader that streams a large log never holds more than a bounded window of it.
 public final class InProcessQueue: Sendable {
     /// A message as a lane delivers it, with its in-process partition and offset.
     public struct Delivery: Sendable {
@@ -21,11 +22,11 @@ public final class InProcessQueue: Sendable {
     private let lanes: [Lane]
     private let offsets = Mutex<[String: [Int64]]>([:])
 
-    public init(partitions: Int, capacity: Int = 4096) {
+    public init(partitions: Int, capacity: Int = 4096, maxBytes: Int = 16 << 20) {
         precondition(partitions >= 1 && capacity >= 1)
         self.partitions = partitions
         self.capacity = capacity
-        lanes = (0..<partitions).map { _ in Lane(capacity: capacity) }
+        lanes = (0..<partitions).map { _ in Lane(capacity: capacity, maxBytes: maxBytes) }
     }
 
     /// Appends a message to its topic's partition; waits while that lane is full.
@@ -57,6 +58,7 @@ final class Lane: Sendable {
     private struct State {
         var items: [InProcessQueue.Delivery] = []
         var head = 0
+        var bytes = 0
         var finished = false
         var waitingConsumer: CheckedContinuation<Void, Never>?
         var waitingProducers: [CheckedContinuation<Void, Never>] = []
@@ -64,15 +66,29 @@ final class Lane: Sendable {
     }
 
     private let capacity: Int
+    private let maxBytes: Int
     private let state = Mutex(State())
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int, maxBytes: Int) {
+        self.capacity = capacity
+        self.maxBytes = maxBytes
+    }
+
+    static func size(_ d: InProcessQueue.Delivery) -> Int { (d.message.value?.count ?? 0) + (d.message.key?.count ?? 0) }
+
+    /// Room for another message: below both limits, or empty (a single large message always fits).
+    private func hasRoom(_ s: State) -> Bool {
+        s.count == 0 || (s.count < capacity && s.bytes < maxBytes)
+    }
 
     func put(_ item: InProcessQueue.Delivery) async {
         while true {
             let (stored, consumer): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
-                guard s.count < capacity || s.finished else { return (false, nil) }
-                if !s.finished { s.items.append(item) }
+                guard hasRoom(s) || s.finished else { return (false, nil) }
+                if !s.finished {
+                    s.items.append(item)
+                    s.bytes += Self.size(item)
+                }
                 defer { s.waitingConsumer = nil }
                 return (true, s.waitingConsumer)
             }
@@ -82,7 +98,7 @@ final class Lane: Sendable {
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { s -> Bool in
-                    if s.count < capacity || s.finished { return true }
+                    if hasRoom(s) || s.finished { return true }
                     s.waitingProducers.append(continuation)
                     return false
                 }
@@ -109,6 +125,7 @@ final class Lane: Sendable {
                     let n = min(max, s.count)
                     let out = Array(s.items[s.head..<(s.head + n)])
                     s.head += n
+                    s.bytes -= out.reduce(0) { $0 + Self.size($1) }
                     if s.head > 1024, s.head * 2 > s.items.count {
                         s.items.removeFirst(s.head)
                         s.head = 0
