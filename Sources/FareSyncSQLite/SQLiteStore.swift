@@ -18,10 +18,10 @@ public final class SQLiteStore: DocumentStore {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // 64 MiB of page cache per connection and memory-mapped reads: the store's working set
-            // (indexes of paths, event ids, accounts) stays in memory on large replays.
-            try db.execute(sql: "PRAGMA cache_size = -65536")
-            try db.execute(sql: "PRAGMA mmap_size = 268435456")
+            // 32 MiB of page cache per connection: the indexes the triggers read (paths, event ids,
+            // accounts) stay in memory on large replays, and memory stays bounded however large the
+            // store grows (no memory-mapped I/O, whose pages would count against the process).
+            try db.execute(sql: "PRAGMA cache_size = -32768")
         }
         config.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: config)

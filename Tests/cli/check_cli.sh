@@ -71,6 +71,46 @@ for v in p8 dup mixed parts; do
 done
 cmp -s s.jsonl mixed.jsonl && bad "the interleaved log is not reordered" || ok "interleaved log differs from the original"
 
+# Entur failing 30 % of calls (seeded): every user has the same documents as without failures, or —
+# only when its retries ran out — is a dead letter; no user is anything else.
+rm -f entur.sqlite*
+"$FARESYNC" replay s.jsonl --store sqlite:entur.sqlite --entur-failures 0.3 --entur-seed 5 >/dev/null \
+  && "$FARESYNC" export --store sqlite:entur.sqlite --out entur.export
+if python3 - p1.export entur.export <<'PY'
+import json, sys
+def load(path):
+    return {d["path"]: d["data"] for d in map(json.loads, open(path, encoding="utf-8"))}
+clean, flaky = load(sys.argv[1]), load(sys.argv[2])
+dead = {d["key"] for p, d in flaky.items() if p.startswith("deadLetters/") and d["reason"] == "entur-unavailable"}
+users = [p.split("/")[1] for p in clean if p.startswith("authUsers/")]
+same = sum(1 for u in users if flaky.get("authUsers/" + u) == clean["authUsers/" + u] and flaky.get("customers/" + u) == clean["customers/" + u])
+lost = [u for u in users if "authUsers/" + u not in flaky]
+wrong = [u for u in users if "authUsers/" + u in flaky and flaky["authUsers/" + u] != clean["authUsers/" + u]]
+undead = [u for u in lost if u not in dead]
+print("     entur failures: %d users unchanged, %d dead-lettered (entur-unavailable), %d changed, %d missing without a dead letter" % (same, len(lost), len(wrong), len(undead)))
+sys.exit(0 if same + len(lost) == len(users) and not wrong and not undead and lost else 1)
+PY
+then ok "Entur failures: the same users, or dead letters"; else bad "Entur failures changed users"; fi
+
+# Memory stays bounded on megabyte-sized bad messages: peak RSS of replaying 60 versus 180 of them.
+# Three times the data may cost a little more (SQLite's page cache and WAL settle), but a process
+# that kept messages would grow by the 120 MiB of data (before a fix, it did: 114 -> 316 MiB).
+python3 - "$FARESYNC" <<'PY' && ok "memory bounded on multi-megabyte messages" || bad "memory grows with multi-megabyte messages"
+import json, resource, subprocess, sys
+def peak(n):
+    with open("big-%d.jsonl" % n, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"topic": "reservations", "partition": 0, "offset": i, "key": "k%d" % i,
+                                "payload": '{"specversion":"1.0","id":"' + str(i) + "x" * (1 << 20) + '"}'}) + "\n")
+    code = "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    out = subprocess.run([sys.executable, "-c", code, sys.argv[1], "replay", "big-%d.jsonl" % n, "--store", "sqlite:big-%d.sqlite" % n, "--partitions", "2"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out.strip())
+small, large = peak(60), peak(180)
+print("     peak RSS: %d MiB for 60 messages of 1 MiB, %d MiB for 180" % (small // 1024, large // 1024))
+sys.exit(0 if large - small < 60 * 1024 else 1)
+PY
+
 # The outside oracle: Python's jsonschema over fixtures, logs and exports.
 "$FARESYNC" simulate --users 100 --seed 5 --out clean.jsonl 2>/dev/null
 if python3 "$ROOT/Tests/schema/check_schemas.py" --fixtures "$ROOT/Tests/FareSyncCoreTests/Fixtures/events" \

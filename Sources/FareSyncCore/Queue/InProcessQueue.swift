@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// The in-process stand-in for Kafka: every topic has `partitions` partitions, a message goes to
@@ -56,13 +57,12 @@ public final class InProcessQueue: Sendable {
 /// A bounded single-consumer buffer with waiting on both sides.
 final class Lane: Sendable {
     private struct State {
-        var items: [InProcessQueue.Delivery] = []
-        var head = 0
+        var items = Deque<InProcessQueue.Delivery>()
         var bytes = 0
         var finished = false
         var waitingConsumer: CheckedContinuation<Void, Never>?
         var waitingProducers: [CheckedContinuation<Void, Never>] = []
-        var count: Int { items.count - head }
+        var count: Int { items.count }
     }
 
     private let capacity: Int
@@ -123,13 +123,10 @@ final class Lane: Sendable {
             let step: Step = state.withLock { s in
                 if s.count > 0 {
                     let n = min(max, s.count)
-                    let out = Array(s.items[s.head..<(s.head + n)])
-                    s.head += n
+                    // Taken messages leave the buffer at once: a consumed message is never kept alive here.
+                    let out = Array(s.items.prefix(n))
+                    s.items.removeFirst(n)
                     s.bytes -= out.reduce(0) { $0 + Self.size($1) }
-                    if s.head > 1024, s.head * 2 > s.items.count {
-                        s.items.removeFirst(s.head)
-                        s.head = 0
-                    }
                     defer { s.waitingProducers = [] }
                     return .items(out, s.waitingProducers)
                 }
