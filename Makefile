@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FARESYNC = .build/debug/faresync
 
-.PHONY: setup build demo test release clean dev-broker crash fuzz
+.PHONY: setup build demo test release clean dev-broker crash fuzz bench
 
 ## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
 setup:
@@ -37,6 +37,13 @@ test: setup
 	bash Tests/cli/check_kafka.sh $(FARESYNC)
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
 	bash Fuzz/run.sh 20
+	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --memory-small 2000 --memory-large 8000 --e2e-events 3000
+
+## The benchmarks of BENCHMARKS.md, release build, full sizes (several minutes).
+bench: setup
+	$(SWIFT) build -c release --product faresync
+	$(SWIFT) build -c release --product faresync-bench
+	.build/release/faresync-bench
 
 ## The crash harness at length: replay and worker, each SIGKILLed 25 times.
 crash: build

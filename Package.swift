@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "faresync", targets: ["faresync"]),
+        .executable(name: "faresync-bench", targets: ["faresync-bench"]),
         .library(name: "FareSyncCore", targets: ["FareSyncCore"]),
         .library(name: "FareSyncSQLite", targets: ["FareSyncSQLite"]),
     ],
@@ -70,6 +71,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        // `make bench`: the side-by-side benchmarks of BENCHMARKS.md.
+        .executableTarget(
+            name: "faresync-bench",
+            dependencies: [
+                "CRdKafka",
+                "FareSyncCore",
+                "FareSyncSQLite",
+                "FareSyncKafka",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(

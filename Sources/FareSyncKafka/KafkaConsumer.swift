@@ -22,6 +22,8 @@ final class KafkaConsumer {
     private let handle: RDKafkaHandle
     private let context: Context
     private var closed = false
+    /// Topic names by topic handle, so a message's topic is not copied out of C for every message.
+    private var topicNames: [OpaquePointer: String] = [:]
 
     /// What the C rebalance callback reaches through its opaque pointer.
     final class Context {
@@ -89,7 +91,11 @@ final class KafkaConsumer {
         guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
         defer { rd_kafka_message_destroy(m) }
         let err = m.pointee.err
-        if err == RD_KAFKA_RESP_ERR_NO_ERROR { return .message(RDKafkaMessage.copy(m)) }
+        if err == RD_KAFKA_RESP_ERR_NO_ERROR, let rkt = m.pointee.rkt {
+            let topic = topicNames[rkt] ?? String(cString: rd_kafka_topic_name(rkt))
+            topicNames[rkt] = topic
+            return .message(RDKafkaMessage.copy(m, topic: topic))
+        }
         if err == RD_KAFKA_RESP_ERR__PARTITION_EOF, let rkt = m.pointee.rkt {
             return .endOfPartition(TopicPartition(topic: String(cString: rd_kafka_topic_name(rkt)), partition: m.pointee.partition))
         }

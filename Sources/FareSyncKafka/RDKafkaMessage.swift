@@ -5,13 +5,18 @@ import FareSyncCore
 /// message stays owned by the caller.
 enum RDKafkaMessage {
     static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>) -> SourceMessage {
+        copy(m, topic: m.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? "")
+    }
+
+    /// The same, with the topic's name already known.
+    static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String) -> SourceMessage {
         let msg = m.pointee
-        let topic = msg.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let ts = rd_kafka_message_timestamp(m, &tstype)
         var headers: [MessageHeader] = []
         var hdrs: OpaquePointer?
         if rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR, let hdrs {
+            headers.reserveCapacity(rd_kafka_header_cnt(hdrs))
             var index = 0
             var name: UnsafePointer<CChar>?
             var value: UnsafeRawPointer?

@@ -15,6 +15,12 @@ public final class SQLiteStore: DocumentStore {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String) throws {
         self.path = path
+        pool = try DatabasePool(path: path, configuration: Self.configuration())
+        try pool.write { db in try Self.migrate(db) }
+    }
+
+    /// The connection settings of every FareSync store (the benchmark's raw floor uses them too).
+    public static func configuration() -> Configuration {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -24,8 +30,7 @@ public final class SQLiteStore: DocumentStore {
             try db.execute(sql: "PRAGMA cache_size = -32768")
         }
         config.busyMode = .timeout(10)
-        pool = try DatabasePool(path: path, configuration: config)
-        try pool.write { db in try Self.migrate(db) }
+        return config
     }
 
     /// The schema, step by step; `PRAGMA user_version` is the number of steps applied. Checked and

@@ -1,0 +1,122 @@
+import CRdKafka
+import FareSyncCore
+import FareSyncKafka
+
+/// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's consumer path
+/// (`KafkaTopicReader`, delivering `SourceMessage` values to a sink that does nothing), reading the
+/// same messages from the same mock cluster, in the same process.
+enum ConsumerBench {
+    struct Result {
+        var messages: Int
+        var cRate: Double
+        var swiftRate: Double
+        var decodeRate: Double
+    }
+
+    static func run(messages count: Int, rounds: Int) throws -> Result {
+        // The mock cluster keeps at most 5 MiB / 100 000 message sets per partition: stay under.
+        let values = TrafficSimulator(SimulationOptions(users: max(10, count / 7 + 1), seed: 5)).messages().filter { $0.readError == nil }
+        let averageSize = values.reduce(0) { $0 + ($1.value?.count ?? 0) + 200 } / max(1, values.count)
+        let perPartition = min(90_000, (4 << 20) / max(1, averageSize))
+        let partitions = max(1, (count + perPartition - 1) / perPartition)
+        let cluster = try MockCluster(brokers: 1)
+        try cluster.createTopic("bench", partitions: partitions)
+        let producer = try KafkaProducer(bootstrap: cluster.bootstrapServers, settings: ["linger.ms": "20", "batch.num.messages": "1000"])
+        for i in 0..<count {
+            let m = values[i % values.count]
+            try producer.produce(topic: "bench", key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp)
+        }
+        try producer.flush()
+        var cBest = Duration.seconds(1_000_000)
+        var swiftBest = Duration.seconds(1_000_000)
+        for _ in 0..<rounds {
+            cBest = min(cBest, try plainC(cluster.bootstrapServers, partitions: partitions, expected: count))
+            swiftBest = min(swiftBest, try fareSync(cluster.bootstrapServers, expected: count))
+        }
+        // Decoding (CloudEvent envelope + typed data), on the same values.
+        let sample = Array(values.prefix(min(values.count, 20_000)))
+        var decoded = 0
+        let started = ContinuousClock.now
+        while decoded < max(count, 50_000) {
+            for m in sample { if case .success = EventDecoder.decode(m) { decoded += 1 } else { decoded += 1 } }
+        }
+        let decodeTime = ContinuousClock.now - started
+        return Result(messages: count, cRate: rate(count, cBest), swiftRate: rate(count, swiftBest), decodeRate: rate(decoded, decodeTime))
+    }
+
+    static func plainC(_ bootstrap: String, partitions: Int, expected: Int) throws -> Duration {
+        var errstr = [CChar](repeating: 0, count: 512)
+        let conf = rd_kafka_conf_new()
+        for (k, v) in [("bootstrap.servers", bootstrap), ("group.id", "bench-c"), ("enable.auto.commit", "false"), ("log_level", "3")] {
+            guard rd_kafka_conf_set(conf, k, v, &errstr, errstr.count) == RD_KAFKA_CONF_OK else { throw BenchError(text(errstr)) }
+        }
+        guard let rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, &errstr, errstr.count) else { throw BenchError(text(errstr)) }
+        rd_kafka_poll_set_consumer(rk)
+        let list = rd_kafka_topic_partition_list_new(Int32(partitions))
+        for p in 0..<partitions { rd_kafka_topic_partition_list_add(list, "bench", Int32(p)).pointee.offset = Int64(RD_KAFKA_OFFSET_BEGINNING) }
+        rd_kafka_assign(rk, list)
+        rd_kafka_topic_partition_list_destroy(list)
+        // Timed from the first message, so connecting and the first fetch count for neither loop.
+        var seen = 0
+        var bytes = 0
+        var started = ContinuousClock.now
+        while seen < expected {
+            guard let m = rd_kafka_consumer_poll(rk, 100) else { continue }
+            if m.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                if seen == 0 { started = ContinuousClock.now }
+                seen += 1
+                bytes &+= m.pointee.len &+ m.pointee.key_len
+            }
+            rd_kafka_message_destroy(m)
+        }
+        let elapsed = ContinuousClock.now - started
+        rd_kafka_consumer_close(rk)
+        rd_kafka_destroy(rk)
+        Sink.consume(bytes)
+        return elapsed
+    }
+
+    static func fareSync(_ bootstrap: String, expected: Int) throws -> Duration {
+        let reader = try KafkaTopicReader(bootstrap: bootstrap, topics: ["bench"], settings: ["group.id": "bench-swift"])
+        try reader.start()
+        var seen = 0
+        var started = ContinuousClock.now
+        while seen < expected {
+            guard let message = try reader.next(100) else { continue }
+            if seen == 0 { started = ContinuousClock.now }
+            seen += 1
+            Sink.consume(message)
+        }
+        let elapsed = ContinuousClock.now - started
+        reader.close()
+        return elapsed
+    }
+}
+
+/// A sink that does nothing with what it gets, but that the optimizer cannot remove.
+enum Sink {
+    nonisolated(unsafe) static var total = 0
+
+    @inline(never)
+    static func consume(_ message: SourceMessage) {
+        total &+= message.value?.count ?? 0
+    }
+
+    @inline(never)
+    static func consume(_ bytes: Int) { total &+= bytes }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A C string buffer's text.
+func text(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+func rate(_ count: Int, _ d: Duration) -> Double {
+    let s = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    return s > 0 ? Double(count) / s : 0
+}

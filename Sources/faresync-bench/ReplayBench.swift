@@ -1,0 +1,109 @@
+import FareSyncCore
+import FareSyncSQLite
+import Foundation
+import GRDB
+
+/// Replay throughput against the raw floor: the same final documents written with GRDB prepared
+/// upserts in 1000-row transactions, same pragmas, into a fresh SQLite file.
+enum ReplayBench {
+    struct Result {
+        var events: Int
+        var documents: Int
+        var replayRate: Double
+        var rawRate: Double
+    }
+
+    /// Writes a simulated log of at least `events` messages; returns how many it has.
+    static func writeLog(events: Int, to path: String, seed: UInt64 = 7) throws -> Int {
+        let writer = try FileWriter(path: path)
+        var count = 0
+        // About 7 messages per user.
+        try TrafficSimulator(SimulationOptions(users: max(1, events / 7), seed: seed, faults: true)).generate { message, partition, offset in
+            var line = EventLogWriter.line(message, partition: partition, offset: offset)
+            line.append(0x0A)
+            try writer.write(line)
+            count += 1
+        }
+        try writer.close()
+        return count
+    }
+
+    static func run(log: String, events: Int, directory: String) async throws -> Result {
+        let storePath = directory + "/replay.sqlite"
+        let store = try SQLiteStore(path: storePath)
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        let started = ContinuousClock.now
+        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: 2)).run([.file(log)])
+        let replayTime = ContinuousClock.now - started
+
+        // The final documents, then the raw floor writing them.
+        let documents: [(String, String)] = try await DatabaseQueue(path: storePath).read { db in
+            try Row.fetchAll(db, sql: "SELECT path, data FROM documents").map { ($0[0], $0[1]) }
+        }
+        let raw = try DatabasePool(path: directory + "/raw.sqlite", configuration: SQLiteStore.configuration())
+        try await raw.write { db in try db.execute(sql: "CREATE TABLE documents(path TEXT NOT NULL UNIQUE, data TEXT NOT NULL)") }
+        let rawStarted = ContinuousClock.now
+        for start in stride(from: 0, to: documents.count, by: 1000) {
+            let chunk = documents[start..<min(start + 1000, documents.count)]
+            try await raw.write { db in
+                let upsert = try db.cachedStatement(sql: "INSERT INTO documents(path, data) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET data = excluded.data")
+                for (path, data) in chunk { try upsert.execute(arguments: [path, data]) }
+            }
+        }
+        let rawTime = ContinuousClock.now - rawStarted
+        return Result(events: events, documents: documents.count, replayRate: rate(events, replayTime), rawRate: rate(events, rawTime))
+    }
+}
+
+/// Child processes: peak memory and wall time.
+enum Child {
+    struct Outcome {
+        var status: Int32
+        var peakKiB: Int
+        var elapsed: Duration
+    }
+
+    /// Runs a program to its end; its peak resident set (VmHWM, from wait4's rusage) and time.
+    static func run(_ arguments: [String], quiet: Bool = true) throws -> Outcome {
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if quiet {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        let started = ContinuousClock.now
+        let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard rc == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchError("wait4: \(String(cString: strerror(errno)))") }
+        }
+        return Outcome(status: status, peakKiB: usage.ru_maxrss, elapsed: ContinuousClock.now - started)
+    }
+
+    /// Starts a program in the background; returns its pid.
+    static func start(_ arguments: [String]) throws -> pid_t {
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard rc == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    static func stop(_ pid: pid_t) {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+}
