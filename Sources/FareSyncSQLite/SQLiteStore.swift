@@ -54,6 +54,8 @@ public final class SQLiteStore: DocumentStore {
         CREATE TABLE offsets(consumer TEXT NOT NULL, topic TEXT NOT NULL, part INTEGER NOT NULL, next INTEGER NOT NULL,
                              newest_event_time INTEGER, PRIMARY KEY(consumer, topic, part)) WITHOUT ROWID;
         """,
+        // The top-level `version` of each document, so that comparing versions reads no JSON.
+        "ALTER TABLE documents ADD COLUMN version TEXT",
     ]
 
     static func migrate(_ db: Database) throws {
@@ -98,8 +100,19 @@ final class SQLiteTransaction: StoreTransaction {
         return try JSONParser.parse(text, maxDepth: .max)
     }
 
+    func hasDocument(_ path: String) throws -> Bool {
+        try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM documents WHERE path = ?"), arguments: [path]) ?? false
+    }
+
+    func documentVersion(_ path: String) throws -> String? {
+        try String.fetchOne(try db.cachedStatement(sql: "SELECT version FROM documents WHERE path = ?"), arguments: [path])
+    }
+
     func setDocument(_ path: String, _ value: JSONValue) throws {
-        try db.cachedStatement(sql: "INSERT INTO documents(path, data) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET data = excluded.data").execute(arguments: [path, JSONWriter.string(value)])
+        try db.cachedStatement(sql: """
+            INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
+            """).execute(arguments: [path, JSONWriter.string(value), value["version"]?.stringValue])
     }
 
     func deleteDocument(_ path: String) throws {

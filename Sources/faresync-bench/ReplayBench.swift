@@ -63,8 +63,15 @@ enum Child {
         var elapsed: Duration
     }
 
-    /// Runs a program to its end; its peak resident set (VmHWM, from wait4's rusage) and time.
+    /// Runs a program to its end; its peak resident set and time. The peak is the VmHWM faresync
+    /// reports of itself (FARESYNC_PEAK_MEMORY_FILE): wait4's ru_maxrss would count this benchmark's
+    /// own memory, which a spawned child shares until it execs.
     static func run(_ arguments: [String], quiet: Bool = true) throws -> Outcome {
+        let peakFile = NSTemporaryDirectory() + "faresync-peak-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        defer { unlink(peakFile) }
+        let environment = ProcessInfo.processInfo.environment.merging(["FARESYNC_PEAK_MEMORY_FILE": peakFile]) { $1 }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for e in envp { free(e) } }
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -76,14 +83,15 @@ enum Child {
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
         let started = ContinuousClock.now
-        let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
         guard rc == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw BenchError("wait4: \(String(cString: strerror(errno)))") }
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw BenchError("waitpid: \(String(cString: strerror(errno)))") }
         }
-        return Outcome(status: status, peakKiB: usage.ru_maxrss, elapsed: ContinuousClock.now - started)
+        let elapsed = ContinuousClock.now - started
+        let peak = (try? String(contentsOfFile: peakFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? -1
+        return Outcome(status: status, peakKiB: peak, elapsed: elapsed)
     }
 
     /// Starts a program in the background; returns its pid.

@@ -21,6 +21,7 @@ enum Entry {
             if FareSync.exitCode(for: error) == .success { FareSync.exit(withError: error) }
             usageError(FareSync.message(for: error))
         }
+        defer { reportPeakMemory() }
         do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
@@ -37,6 +38,16 @@ enum Entry {
             standardError("faresync: error: \(error)")
             exit(1)
         }
+    }
+
+    /// With `FARESYNC_PEAK_MEMORY_FILE` set, writes this process's peak resident set (VmHWM, KiB)
+    /// there at exit: what the benchmark reads (a spawner's rusage can include its own memory).
+    static func reportPeakMemory() {
+        guard let file = ProcessInfo.processInfo.environment["FARESYNC_PEAK_MEMORY_FILE"],
+              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return }
+        let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "0"
+        try? Data((kib + "\n").utf8).write(to: URL(fileURLWithPath: file))
     }
 
     static func usageError(_ message: String) -> Never {

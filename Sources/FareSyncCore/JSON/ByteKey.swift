@@ -3,8 +3,12 @@
 struct ByteKey: Hashable, Sendable {
     let string: String
     init(_ s: String) { string = s }
-    static func == (a: ByteKey, b: ByteKey) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    static func == (a: ByteKey, b: ByteKey) -> Bool { UTF8Order.equal(a.string, b.string) }
     func hash(into hasher: inout Hasher) {
-        for b in string.utf8 { hasher.combine(b) }
+        let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil {
+            for b in string.utf8 { hasher.combine(b) }
+        }
+        hasher.combine(string.utf8.count)
     }
 }

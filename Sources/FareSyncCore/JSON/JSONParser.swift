@@ -204,8 +204,15 @@ public struct JSONParser {
             }
             if b < 0x20 { throw error("unescaped control character in a string") }
             if b != UInt8(ascii: "\\") {
-                buffer.append(b)
+                // Copy the run up to the next quote, backslash or control character at once.
+                let runStart = index
                 index += 1
+                while index < bytes.count {
+                    let c = bytes[index]
+                    if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+                    index += 1
+                }
+                buffer.append(contentsOf: bytes[runStart..<index])
                 continue
             }
             index += 1

@@ -101,8 +101,19 @@ public struct JSONObject: Sendable, Equatable {
         }
     }
 
-    /// Binary search by UTF-8 bytes: the index of `name`, or where it would be inserted.
+    /// The index of `name`, or where it would be inserted: a linear scan for the small objects
+    /// events are made of, binary search by UTF-8 bytes for larger ones.
     private func position(of name: String) -> (Int, Bool) {
+        if members.count <= 12 {
+            for (i, member) in members.enumerated() {
+                switch UTF8Order.compare(member.name, name) {
+                case .orderedSame: return (i, true)
+                case .orderedDescending: return (i, false)
+                case .orderedAscending: continue
+                }
+            }
+            return (members.count, false)
+        }
         var low = 0
         var high = members.count
         while low < high {
@@ -119,7 +130,7 @@ public struct JSONObject: Sendable, Equatable {
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.members.count == rhs.members.count else { return false }
         for (l, r) in zip(lhs.members, rhs.members) {
-            guard l.name.utf8.elementsEqual(r.name.utf8), l.value == r.value else { return false }
+            guard UTF8Order.equal(l.name, r.name), l.value == r.value else { return false }
         }
         return true
     }
@@ -131,6 +142,11 @@ public enum UTF8Ordering: Sendable { case orderedAscending, orderedSame, ordered
 /// Byte-wise UTF-8 ordering: the order of SQLite's BINARY collation and of Unicode code points.
 public enum UTF8Order {
     public static func compare(_ a: String, _ b: String) -> UTF8Ordering {
+        // Native strings are contiguous UTF-8: compare the bytes in place.
+        let fast = a.utf8.withContiguousStorageIfAvailable { pa in
+            b.utf8.withContiguousStorageIfAvailable { pb in compare(pa, pb) }
+        }
+        if let result = fast ?? nil { return result }
         var ai = a.utf8.makeIterator()
         var bi = b.utf8.makeIterator()
         while true {
@@ -142,6 +158,24 @@ public enum UTF8Order {
                 if x != y { return x < y ? .orderedAscending : .orderedDescending }
             }
         }
+    }
+
+    @inline(__always)
+    static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> UTF8Ordering {
+        let n = Swift.min(a.count, b.count)
+        var i = 0
+        while i < n {
+            let x = a[i], y = b[i]
+            if x != y { return x < y ? .orderedAscending : .orderedDescending }
+            i += 1
+        }
+        return a.count == b.count ? .orderedSame : (a.count < b.count ? .orderedAscending : .orderedDescending)
+    }
+
+    /// Byte-wise equality.
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return compare(a, b) == .orderedSame
     }
 
     public static func less(_ a: String, _ b: String) -> Bool {

@@ -18,6 +18,11 @@ public protocol DocumentStore: Sendable {
 public protocol StoreTransaction: AnyObject {
     // MARK: Documents
     func document(_ path: String) throws -> JSONValue?
+    /// Whether a document exists (without reading it).
+    func hasDocument(_ path: String) throws -> Bool
+    /// The document's top-level `version` member if it is a string, read without decoding the
+    /// document (fare contracts are compared by version on every change).
+    func documentVersion(_ path: String) throws -> String?
     func setDocument(_ path: String, _ value: JSONValue) throws
     func deleteDocument(_ path: String) throws
     /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).

@@ -83,6 +83,8 @@ final class MemoryTransaction: StoreTransaction {
     }
 
     func document(_ path: String) throws -> JSONValue? { state.documents[ByteKey(path)] }
+    func hasDocument(_ path: String) throws -> Bool { state.documents[ByteKey(path)] != nil }
+    func documentVersion(_ path: String) throws -> String? { state.documents[ByteKey(path)]?["version"]?.stringValue }
     func setDocument(_ path: String, _ value: JSONValue) throws { change(\.documents, ByteKey(path), to: value) }
     func deleteDocument(_ path: String) throws { change(\.documents, ByteKey(path), to: nil) }
 

@@ -126,7 +126,7 @@ public final class TriggerDispatcher: Sendable {
         guard !uids.isEmpty else { return [:] }
         let candidates = uids
         let needed: [String] = try await store.read { tx in
-            try candidates.filter { try tx.document(Paths.customer($0)) == nil }
+            try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
         }
         var outcomes: [ByteKey: Result<SimulatedEntur.Account, Rejection>] = [:]
         for uid in needed {

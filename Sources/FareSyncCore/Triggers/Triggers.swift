@@ -48,7 +48,7 @@ struct Triggers {
 
     mutating func userCreated(_ event: CloudEvent, _ user: UserCreated, entur: Result<SimulatedEntur.Account, Rejection>?,
                               message: StoredMessage) throws {
-        if try tx.document(Paths.customer(user.uid)) != nil {
+        if try tx.hasDocument(Paths.customer(user.uid)) {
             outcomes.usersAlreadyCreated += 1
             return
         }
@@ -115,7 +115,7 @@ struct Triggers {
             return try deadLetter(message, parkTimeout(account: contract.customerAccountId))
         }
         let path = Paths.fareContract(uid: owner.uid, id: contract.id)
-        if let stored = try tx.document(path)?["version"]?.stringValue,
+        if let stored = try tx.documentVersion(path),
            StringFormat.compareVersions(contract.version, stored) != .orderedDescending {
             outcomes.contractsUnchanged += 1
             return
@@ -125,7 +125,7 @@ struct Triggers {
         outcomes.contractsStored += 1
         // 3.4: the reservation of this order is done.
         let reservation = Paths.reservation(uid: owner.uid, orderId: contract.orderId)
-        if try tx.document(reservation) != nil {
+        if try tx.hasDocument(reservation) {
             try tx.deleteDocument(reservation)
             try tx.untrackReservation(path: reservation)
             outcomes.reservationsReconciled += 1
