@@ -50,6 +50,13 @@ import Testing
         return KafkaWorker(options: options, dispatcher: TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock())))
     }
 
+    /// Waits (up to a minute) until the worker has applied `count` batches: it is working.
+    static func waitForBatches(_ count: Int, of worker: KafkaWorker) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while worker.status.batches < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(worker.status.batches >= count, "the worker made progress")
+    }
+
     @Test func theWorkerGivesTheReplaysExport() async throws {
         let cluster = try Self.cluster(brokers: 1)
         let messages = TrafficSimulator(SimulationOptions(users: 60, seed: 8, faults: true)).messages()
@@ -79,9 +86,7 @@ import Testing
         cluster.pushRequestErrors(.heartbeat, [KafkaErrorCode.rebalanceInProgress])
         let run = Task { try await worker.run() }
         // Once it works, a broker goes down for two seconds and a partition leader moves.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while worker.status.batches < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(worker.status.batches >= 3, "the worker made progress despite the failing requests")
+        try await Self.waitForBatches(3, of: worker)
         try cluster.setBrokerDown(2)
         try await Task.sleep(for: .seconds(2))
         try cluster.setBrokerUp(2)
@@ -100,9 +105,7 @@ extension KafkaWorkerTests {
         let worker = Self.worker(cluster, store: store, group: "moving")
         try cluster.setRoundTripTime(broker: 1, milliseconds: 150)
         let run = Task { try await worker.run() }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while worker.status.batches < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(worker.status.batches >= 2)
+        try await Self.waitForBatches(2, of: worker)
         try cluster.setCoordinator(group: "moving", broker: 3)
         try cluster.setPartitionLeader(topic: "fare-contracts", partition: 0, broker: -1)
         try cluster.setPartitionLeader(topic: "auth-users", partition: 2, broker: -1)
