@@ -4,11 +4,6 @@ import FareSyncCore
 /// Copies a consumed `rd_kafka_message_t` into a `SourceMessage` (with its coordinates). The C
 /// message stays owned by the caller.
 enum RDKafkaMessage {
-    static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>) -> SourceMessage {
-        copy(m, topic: m.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? "")
-    }
-
-    /// The same, with the topic's name already known.
     static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String) -> SourceMessage {
         let msg = m.pointee
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
