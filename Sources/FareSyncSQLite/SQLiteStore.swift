@@ -24,10 +24,11 @@ public final class SQLiteStore: DocumentStore {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // 32 MiB of page cache per connection: the indexes the triggers read (paths, event ids,
-            // accounts) stay in memory on large replays, and memory stays bounded however large the
-            // store grows (no memory-mapped I/O, whose pages would count against the process).
-            try db.execute(sql: "PRAGMA cache_size = -32768")
+            // The writer keeps 32 MiB of page cache: the indexes the triggers read (paths, event
+            // ids, accounts) stay in memory on large replays. Readers only look up a few rows
+            // (2 MiB each). Memory stays bounded however large the store grows (no memory-mapped
+            // I/O, whose pages would count against the process).
+            try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -2048" : "PRAGMA cache_size = -32768")
         }
         config.busyMode = .timeout(10)
         return config

@@ -60,7 +60,7 @@ struct Harness {
     let dispatcher: TriggerDispatcher
 
     init(failures: SimulatedEntur.FailurePlan? = nil, rules: TriggerRules = TriggerRules()) {
-        dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(failures: failures, clock: clock), rules: rules)
+        dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(failures: failures, clock: clock, recordProvisioning: true), rules: rules)
     }
 
     @discardableResult
