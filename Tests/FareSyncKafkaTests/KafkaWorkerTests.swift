@@ -34,10 +34,14 @@ import Testing
         return cluster
     }
 
-    static func publish(_ messages: [SourceMessage], to cluster: MockCluster) throws {
+    /// A mock cluster with the topics created and a simulated day (with faults) produced to it.
+    static func clusterWithTraffic(brokers: Int, users: Int, seed: UInt64) throws -> (MockCluster, [SourceMessage]) {
+        let cluster = try cluster(brokers: brokers)
+        let messages = TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: true)).messages()
         let publisher = try KafkaPublisher(bootstrap: cluster.bootstrapServers)
         for m in messages { try publisher.publish(m) }
         try publisher.finish()
+        return (cluster, messages)
     }
 
     static func worker(_ cluster: MockCluster, store: any DocumentStore, group: String) -> KafkaWorker {
@@ -58,9 +62,7 @@ import Testing
     }
 
     @Test func theWorkerGivesTheReplaysExport() async throws {
-        let cluster = try Self.cluster(brokers: 1)
-        let messages = TrafficSimulator(SimulationOptions(users: 60, seed: 8, faults: true)).messages()
-        try Self.publish(messages, to: cluster)
+        let (cluster, messages) = try Self.clusterWithTraffic(brokers: 1, users: 60, seed: 8)
         let store = MemoryStore()
         try await Self.worker(cluster, store: store, group: "plain").run()
         let got = try Self.comparable(try await Export.string(store))
@@ -74,9 +76,7 @@ import Testing
     }
 
     @Test func brokerFaultsLoseNothingAndDoubleNothing() async throws {
-        let cluster = try Self.cluster(brokers: 3)
-        let messages = TrafficSimulator(SimulationOptions(users: 120, seed: 31, faults: true)).messages()
-        try Self.publish(messages, to: cluster)
+        let (cluster, messages) = try Self.clusterWithTraffic(brokers: 3, users: 120, seed: 31)
         let store = MemoryStore()
         let worker = Self.worker(cluster, store: store, group: "faulty")
         // Failing requests from the start: fetches, offset commits, the group's join and heartbeats.
@@ -98,9 +98,7 @@ import Testing
 
 extension KafkaWorkerTests {
     @Test func coordinatorMovesLeaderlessPartitionsAndLatency() async throws {
-        let cluster = try Self.cluster(brokers: 3)
-        let messages = TrafficSimulator(SimulationOptions(users: 100, seed: 41, faults: true)).messages()
-        try Self.publish(messages, to: cluster)
+        let (cluster, messages) = try Self.clusterWithTraffic(brokers: 3, users: 100, seed: 41)
         let store = MemoryStore()
         let worker = Self.worker(cluster, store: store, group: "moving")
         try cluster.setRoundTripTime(broker: 1, milliseconds: 150)
