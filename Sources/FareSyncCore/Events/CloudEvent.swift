@@ -24,16 +24,24 @@ public enum EventPayload: Sendable, Equatable {
 }
 
 /// A decoded CloudEvents 1.0 event: its envelope, its typed data, and the data as it came.
-public struct CloudEvent: Sendable, Equatable {
-    public var id: String
-    public var source: String
-    public var type: EventType
+///
+/// A class: a batch's events are looked at several times (claims, prefetch, triggers), and passing
+/// one reference costs one retain where copying the struct retained each of its strings.
+public final class CloudEvent: Sendable, Equatable {
+    public let id: String
+    public let source: String
+    public let type: EventType
     /// The event time in milliseconds since the epoch; every time rule uses it.
-    public var time: Int64
-    public var subject: String?
-    public var payload: EventPayload
+    public let time: Int64
+    public let subject: String?
+    public let payload: EventPayload
     /// `data` exactly as it came, unknown members included; this is what gets stored.
-    public var data: JSONObject
+    public let data: JSONObject
+
+    public static func == (a: CloudEvent, b: CloudEvent) -> Bool {
+        a.id == b.id && a.source == b.source && a.type == b.type && a.time == b.time && a.subject == b.subject
+            && a.payload == b.payload && a.data == b.data
+    }
 
     public init(id: String, source: String, type: EventType, time: Int64, subject: String?, payload: EventPayload, data: JSONObject) {
         self.id = id

@@ -16,24 +16,52 @@ public struct JSONParser {
 
     /// Parses one JSON text (surrounding whitespace allowed).
     public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
-        let array = Array(bytes)
-        var parser = JSONParser(bytes: array, maxDepth: maxDepth)
-        parser.skipWhitespace()
-        let value = try parser.parseValue(depth: 0)
-        parser.skipWhitespace()
-        guard parser.index == array.count else { throw parser.error("unexpected data after the JSON value") }
-        return value
+        let parsed: Result<JSONValue, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) in try parse(buffer: buffer, maxDepth: maxDepth) }
+        }
+        if let parsed { return try parsed.get() }
+        return try Array(bytes).withUnsafeBufferPointer { buffer throws(JSONParseError) in try parse(buffer: buffer, maxDepth: maxDepth) }
     }
 
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         try parse(text.utf8, maxDepth: maxDepth)
     }
 
-    private let bytes: [UInt8]
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected data after the JSON value") }
+        return value
+    }
+
+    /// Parses a JSON text; if it is an object, its members named in `rawStrings` whose values are
+    /// strings (or `null`) are kept apart as the UTF-8 bytes of those strings, without making Swift
+    /// strings of them (the log reader's `payload` and `key`). Other values of such members stay in
+    /// the object.
+    public static func parse(_ bytes: [UInt8], rawStrings: [String]) throws(JSONParseError) -> (JSONValue, [String: [UInt8]?]) {
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+            var parser = JSONParser(bytes: buffer, maxDepth: defaultMaxDepth)
+            parser.skipWhitespace()
+            var raw: [String: [UInt8]?] = [:]
+            let value: JSONValue
+            if parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "{") {
+                value = try parser.parseObject(depth: 1, rawStrings: rawStrings, raw: &raw)
+            } else {
+                value = try parser.parseValue(depth: 0)
+            }
+            parser.skipWhitespace()
+            guard parser.index == buffer.count else { throw parser.error("unexpected data after the JSON value") }
+            return (value, raw)
+        }
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
     private var index = 0
 
-    private init(bytes: [UInt8], maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -81,6 +109,11 @@ public struct JSONParser {
     }
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
+        var none: [String: [UInt8]?] = [:]
+        return try parseObject(depth: depth, rawStrings: [], raw: &none)
+    }
+
+    private mutating func parseObject(depth: Int, rawStrings: [String], raw: inout [String: [UInt8]?]) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
         index += 1
         var members: [(name: String, value: JSONValue)] = []
@@ -101,15 +134,26 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            let value = try parseValue(depth: depth)
-            if let last = members.last {
-                switch UTF8Order.compare(last.name, name) {
-                case .orderedSame: throw error("duplicate member name \"\(name)\"", at: nameOffset)
-                case .orderedDescending: sorted = false
-                case .orderedAscending: break
+            if !rawStrings.isEmpty, rawStrings.contains(where: { UTF8Order.equal($0, name) }),
+               index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "n") {
+                guard raw[name] == nil else { throw error("duplicate member name \"\(name)\"", at: nameOffset) }
+                if bytes[index] == UInt8(ascii: "n") {
+                    try expectLiteral("null")
+                    raw[name] = .some(nil)
+                } else {
+                    raw[name] = try parseStringBytes()
                 }
+            } else {
+                let value = try parseValue(depth: depth)
+                if let last = members.last {
+                    switch UTF8Order.compare(last.name, name) {
+                    case .orderedSame: throw error("duplicate member name \"\(name)\"", at: nameOffset)
+                    case .orderedDescending: sorted = false
+                    case .orderedAscending: break
+                    }
+                }
+                members.append((name, value))
             }
-            members.append((name, value))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in an object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -121,6 +165,9 @@ public struct JSONParser {
             for i in 1..<members.count where members[i - 1].name.utf8.elementsEqual(members[i].name.utf8) {
                 throw error("duplicate member name \"\(members[i].name)\"")
             }
+        }
+        for name in raw.keys where members.contains(where: { UTF8Order.equal($0.name, name) }) {
+            throw error("duplicate member name \"\(name)\"")
         }
         return .object(JSONObject(sortedUniqueMembers: members))
     }
@@ -167,40 +214,84 @@ public struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number", at: start) }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        return String(decoding: bytes[start..<index], as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
     }
 
     private func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
+    /// A string value as a Swift string.
     private mutating func parseString() throws(JSONParseError) -> String {
+        let start = index
+        switch try scanString() {
+        case .plain(let range, let ascii):
+            let slice = UnsafeBufferPointer(rebasing: bytes[range])
+            if ascii { return String(decoding: slice, as: UTF8.self) }
+            guard let s = Self.validString(slice) else { throw error("invalid UTF-8 in a string", at: start) }
+            return s
+        case .unescaped(let buffer):
+            let s = buffer.withUnsafeBufferPointer { Self.validString($0) }
+            guard let s else { throw error("invalid UTF-8 in a string", at: start) }
+            return s
+        }
+    }
+
+    /// A string value as its UTF-8 bytes (validated), without making a Swift string.
+    private mutating func parseStringBytes() throws(JSONParseError) -> [UInt8] {
+        let start = index
+        let out: [UInt8]
+        switch try scanString() {
+        case .plain(let range, let ascii):
+            out = Array(bytes[range])
+            if ascii { return out }
+        case .unescaped(let buffer):
+            out = buffer
+        }
+        let valid = out.withUnsafeBufferPointer { buffer in
+            buffer.allSatisfy { $0 < 0x80 } || Self.validString(buffer) != nil
+        }
+        guard valid else { throw error("invalid UTF-8 in a string", at: start) }
+        return out
+    }
+
+    /// `bytes` as a string if they are valid UTF-8 (decoding repairs invalid input, which changes it).
+    private static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let s = String(decoding: bytes, as: UTF8.self)
+        return s.utf8.count == bytes.count && s.utf8.elementsEqual(bytes) ? s : nil
+    }
+
+    private enum ScannedString {
+        /// No escapes: the content is this range of the input (all ASCII or not).
+        case plain(Range<Int>, ascii: Bool)
+        /// The content with its escapes resolved (not yet checked to be UTF-8).
+        case unescaped([UInt8])
+    }
+
+    /// Reads a string literal at `index` (which is at its opening quote).
+    private mutating func scanString() throws(JSONParseError) -> ScannedString {
         let start = index
         index += 1
         let contentStart = index
+        var high: UInt8 = 0
         // Fast path: no escapes.
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
-                let slice = bytes[contentStart..<index]
                 index += 1
-                guard let s = String(validating: slice, as: UTF8.self) else {
-                    throw error("invalid UTF-8 in a string", at: start)
-                }
-                return s
+                return .plain(contentStart..<(index - 1), ascii: high < 0x80)
             }
             if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw error("unescaped control character in a string") }
+            high |= b
             index += 1
         }
         var buffer = Array(bytes[contentStart..<index])
+        buffer.reserveCapacity(buffer.count + (bytes.count - index))
         while true {
             guard index < bytes.count else { throw error("unterminated string", at: start) }
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
                 index += 1
-                guard let s = String(validating: buffer, as: UTF8.self) else {
-                    throw error("invalid UTF-8 in a string", at: start)
-                }
-                return s
+                return .unescaped(buffer)
             }
             if b < 0x20 { throw error("unescaped control character in a string") }
             if b != UInt8(ascii: "\\") {
@@ -212,7 +303,7 @@ public struct JSONParser {
                     if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
                     index += 1
                 }
-                buffer.append(contentsOf: bytes[runStart..<index])
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 continue
             }
             index += 1

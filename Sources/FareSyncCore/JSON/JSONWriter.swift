@@ -42,20 +42,36 @@ public enum JSONWriter {
 
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x00..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
-            default: out.append(b)
-            }
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { writeEscaped($0, into: &out) }
+        if done == nil {
+            let copy = Array(s.utf8)
+            copy.withUnsafeBufferPointer { writeEscaped($0, into: &out) }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `bytes` with `"`, `\` and control characters escaped, copying the runs between them at once.
+    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        var runStart = 0
+        for (i, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+            runStart = i + 1
+            out.append(0x5C)
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(b)
+            case 0x0A: out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(UInt8(ascii: "f"))
+            default:
+                out.append(UInt8(ascii: "u"))
+                out.append(0x30)
+                out.append(0x30)
+                out.append(hex[Int(b >> 4)])
+                out.append(hex[Int(b & 0xF)])
+            }
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
     }
 }

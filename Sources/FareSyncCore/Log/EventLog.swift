@@ -33,8 +33,9 @@ public struct EventLogReader {
     static func parse(_ line: [UInt8]) -> Result<Record, Rejection> {
         do throws(Rejection) {
             let value: JSONValue
+            let raw: [String: [UInt8]?]
             do {
-                value = try JSONParser.parse(line)
+                (value, raw) = try JSONParser.parse(line, rawStrings: ["key", "payload"])
             } catch {
                 throw Rejection(.malformedLogLine, "not a JSON log record: \(error.description)")
             }
@@ -60,8 +61,8 @@ public struct EventLogReader {
                     }
                 }
             }
-            let key = try bytesOrNull(r, "key", required: false)
-            let payload = try bytesOrNull(r, "payload", required: true)
+            let key = try bytesOrNull(r, raw, "key", required: false)
+            let payload = try bytesOrNull(r, raw, "payload", required: true)
             let timestamp = ts.flatMap { $0 >= 0 ? $0 : nil }
             return .success(Record(message: SourceMessage(topic: topic, key: key, value: payload, headers: headers, timestamp: timestamp),
                                    partition: partition, offset: offset))
@@ -70,7 +71,8 @@ public struct EventLogReader {
         }
     }
 
-    private static func bytesOrNull(_ r: FieldReader, _ name: String, required: Bool) throws(Rejection) -> [UInt8]? {
+    private static func bytesOrNull(_ r: FieldReader, _ raw: [String: [UInt8]?], _ name: String, required: Bool) throws(Rejection) -> [UInt8]? {
+        if let bytes = raw[name] { return bytes }
         guard let v = r.object[name] else {
             if required { throw r.fail(name, "required member is missing") }
             return nil

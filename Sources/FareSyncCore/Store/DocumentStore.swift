@@ -31,6 +31,12 @@ public protocol StoreTransaction: AnyObject {
     // MARK: Effectively once
     /// Records that event `id` is applied. Returns false if it already was.
     func claimEvent(_ id: String) throws -> Bool
+    /// Claims a batch of events at once (a store may visit its index in id order); for each id in
+    /// order, whether it was new — of equal ids only the first in `ids` can be.
+    func claimEvents(_ ids: [String]) throws -> [Bool]
+    /// A hint before a batch: the documents and accounts its triggers are about to look up, so a
+    /// store can read them with a few set queries instead of one query each. Changes nothing.
+    func prefetch(documents: [String], accounts: [String]) throws
 
     // MARK: Accounts
     /// The owner of ABT account `abtId`, once its user-created trigger has run.
@@ -63,6 +69,11 @@ public protocol StoreTransaction: AnyObject {
     /// Where a consumer stands in a topic's partition, if it ever stored a position.
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition?
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws
+}
+
+extension StoreTransaction {
+    public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
+    public func prefetch(documents: [String], accounts: [String]) throws {}
 }
 
 /// A consumer's position in one partition: the next offset to consume, and the newest event time

@@ -51,23 +51,25 @@ public final class TriggerDispatcher: Sendable {
         let result = try await store.write { tx in
             var triggers = Triggers(tx: tx, rules: rules)
             var newest: Int64?
+            let ids = decoded.compactMap { try? $0.get().id }
+            var claims = try tx.claimEvents(ids).makeIterator()
+            try Self.prefetch(decoded, tx: tx)
             for (index, message) in messages.enumerated() {
-                let stored = StoredMessage(message)
                 triggers.outcomes.events += 1
                 switch decoded[index] {
                 case .failure(let rejection):
-                    try triggers.deadLetter(stored, rejection)
+                    try triggers.deadLetter(StoredMessage(message), rejection)
                 case .success(let event):
                     newest = max(newest ?? event.time, event.time)
-                    guard try tx.claimEvent(event.id) else {
+                    guard claims.next() == true else {
                         triggers.outcomes.duplicateEvents += 1
                         continue
                     }
                     switch event.payload {
                     case .userCreated(let user):
-                        try triggers.userCreated(event, user, entur: enturOutcomes[ByteKey(user.uid)], message: stored)
+                        try triggers.userCreated(event, user, entur: enturOutcomes[ByteKey(user.uid)], message: StoredMessage(message))
                     case .fareContractChanged(let contract):
-                        try triggers.fareContractChanged(event, contract, message: stored)
+                        try triggers.fareContractChanged(event, contract, message: StoredMessage(message))
                     case .reservationCreated(let reservation):
                         try triggers.reservationCreated(event, reservation)
                     case .paymentUpdated(let payment):
@@ -86,6 +88,33 @@ public final class TriggerDispatcher: Sendable {
         }
         totals.withLock { $0 += result.outcomes }
         return result
+    }
+
+    /// Tells the store what the batch's triggers will look up: the accounts of its contracts, then
+    /// the documents of its users, contracts (and their reservations) and payments.
+    static func prefetch(_ decoded: [Result<CloudEvent, Rejection>], tx: any StoreTransaction) throws {
+        var accounts: [String] = []
+        for case .success(let event) in decoded {
+            if case .fareContractChanged(let contract) = event.payload { accounts.append(contract.customerAccountId) }
+        }
+        try tx.prefetch(documents: [], accounts: accounts)
+        var documents: [String] = []
+        for case .success(let event) in decoded {
+            switch event.payload {
+            case .userCreated(let user):
+                documents.append(Paths.customer(user.uid))
+            case .fareContractChanged(let contract):
+                if let owner = try tx.account(contract.customerAccountId) {
+                    documents.append(Paths.fareContract(uid: owner.uid, id: contract.id))
+                    documents.append(Paths.reservation(uid: owner.uid, orderId: contract.orderId))
+                }
+            case .paymentUpdated(let payment):
+                documents.append(Paths.reservation(uid: payment.customerId, orderId: payment.orderId))
+            case .reservationCreated:
+                break
+            }
+        }
+        try tx.prefetch(documents: documents, accounts: [])
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.

@@ -1,0 +1,291 @@
+import FareSyncCore
+import Foundation
+import GRDB
+
+/// One GRDB transaction seen through `StoreTransaction`. Documents are stored as canonical JSON text.
+///
+/// Writes are held back: documents, contract orders and open reservations changed in the
+/// transaction live in an overlay that every read of this transaction sees first, and reach SQLite
+/// only in `flush()`, once per key and in key order (Swift's string order: any order is correct,
+/// a sorted one visits the b-tree's pages in turn), just before the commit. A reservation that is
+/// written, paid and reconciled inside one batch never touches SQLite; a document rewritten five
+/// times is written once; and the b-tree is visited in key order. Lookups that scan (counting,
+/// expiry) flush first.
+final class SQLiteTransaction: StoreTransaction {
+    let db: Database
+
+    /// A document changed in this transaction: its new value, or nil once deleted.
+    private var documents: [ByteKey: JSONValue?] = [:]
+    /// Contract orders added in this transaction.
+    private var orders: Set<OrderKey> = []
+    /// Open reservations tracked (or, nil, untracked) in this transaction.
+    private var reservations: [ByteKey: (created: Int64, rejected: Bool)?] = [:]
+
+    /// Documents read ahead (`prefetch`): stored text and version, or nil for a path known to be missing.
+    private var stored: [ByteKey: (text: String, version: String?)?] = [:]
+    /// Accounts read ahead or looked up in this transaction (nil: known not to exist).
+    private var accounts: [ByteKey: AccountRecord?] = [:]
+    /// The accounts that have parked events, read once per transaction when first needed.
+    private var parkedAccounts: Set<ByteKey>?
+
+    private struct OrderKey: Hashable {
+        var uid: ByteKey
+        var orderId: ByteKey
+        init(_ uid: String, _ orderId: String) {
+            self.uid = ByteKey(uid)
+            self.orderId = ByteKey(orderId)
+        }
+    }
+
+    init(_ db: Database) { self.db = db }
+
+    /// Writes the overlay to SQLite: deletions and upserts in path order.
+    func flush() throws {
+        if !documents.isEmpty {
+            let upsert = try db.cachedStatement(sql: """
+                INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
+                ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
+                """)
+            let delete = try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?")
+            for (path, value) in documents.sorted(by: { $0.key.string < $1.key.string }) {
+                if let value {
+                    try upsert.execute(arguments: [path.string, JSONWriter.string(value), value["version"]?.stringValue])
+                } else {
+                    try delete.execute(arguments: [path.string])
+                }
+            }
+            documents = [:]
+        }
+        if !orders.isEmpty {
+            let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
+            for key in orders.sorted(by: { ($0.uid.string, $0.orderId.string) < ($1.uid.string, $1.orderId.string) }) { try insert.execute(arguments: [key.uid.string, key.orderId.string]) }
+            orders = []
+        }
+        if !reservations.isEmpty {
+            let track = try db.cachedStatement(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)")
+            let untrack = try db.cachedStatement(sql: "DELETE FROM open_reservations WHERE path = ?")
+            for (path, entry) in reservations.sorted(by: { $0.key.string < $1.key.string }) {
+                if let entry {
+                    try track.execute(arguments: [path.string, entry.created, entry.rejected])
+                } else {
+                    try untrack.execute(arguments: [path.string])
+                }
+            }
+            reservations = [:]
+        }
+    }
+
+    // MARK: Documents
+
+    func document(_ path: String) throws -> JSONValue? {
+        if let pending = documents[ByteKey(path)] { return pending }
+        if let known = stored[ByteKey(path)] {
+            guard let known else { return nil }
+            return try JSONParser.parse(known.text, maxDepth: .max)
+        }
+        guard let text = try String.fetchOne(try db.cachedStatement(sql: "SELECT data FROM documents WHERE path = ?"), arguments: [path]) else {
+            return nil
+        }
+        return try JSONParser.parse(text, maxDepth: .max)
+    }
+
+    func hasDocument(_ path: String) throws -> Bool {
+        if let pending = documents[ByteKey(path)] { return pending != nil }
+        if let known = stored[ByteKey(path)] { return known != nil }
+        return try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM documents WHERE path = ?"), arguments: [path]) ?? false
+    }
+
+    func documentVersion(_ path: String) throws -> String? {
+        if let pending = documents[ByteKey(path)] { return pending?["version"]?.stringValue }
+        if let known = stored[ByteKey(path)] { return known?.version }
+        return try String.fetchOne(try db.cachedStatement(sql: "SELECT version FROM documents WHERE path = ?"), arguments: [path])
+    }
+
+    func setDocument(_ path: String, _ value: JSONValue) throws {
+        documents[ByteKey(path)] = .some(value)
+    }
+
+    func deleteDocument(_ path: String) throws {
+        documents[ByteKey(path)] = .some(nil)
+    }
+
+    func countDocuments(inCollection collection: String) throws -> Int {
+        try flush()
+        return try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT count(*) FROM documents
+            WHERE (path GLOB ?1 || '/*' OR path GLOB '*/' || ?1 || '/*')
+              AND NOT (path GLOB ?1 || '/*/*' OR path GLOB '*/' || ?1 || '/*/*')
+            """), arguments: [collection]) ?? 0
+    }
+
+    // MARK: Effectively once
+
+    func claimEvent(_ id: String) throws -> Bool {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO processed_events(id) VALUES (?)").execute(arguments: [id])
+        return db.changesCount > 0
+    }
+
+    /// Claims a batch with two set statements: which ids are there already, then the insert of the
+    /// new ones. The ids travel as one JSON array read by `json_each`; an id with a control
+    /// character (which JSON escapes) takes the one-by-one path instead, so that no id depends on
+    /// SQLite's JSON unescaping.
+    func claimEvents(_ ids: [String]) throws -> [Bool] {
+        guard ids.count > 1, !Self.anyControlCharacter(ids) else { return try ids.map(claimEvent) }
+        let existing = try String.fetchAll(db.cachedStatement(sql: """
+            SELECT id FROM processed_events WHERE id IN (SELECT value FROM json_each(?))
+            """), arguments: [Self.jsonArray(ids)])
+        var seen = Set(existing.map(ByteKey.init))
+        var fresh: [String] = []
+        let claimed = ids.map { id in
+            guard seen.insert(ByteKey(id)).inserted else { return false }
+            fresh.append(id)
+            return true
+        }
+        if !fresh.isEmpty {
+            try db.cachedStatement(sql: "INSERT INTO processed_events(id) SELECT value FROM json_each(?)")
+                .execute(arguments: [Self.jsonArray(fresh)])
+        }
+        return claimed
+    }
+
+    /// Reads the documents and accounts a batch will look up with one query each.
+    func prefetch(documents paths: [String], accounts abtIds: [String]) throws {
+        let newPaths = paths.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
+        if !newPaths.isEmpty, !Self.anyControlCharacter(newPaths) {
+            for path in newPaths { stored[ByteKey(path)] = .some(nil) }
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT path, data, version FROM documents WHERE path IN (SELECT value FROM json_each(?))
+                """), arguments: [Self.jsonArray(newPaths)])
+            while let row = try rows.next() {
+                stored[ByteKey(row[0])] = .some((row[1], row[2]))
+            }
+        }
+        let newAccounts = abtIds.filter { accounts[ByteKey($0)] == nil }
+        if !newAccounts.isEmpty, !Self.anyControlCharacter(newAccounts) {
+            for abtId in newAccounts { accounts[ByteKey(abtId)] = .some(nil) }
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT abt_id, uid, created FROM accounts WHERE abt_id IN (SELECT value FROM json_each(?))
+                """), arguments: [Self.jsonArray(newAccounts)])
+            while let row = try rows.next() {
+                accounts[ByteKey(row[0])] = .some(AccountRecord(uid: row[1], created: row[2]))
+            }
+        }
+    }
+
+    static func anyControlCharacter(_ strings: [String]) -> Bool {
+        strings.contains { $0.utf8.contains { $0 < 0x20 } }
+    }
+
+    /// The strings as a JSON array (for `json_each`).
+    static func jsonArray(_ strings: [String]) -> String {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(strings.count * 40)
+        for (i, s) in strings.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(s, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    // MARK: Accounts
+
+    func account(_ abtId: String) throws -> AccountRecord? {
+        if let known = accounts[ByteKey(abtId)] { return known }
+        let record = try Row.fetchOne(try db.cachedStatement(sql: "SELECT uid, created FROM accounts WHERE abt_id = ?"), arguments: [abtId]).map {
+            AccountRecord(uid: $0[0], created: $0[1])
+        }
+        accounts[ByteKey(abtId)] = .some(record)
+        return record
+    }
+
+    func setAccount(_ abtId: String, _ record: AccountRecord) throws {
+        accounts[ByteKey(abtId)] = .some(record)
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)").execute(arguments: [abtId, record.uid, record.created])
+    }
+
+    // MARK: The park
+
+    func park(_ event: ParkedEvent) throws {
+        parkedAccounts?.insert(ByteKey(event.account))
+        let m = event.message
+        try db.cachedStatement(sql: """
+            INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [event.account, event.contractId, event.version, event.eventTime, JSONWriter.string(.object(event.data)),
+                             m.topic, m.key.map { Data($0) }, m.value.map { Data($0) }, m.timestamp,
+                             m.coordinates.map { Int64($0.partition) }, m.coordinates?.offset])
+    }
+
+    private func parked(_ condition: String, _ arguments: StatementArguments) throws -> [ParkedEvent] {
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off
+            FROM parked WHERE \(condition) ORDER BY seq
+            """), arguments: arguments).map { row in
+            let data: String = row[5]
+            let key: Data? = row[7]
+            let value: Data? = row[8]
+            let part: Int64? = row[10]
+            let off: Int64? = row[11]
+            let coordinates = part.flatMap { p in off.map { MessageCoordinates(partition: Int32(p), offset: $0) } }
+            return ParkedEvent(
+                sequence: row[0], account: row[1], contractId: row[2], version: row[3], eventTime: row[4],
+                data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
+                message: StoredMessage(topic: row[6], key: key.map { [UInt8]($0) }, value: value.map { [UInt8]($0) },
+                                       timestamp: row[9], coordinates: coordinates))
+        }
+    }
+
+    func parkedEvents(account: String) throws -> [ParkedEvent] {
+        if parkedAccounts == nil {
+            parkedAccounts = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT account FROM parked")).map(ByteKey.init))
+        }
+        guard parkedAccounts?.contains(ByteKey(account)) == true else { return [] }
+        return try parked("account = ?", [account])
+    }
+    func parkedEvents(contractId: String) throws -> [ParkedEvent] { try parked("contract_id = ?", [contractId]) }
+    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] { try parked("event_time < ?", [time]) }
+
+    func unpark(sequence: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM parked WHERE seq = ?").execute(arguments: [sequence])
+    }
+
+    // MARK: Reconciler bookkeeping
+
+    func hasContractOrder(uid: String, orderId: String) throws -> Bool {
+        if orders.contains(OrderKey(uid, orderId)) { return true }
+        return try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM contract_orders WHERE uid = ? AND order_id = ?"), arguments: [uid, orderId]) ?? false
+    }
+
+    func addContractOrder(uid: String, orderId: String) throws {
+        orders.insert(OrderKey(uid, orderId))
+    }
+
+    func trackReservation(path: String, created: Int64, rejected: Bool) throws {
+        reservations[ByteKey(path)] = .some((created, rejected))
+    }
+
+    func untrackReservation(path: String) throws {
+        reservations[ByteKey(path)] = .some(nil)
+    }
+
+    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
+        try flush()
+        return try String.fetchAll(db.cachedStatement(sql: """
+            SELECT path FROM open_reservations
+            WHERE (rejected = 0 AND created < ?) OR (rejected = 1 AND created < ?) ORDER BY path
+            """), arguments: [before, rejectedBefore])
+    }
+
+    // MARK: Offsets
+
+    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
+        try Row.fetchOne(try db.cachedStatement(sql: "SELECT next, newest_event_time FROM offsets WHERE consumer = ? AND topic = ? AND part = ?"),
+                         arguments: [consumer, topic, Int64(partition)]).map { ConsumerPosition(next: $0[0], newestEventTime: $0[1]) }
+    }
+
+    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO offsets(consumer, topic, part, next, newest_event_time) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [consumer, topic, Int64(partition), position.next, position.newestEventTime])
+    }
+}
