@@ -11,6 +11,9 @@ public final class KafkaTopicReader {
     private var partitionCount = 0
     /// Topic names by topic handle, so a message's topic is not copied out of C for every message.
     private var topicNames: [OpaquePointer: String] = [:]
+    private var lastTopic: (handle: OpaquePointer, name: String)?
+    /// The previous message's headers, reused when the next message has the same ones.
+    private let headers = RDKafkaMessage.HeaderCache()
 
     public init(bootstrap: String, topics: [String], settings: [String: String] = [:]) throws(KafkaError) {
         var all = [
@@ -55,7 +58,7 @@ public final class KafkaTopicReader {
 
     /// The next message, waiting up to `milliseconds`; nil if none came (or a partition ended).
     public func next(_ milliseconds: Int32) throws(KafkaError) -> SourceMessage? {
-        try poll(milliseconds) { m, topic in RDKafkaMessage.copy(m, topic: topic) }
+        try poll(milliseconds) { m, topic in RDKafkaMessage.copy(m, topic: topic, headers: headers) }
     }
 
     /// Polls once; for a message, `body` gets the C message (valid during the call) and its topic.
@@ -65,7 +68,7 @@ public final class KafkaTopicReader {
         let topic = topicName(m.pointee.rkt)
         switch m.pointee.err {
         case RD_KAFKA_RESP_ERR_NO_ERROR:
-            atEnd.remove(TopicPartition(topic: topic, partition: m.pointee.partition))
+            if !atEnd.isEmpty { atEnd.remove(TopicPartition(topic: topic, partition: m.pointee.partition)) }
             return body(m, topic)
         case RD_KAFKA_RESP_ERR__PARTITION_EOF:
             atEnd.insert(TopicPartition(topic: topic, partition: m.pointee.partition))
@@ -79,6 +82,8 @@ public final class KafkaTopicReader {
 
     private func topicName(_ rkt: OpaquePointer?) -> String {
         guard let rkt else { return "" }
+        if let last = lastTopic, last.handle == rkt { return last.name }
+        defer { lastTopic = (rkt, topicNames[rkt]!) }
         if let name = topicNames[rkt] { return name }
         let name = String(cString: rd_kafka_topic_name(rkt))
         topicNames[rkt] = name

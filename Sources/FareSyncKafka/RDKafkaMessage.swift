@@ -1,35 +1,80 @@
 import CRdKafka
+#if canImport(Glibc)
+import Glibc
+#endif
 import FareSyncCore
 
 /// Copies a consumed `rd_kafka_message_t` into a `SourceMessage` (with its coordinates). The C
 /// message stays owned by the caller.
 enum RDKafkaMessage {
     static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String) -> SourceMessage {
+        copy(m, topic: topic, headers: HeaderCache())
+    }
+
+    /// Copies `m`; its headers come from `cache` when they equal the previous message's (the
+    /// usual case: every message of a topic carries the same content type), so they cost no allocation.
+    static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String, headers cache: HeaderCache) -> SourceMessage {
         let msg = m.pointee
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let ts = rd_kafka_message_timestamp(m, &tstype)
-        var headers: [MessageHeader] = []
         var hdrs: OpaquePointer?
-        if rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR, let hdrs {
-            headers.reserveCapacity(rd_kafka_header_cnt(hdrs))
-            var index = 0
-            var name: UnsafePointer<CChar>?
-            var value: UnsafeRawPointer?
-            var size = 0
-            while rd_kafka_header_get_all(hdrs, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-                headers.append(MessageHeader(name.map { String(cString: $0) } ?? "", bytes(value, size)))
-                index += 1
-            }
-        }
+        let headers = rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs != nil ? cache.headers(hdrs!) : []
         return SourceMessage(
             topic: topic, key: bytes(msg.key, msg.key_len), value: bytes(msg.payload, msg.len), headers: headers,
             timestamp: tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0 ? nil : ts,
             coordinates: MessageCoordinates(partition: msg.partition, offset: msg.offset))
     }
 
+    /// The last headers read, to hand out again (one shared array) while messages repeat them.
+    /// A class, so the poll loop reaches it without an exclusive access to its owner's state.
+    final class HeaderCache {
+        private var last: [MessageHeader] = []
+
+        func headers(_ hdrs: OpaquePointer) -> [MessageHeader] {
+            let count = rd_kafka_header_cnt(hdrs)
+            var name: UnsafePointer<CChar>?
+            var value: UnsafeRawPointer?
+            var size = 0
+            if count == last.count {
+                var same = true
+                for index in 0..<count {
+                    guard rd_kafka_header_get_all(hdrs, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR, let name,
+                          Self.equal(last[index], name: name, value: value, size: size) else {
+                        same = false
+                        break
+                    }
+                }
+                if same { return last }
+            }
+            var headers: [MessageHeader] = []
+            headers.reserveCapacity(count)
+            var index = 0
+            while rd_kafka_header_get_all(hdrs, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                headers.append(MessageHeader(name.map { String(cString: $0) } ?? "", bytes(value, size)))
+                index += 1
+            }
+            last = headers
+            return headers
+        }
+
+        private static func equal(_ header: MessageHeader, name: UnsafePointer<CChar>, value: UnsafeRawPointer?, size: Int) -> Bool {
+            var header = header
+            let sameName = header.name.withUTF8 { n in
+                strlen(name) == n.count && (n.isEmpty || memcmp(name, n.baseAddress!, n.count) == 0)
+            }
+            guard sameName else { return false }
+            guard let expected = header.value else { return value == nil }
+            guard let value, size == expected.count else { return false }
+            return size == 0 || expected.withUnsafeBytes { memcmp($0.baseAddress!, value, size) == 0 }
+        }
+    }
+
     static func bytes(_ pointer: UnsafeRawPointer?, _ count: Int) -> [UInt8]? {
         guard let pointer else { return nil }
-        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 { buffer.baseAddress!.initialize(from: pointer.assumingMemoryBound(to: UInt8.self), count: count) }
+            initialized = count
+        }
     }
 
     static func bytes(_ pointer: UnsafeMutableRawPointer?, _ count: Int) -> [UInt8]? {

@@ -10,7 +10,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "faresync-bench")
 
     @Option(help: "Messages for the consumer benchmark.") var consumerMessages = 120_000
-    @Option(help: "Rounds of the consumer benchmark (best of each).") var rounds = 3
+    @Option(help: "Rounds of the consumer benchmark (best of each).") var rounds = 5
     @Option(help: "Events replayed for the throughput benchmark.") var replayEvents = 1_000_000
     @Option(help: "Events of the smaller memory run.") var memorySmall = 100_000
     @Option(help: "Events of the larger memory run.") var memoryLarge = 1_000_000
