@@ -12,7 +12,7 @@ public struct WorkerOptions: Sendable {
     /// Sweep and stop once every assigned partition is caught up (like `kcat -e`).
     public var exitAtEnd = false
     /// At most this many messages per store transaction.
-    public var batchSize = 500
+    public var batchSize = 4000
     /// How often to sweep with the low watermark.
     public var sweepInterval: Duration = .seconds(10)
     /// Publish dead letters to `<topic>.DLT`.

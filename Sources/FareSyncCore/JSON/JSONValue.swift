@@ -87,6 +87,11 @@ public struct JSONObject: Sendable, Equatable {
 
     public subscript(name: String) -> JSONValue? {
         get {
+            if members.count <= 12 {
+                // Small objects: an equality scan (no ordering needed to find a member).
+                for member in members where UTF8Order.equal(member.name, name) { return member.value }
+                return nil
+            }
             let (index, found) = position(of: name)
             return found ? members[index].value : nil
         }
@@ -175,6 +180,10 @@ public enum UTF8Order {
     /// Byte-wise equality.
     public static func equal(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
+        // Equal bytes are always equal Swift strings, and Swift's equality is fast (raw bits for
+        // small strings, the same storage for shared ones); only its "equal" needs the byte check,
+        // as canonically equivalent strings are equal to Swift.
+        guard a == b else { return false }
         return compare(a, b) == .orderedSame
     }
 

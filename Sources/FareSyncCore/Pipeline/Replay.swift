@@ -16,9 +16,9 @@ public struct ReplayOptions: Sendable {
     /// than they were recorded (1 = real time).
     public var speed: Double = 0
     /// Messages per store transaction.
-    public var batchSize: Int = 500
+    public var batchSize: Int = 4000
 
-    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 500) {
+    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000) {
         self.partitions = partitions
         self.speed = speed
         self.batchSize = batchSize
@@ -43,6 +43,9 @@ public struct Replay: Sendable {
     public let dispatcher: TriggerDispatcher
     public let options: ReplayOptions
 
+    /// A batch holds at most this many bytes of keys and values, however many messages it may have.
+    public static let maxBatchBytes = 8 << 20
+
     public init(dispatcher: TriggerDispatcher, options: ReplayOptions = ReplayOptions()) {
         self.dispatcher = dispatcher
         self.options = options
@@ -50,7 +53,8 @@ public struct Replay: Sendable {
 
     /// Replays `sources` in order. `progress` is called after each batch with the messages done so far.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
-        let queue = InProcessQueue(partitions: options.partitions)
+        // Each lane holds two batches, so the reader fills the next while one is applied.
+        let queue = InProcessQueue(partitions: options.partitions, capacity: max(4096, 2 * options.batchSize))
         let done = ReplayTally()
         let batchSize = options.batchSize
         let dispatcher = self.dispatcher
@@ -67,10 +71,18 @@ public struct Replay: Sendable {
             for lane in 0..<options.partitions {
                 group.addTask {
                     do {
-                        while let deliveries = await queue.next(lane: lane, max: batchSize) {
-                            let result = try await dispatcher.process(deliveries.map(\.message))
-                            progress(done.add(deliveries.count, newest: result.newestEventTime))
+                        // Two stages per lane: batch n+1 is decoded here while batch n is applied
+                        // (batches of a lane are still applied one after another, in order).
+                        var applying: Task<Void, any Error>?
+                        while let deliveries = await queue.next(lane: lane, max: batchSize, maxBytes: Self.maxBatchBytes) {
+                            let batch = TriggerDispatcher.decode(deliveries.map(\.message))
+                            try await applying?.value
+                            applying = Task {
+                                let result = try await dispatcher.process(batch)
+                                progress(done.add(batch.messages.count, newest: result.newestEventTime))
+                            }
                         }
+                        try await applying?.value
                     } catch {
                         queue.finish()
                         throw error

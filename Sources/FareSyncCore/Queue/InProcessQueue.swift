@@ -48,9 +48,10 @@ public final class InProcessQueue: Sendable {
         for lane in lanes { lane.finish() }
     }
 
-    /// Up to `max` messages of lane `lane`, in order; waits for at least one; nil once finished and drained.
-    public func next(lane: Int, max: Int) async -> [Delivery]? {
-        await lanes[lane].take(max: max)
+    /// Up to `max` messages of lane `lane`, in order, and no more than `maxBytes` of keys and values
+    /// (but at least one message); waits for at least one; nil once finished and drained.
+    public func next(lane: Int, max: Int, maxBytes: Int = .max) async -> [Delivery]? {
+        await lanes[lane].take(max: max, maxBytes: maxBytes)
     }
 }
 
@@ -117,16 +118,23 @@ final class Lane: Sendable {
         for p in producers { p.resume() }
     }
 
-    func take(max: Int) async -> [InProcessQueue.Delivery]? {
+    func take(max: Int, maxBytes: Int) async -> [InProcessQueue.Delivery]? {
         while true {
             enum Step { case items([InProcessQueue.Delivery], [CheckedContinuation<Void, Never>]), done, wait }
             let step: Step = state.withLock { s in
                 if s.count > 0 {
                     let n = min(max, s.count)
-                    // Taken messages leave the buffer at once: a consumed message is never kept alive here.
-                    let out = Array(s.items.prefix(n))
-                    s.items.removeFirst(n)
-                    s.bytes -= out.reduce(0) { $0 + Self.size($1) }
+                    // Taken messages leave the buffer at once (moved, not copied): a consumed
+                    // message is never kept alive here.
+                    var out: [InProcessQueue.Delivery] = []
+                    out.reserveCapacity(n)
+                    var taken = 0
+                    while out.count < n, out.isEmpty || taken + Self.size(s.items[0]) <= maxBytes {
+                        let item = s.items.removeFirst()
+                        taken += Self.size(item)
+                        out.append(item)
+                    }
+                    s.bytes -= taken
                     defer { s.waitingProducers = [] }
                     return .items(out, s.waitingProducers)
                 }

@@ -13,6 +13,12 @@ public struct BatchResult: Sendable {
     public var positions: [TopicPartition: ConsumerPosition] = [:]
 }
 
+/// A batch of messages and what each decoded to.
+public struct DecodedBatch: Sendable {
+    public let messages: [SourceMessage]
+    public let decoded: [Result<CloudEvent, Rejection>]
+}
+
 /// Runs inside the store transaction, after the triggers and before the commit, with the dead
 /// letters the transaction wrote. If it throws, the transaction rolls back. The Kafka worker
 /// publishes dead letters to `<topic>.DLT` here, so a dead letter in the store is never missing
@@ -45,7 +51,19 @@ public final class TriggerDispatcher: Sendable {
     /// together.
     @discardableResult
     public func process(_ messages: [SourceMessage], consumer: String? = nil, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
-        let decoded = messages.map(EventDecoder.decode)
+        try await process(Self.decode(messages), consumer: consumer, beforeCommit: beforeCommit)
+    }
+
+    /// Decodes a batch: pure work, which a caller may do while the previous batch is being applied.
+    public static func decode(_ messages: [SourceMessage]) -> DecodedBatch {
+        DecodedBatch(messages: messages, decoded: messages.map(EventDecoder.decode))
+    }
+
+    /// Applies a decoded batch, like `process(_:consumer:beforeCommit:)`.
+    @discardableResult
+    public func process(_ batch: DecodedBatch, consumer: String? = nil, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
+        let messages = batch.messages
+        let decoded = batch.decoded
         let enturOutcomes = try await provisionNewUsers(decoded)
         let rules = self.rules
         let result = try await store.write { tx in
