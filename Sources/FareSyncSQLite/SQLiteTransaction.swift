@@ -14,8 +14,14 @@ import GRDB
 final class SQLiteTransaction: StoreTransaction {
     let db: Database
 
-    /// A document changed in this transaction: its new value, or nil once deleted.
-    private var documents: [ByteKey: JSONValue?] = [:]
+    /// A document changed in this transaction: its new value (and its text, if already written),
+    /// or nil once deleted.
+    private var documents: [ByteKey: PendingDocument?] = [:]
+
+    private struct PendingDocument {
+        var value: JSONValue
+        var text: String?
+    }
     /// Contract orders added in this transaction.
     private var orders: Set<OrderKey> = []
     /// Open reservations tracked (or, nil, untracked) in this transaction.
@@ -49,7 +55,7 @@ final class SQLiteTransaction: StoreTransaction {
             let delete = try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?")
             for (path, value) in documents.sorted(by: { $0.key.string < $1.key.string }) {
                 if let value {
-                    try upsert.execute(arguments: [path.string, JSONWriter.string(value), value["version"]?.stringValue])
+                    try upsert.execute(arguments: [path.string, value.text ?? JSONWriter.string(value.value), value.value["version"]?.stringValue])
                 } else {
                     try delete.execute(arguments: [path.string])
                 }
@@ -78,7 +84,7 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Documents
 
     func document(_ path: String) throws -> JSONValue? {
-        if let pending = documents[ByteKey(path)] { return pending }
+        if let pending = documents[ByteKey(path)] { return pending?.value }
         if let known = stored[ByteKey(path)] {
             guard let known else { return nil }
             return try JSONParser.parse(known.text, maxDepth: .max)
@@ -96,13 +102,17 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func documentVersion(_ path: String) throws -> String? {
-        if let pending = documents[ByteKey(path)] { return pending?["version"]?.stringValue }
+        if let pending = documents[ByteKey(path)] { return pending?.value["version"]?.stringValue }
         if let known = stored[ByteKey(path)] { return known?.version }
         return try String.fetchOne(try db.cachedStatement(sql: "SELECT version FROM documents WHERE path = ?"), arguments: [path])
     }
 
     func setDocument(_ path: String, _ value: JSONValue) throws {
-        documents[ByteKey(path)] = .some(value)
+        documents[ByteKey(path)] = .some(PendingDocument(value: value, text: nil))
+    }
+
+    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String) throws {
+        documents[ByteKey(path)] = .some(PendingDocument(value: value, text: canonicalText))
     }
 
     func deleteDocument(_ path: String) throws {

@@ -37,13 +37,17 @@ public final class CloudEvent: Sendable, Equatable {
     public let payload: EventPayload
     /// `data` exactly as it came, unknown members included; this is what gets stored.
     public let data: JSONObject
+    /// `data` as canonical JSON text, written while decoding for the events whose data is stored as
+    /// it came (fare contracts), so the store's single writer does not write it.
+    public let canonicalData: String?
 
     public static func == (a: CloudEvent, b: CloudEvent) -> Bool {
         a.id == b.id && a.source == b.source && a.type == b.type && a.time == b.time && a.subject == b.subject
             && a.payload == b.payload && a.data == b.data
     }
 
-    public init(id: String, source: String, type: EventType, time: Int64, subject: String?, payload: EventPayload, data: JSONObject) {
+    public init(id: String, source: String, type: EventType, time: Int64, subject: String?, payload: EventPayload, data: JSONObject,
+                canonicalData: String? = nil) {
         self.id = id
         self.source = source
         self.type = type
@@ -51,6 +55,7 @@ public final class CloudEvent: Sendable, Equatable {
         self.subject = subject
         self.payload = payload
         self.data = data
+        self.canonicalData = canonicalData
     }
 
     /// The structured-mode JSON of an event built from typed data (used by the simulator and tests).

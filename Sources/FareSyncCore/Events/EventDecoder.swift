@@ -90,6 +90,9 @@ public enum EventDecoder {
         case .paymentUpdated: payload = .paymentUpdated(try PaymentUpdated(d))
         case .fareContractChanged: payload = .fareContractChanged(try FareContract(d))
         }
-        return CloudEvent(id: id, source: source, type: type, time: time, subject: subject, payload: payload, data: data)
+        var canonical: String?
+        if case .fareContractChanged = payload { canonical = JSONWriter.string(.object(data)) }
+        return CloudEvent(id: id, source: source, type: type, time: time, subject: subject, payload: payload, data: data,
+                          canonicalData: canonical)
     }
 }

@@ -24,6 +24,9 @@ public protocol StoreTransaction: AnyObject {
     /// document (fare contracts are compared by version on every change).
     func documentVersion(_ path: String) throws -> String?
     func setDocument(_ path: String, _ value: JSONValue) throws
+    /// `setDocument` with the value's canonical JSON text already written (`JSONWriter.string`), so a
+    /// store that keeps text need not write it again.
+    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String) throws
     func deleteDocument(_ path: String) throws
     /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).
     func countDocuments(inCollection collection: String) throws -> Int
@@ -74,6 +77,7 @@ public protocol StoreTransaction: AnyObject {
 extension StoreTransaction {
     public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
     public func prefetch(documents: [String], accounts: [String]) throws {}
+    public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String) throws { try setDocument(path, value) }
 }
 
 /// A consumer's position in one partition: the next offset to consume, and the newest event time

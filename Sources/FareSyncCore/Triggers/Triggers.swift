@@ -100,7 +100,8 @@ struct Triggers {
             try refreshParkedDocument(contract.id)
             return
         }
-        try applyContract(contract, data: event.data, eventTime: event.time, owner: owner, message: message)
+        try applyContract(contract, data: event.data, canonicalText: event.canonicalData, eventTime: event.time, owner: owner,
+                          message: message)
     }
 
     /// The dead letter of a contract whose account came too late. Its text names neither the
@@ -109,8 +110,8 @@ struct Triggers {
         Rejection(.parkTimeout, "no account \(account) was created within \(rules.parkTimeout / 3_600_000)h after the contract's event time")
     }
 
-    mutating func applyContract(_ contract: FareContract, data: JSONObject, eventTime: Int64, owner: AccountRecord,
-                                message: StoredMessage) throws {
+    mutating func applyContract(_ contract: FareContract, data: JSONObject, canonicalText: String? = nil, eventTime: Int64,
+                                owner: AccountRecord, message: StoredMessage) throws {
         if owner.created - eventTime > rules.parkTimeout {
             return try deadLetter(message, parkTimeout(account: contract.customerAccountId))
         }
@@ -120,7 +121,11 @@ struct Triggers {
             outcomes.contractsUnchanged += 1
             return
         }
-        try tx.setDocument(path, .object(data))
+        if let canonicalText {
+            try tx.setDocument(path, .object(data), canonicalText: canonicalText)
+        } else {
+            try tx.setDocument(path, .object(data))
+        }
         try tx.addContractOrder(uid: owner.uid, orderId: contract.orderId)
         outcomes.contractsStored += 1
         // 3.4: the reservation of this order is done.
