@@ -27,8 +27,15 @@ final class SQLiteTransaction: StoreTransaction {
     /// Open reservations tracked (or, nil, untracked) in this transaction.
     private var reservations: [ByteKey: (created: Int64, rejected: Bool)?] = [:]
 
-    /// Documents read ahead (`prefetch`): stored text and version, or nil for a path known to be missing.
-    private var stored: [ByteKey: (text: String, version: String?)?] = [:]
+    /// What `prefetch` learned of documents this transaction has not changed.
+    private var stored: [ByteKey: Known] = [:]
+
+    private enum Known {
+        case missing
+        /// Exists; its content was not read.
+        case present
+        case loaded(text: String, version: String?)
+    }
     /// Accounts read ahead or looked up in this transaction (nil: known not to exist).
     private var accounts: [ByteKey: AccountRecord?] = [:]
     /// The accounts that have parked events, read once per transaction when first needed.
@@ -85,9 +92,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     func document(_ path: String) throws -> JSONValue? {
         if let pending = documents[ByteKey(path)] { return pending?.value }
-        if let known = stored[ByteKey(path)] {
-            guard let known else { return nil }
-            return try JSONParser.parse(known.text, maxDepth: .max)
+        switch stored[ByteKey(path)] {
+        case .missing: return nil
+        case .loaded(let text, _): return try JSONParser.parse(text, maxDepth: .max)
+        case .present, nil: break
         }
         guard let text = try String.fetchOne(try db.cachedStatement(sql: "SELECT data FROM documents WHERE path = ?"), arguments: [path]) else {
             return nil
@@ -97,13 +105,21 @@ final class SQLiteTransaction: StoreTransaction {
 
     func hasDocument(_ path: String) throws -> Bool {
         if let pending = documents[ByteKey(path)] { return pending != nil }
-        if let known = stored[ByteKey(path)] { return known != nil }
+        switch stored[ByteKey(path)] {
+        case .missing: return false
+        case .present, .loaded: return true
+        case nil: break
+        }
         return try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM documents WHERE path = ?"), arguments: [path]) ?? false
     }
 
     func documentVersion(_ path: String) throws -> String? {
         if let pending = documents[ByteKey(path)] { return pending?.value["version"]?.stringValue }
-        if let known = stored[ByteKey(path)] { return known?.version }
+        switch stored[ByteKey(path)] {
+        case .missing: return nil
+        case .loaded(_, let version): return version
+        case .present, nil: break
+        }
         return try String.fetchOne(try db.cachedStatement(sql: "SELECT version FROM documents WHERE path = ?"), arguments: [path])
     }
 
@@ -158,17 +174,26 @@ final class SQLiteTransaction: StoreTransaction {
         return claimed
     }
 
-    /// Reads the documents and accounts a batch will look up with one query each.
-    func prefetch(documents paths: [String], accounts abtIds: [String]) throws {
+    /// Reads the documents and accounts a batch will look up with one query each (presence alone is
+    /// answered by the path index, without reading the rows).
+    func prefetch(documents paths: [String], presence: [String], accounts abtIds: [String]) throws {
         let newPaths = paths.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
         if !newPaths.isEmpty, !Self.anyControlCharacter(newPaths) {
-            for path in newPaths { stored[ByteKey(path)] = .some(nil) }
+            for path in newPaths { stored[ByteKey(path)] = .missing }
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT path, data, version FROM documents WHERE path IN (SELECT value FROM json_each(?))
                 """), arguments: [Self.jsonArray(newPaths)])
             while let row = try rows.next() {
-                stored[ByteKey(row[0])] = .some((row[1], row[2]))
+                stored[ByteKey(row[0])] = .loaded(text: row[1], version: row[2])
             }
+        }
+        let newPresence = presence.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
+        if !newPresence.isEmpty, !Self.anyControlCharacter(newPresence) {
+            for path in newPresence { stored[ByteKey(path)] = .missing }
+            let found = try String.fetchAll(db.cachedStatement(sql: """
+                SELECT path FROM documents WHERE path IN (SELECT value FROM json_each(?))
+                """), arguments: [Self.jsonArray(newPresence)])
+            for path in found { stored[ByteKey(path)] = .present }
         }
         let newAccounts = abtIds.filter { accounts[ByteKey($0)] == nil }
         if !newAccounts.isEmpty, !Self.anyControlCharacter(newAccounts) {

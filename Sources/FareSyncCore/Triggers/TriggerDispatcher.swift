@@ -115,16 +115,17 @@ public final class TriggerDispatcher: Sendable {
         for case .success(let event) in decoded {
             if case .fareContractChanged(let contract) = event.payload { accounts.append(contract.customerAccountId) }
         }
-        try tx.prefetch(documents: [], accounts: accounts)
+        try tx.prefetch(documents: [], presence: [], accounts: accounts)
         var documents: [String] = []
+        var presence: [String] = []
         for case .success(let event) in decoded {
             switch event.payload {
             case .userCreated(let user):
-                documents.append(Paths.customer(user.uid))
+                presence.append(Paths.customer(user.uid))
             case .fareContractChanged(let contract):
                 if let owner = try tx.account(contract.customerAccountId) {
                     documents.append(Paths.fareContract(uid: owner.uid, id: contract.id))
-                    documents.append(Paths.reservation(uid: owner.uid, orderId: contract.orderId))
+                    presence.append(Paths.reservation(uid: owner.uid, orderId: contract.orderId))
                 }
             case .paymentUpdated(let payment):
                 documents.append(Paths.reservation(uid: payment.customerId, orderId: payment.orderId))
@@ -132,7 +133,7 @@ public final class TriggerDispatcher: Sendable {
                 break
             }
         }
-        try tx.prefetch(documents: documents, accounts: [])
+        try tx.prefetch(documents: documents, presence: presence, accounts: [])
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.
