@@ -52,8 +52,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     init(_ db: Database) { self.db = db }
 
-    /// Writes the overlay to SQLite: deletions and upserts in path order.
+    /// Writes the overlay to SQLite: deletions and upserts in path order. What `prefetch` read is
+    /// forgotten too, as the overlay no longer shadows it.
     func flush() throws {
+        stored = [:]
         if !documents.isEmpty {
             let upsert = try db.cachedStatement(sql: """
                 INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
@@ -71,7 +73,9 @@ final class SQLiteTransaction: StoreTransaction {
         }
         if !orders.isEmpty {
             let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
-            for key in orders.sorted(by: { ($0.uid.string, $0.orderId.string) < ($1.uid.string, $1.orderId.string) }) { try insert.execute(arguments: [key.uid.string, key.orderId.string]) }
+            for key in orders.sorted(by: { ($0.uid.string, $0.orderId.string) < ($1.uid.string, $1.orderId.string) }) {
+                try insert.execute(arguments: [key.uid.string, key.orderId.string])
+            }
             orders = []
         }
         if !reservations.isEmpty {

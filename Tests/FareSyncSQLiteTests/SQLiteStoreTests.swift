@@ -26,6 +26,27 @@ final class TemporaryStore {
         _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: 100)).run([.messages(messages)])
     }
 
+    /// Reads in a transaction see its own writes, whatever was read ahead and however often the
+    /// overlay was written out in between (counting flushes it).
+    @Test(arguments: ["sqlite", "memory"])
+    func readsSeeWritesAcrossPrefetchAndFlush(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let seen = try await store.write { tx -> [Bool] in
+            try tx.prefetch(documents: ["c/a"], presence: ["c/b"], accounts: ["acct"])
+            try tx.setDocument("c/a", .object(JSONObject([("version", .string("2"))])))
+            try tx.setDocument("c/b", .object(JSONObject()))
+            try tx.setAccount("acct", AccountRecord(uid: "u", created: 1))
+            _ = try tx.countDocuments(inCollection: "c")
+            try tx.deleteDocument("c/b")
+            return [try tx.hasDocument("c/a"), try tx.documentVersion("c/a") == "2", try tx.hasDocument("c/b") == false,
+                    try tx.account("acct")?.uid == "u"]
+        }
+        #expect(seen == [true, true, true, true])
+        let after = try await store.read { tx in [try tx.hasDocument("c/a"), try tx.hasDocument("c/b")] }
+        #expect(after == [true, false])
+    }
+
     @Test func exportsExactlyWhatTheMemoryStoreExports() async throws {
         let tmp = try TemporaryStore()
         let lines = TrafficSimulator(SimulationOptions(users: 200, seed: 99, faults: true)).lines()
