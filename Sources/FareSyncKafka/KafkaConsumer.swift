@@ -22,8 +22,7 @@ final class KafkaConsumer {
     private let handle: RDKafkaHandle
     private let context: Context
     private var closed = false
-    /// Topic names by topic handle, so a message's topic is not copied out of C for every message.
-    private var topicNames: [OpaquePointer: String] = [:]
+    private var topicNames = RDKafkaTopicNames()
     private let headers = RDKafkaMessage.HeaderCache()
 
     /// What the C rebalance callback reaches through its opaque pointer.
@@ -93,17 +92,10 @@ final class KafkaConsumer {
         defer { rd_kafka_message_destroy(m) }
         let err = m.pointee.err
         if err == RD_KAFKA_RESP_ERR_NO_ERROR, let rkt = m.pointee.rkt {
-            let topic: String
-            if let known = topicNames[rkt] {
-                topic = known
-            } else {
-                topic = String(cString: rd_kafka_topic_name(rkt))
-                topicNames[rkt] = topic
-            }
-            return .message(RDKafkaMessage.copy(m, topic: topic, headers: headers))
+            return .message(RDKafkaMessage.copy(m, topic: topicNames.name(rkt), headers: headers))
         }
         if err == RD_KAFKA_RESP_ERR__PARTITION_EOF, let rkt = m.pointee.rkt {
-            return .endOfPartition(TopicPartition(topic: String(cString: rd_kafka_topic_name(rkt)), partition: m.pointee.partition))
+            return .endOfPartition(TopicPartition(topic: topicNames.name(rkt), partition: m.pointee.partition))
         }
         var fatal = false
         if err == RD_KAFKA_RESP_ERR__FATAL {

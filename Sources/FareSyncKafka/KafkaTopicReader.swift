@@ -9,9 +9,7 @@ public final class KafkaTopicReader {
     public let topics: [String]
     private var atEnd: Set<TopicPartition> = []
     private var partitionCount = 0
-    /// Topic names by topic handle, so a message's topic is not copied out of C for every message.
-    private var topicNames: [OpaquePointer: String] = [:]
-    private var lastTopic: (handle: OpaquePointer, name: String)?
+    private var topicNames = RDKafkaTopicNames()
     /// The previous message's headers, reused when the next message has the same ones.
     private let headers = RDKafkaMessage.HeaderCache()
 
@@ -65,7 +63,7 @@ public final class KafkaTopicReader {
     func poll<T>(_ milliseconds: Int32, _ body: (UnsafeMutablePointer<rd_kafka_message_t>, String) -> T) throws(KafkaError) -> T? {
         guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
         defer { rd_kafka_message_destroy(m) }
-        let topic = topicName(m.pointee.rkt)
+        let topic = topicNames.name(m.pointee.rkt)
         switch m.pointee.err {
         case RD_KAFKA_RESP_ERR_NO_ERROR:
             if !atEnd.isEmpty { atEnd.remove(TopicPartition(topic: topic, partition: m.pointee.partition)) }
@@ -78,15 +76,5 @@ public final class KafkaTopicReader {
         default:
             return nil
         }
-    }
-
-    private func topicName(_ rkt: OpaquePointer?) -> String {
-        guard let rkt else { return "" }
-        if let last = lastTopic, last.handle == rkt { return last.name }
-        defer { lastTopic = (rkt, topicNames[rkt]!) }
-        if let name = topicNames[rkt] { return name }
-        let name = String(cString: rd_kafka_topic_name(rkt))
-        topicNames[rkt] = name
-        return name
     }
 }

@@ -128,10 +128,10 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func setDocument(_ path: String, _ value: JSONValue) throws {
-        documents[ByteKey(path)] = .some(PendingDocument(value: value, text: nil))
+        try setDocument(path, value, canonicalText: nil)
     }
 
-    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String) throws {
+    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
         documents[ByteKey(path)] = .some(PendingDocument(value: value, text: canonicalText))
     }
 
@@ -156,24 +156,23 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     /// Claims a batch with two set statements: which ids are there already, then the insert of the
-    /// new ones. The ids travel as one JSON array read by `json_each`; an id with a control
-    /// character (which JSON escapes) takes the one-by-one path instead, so that no id depends on
-    /// SQLite's JSON unescaping.
+    /// new ones. The ids travel as one JSON array read by `json_each`; ids that cannot (`jsonArray`)
+    /// take the one-by-one path.
     func claimEvents(_ ids: [String]) throws -> [Bool] {
-        guard ids.count > 1, !Self.anyControlCharacter(ids) else { return try ids.map(claimEvent) }
-        let existing = try String.fetchAll(db.cachedStatement(sql: """
-            SELECT id FROM processed_events WHERE id IN (SELECT value FROM json_each(?))
-            """), arguments: [Self.jsonArray(ids)])
-        var seen = Set(existing.map(ByteKey.init))
+        guard ids.count > 1, let existing = try rows("SELECT id FROM processed_events WHERE id IN (SELECT value FROM json_each(?))",
+                                                       in: ids) else {
+            return try ids.map(claimEvent)
+        }
+        var seen = Set<ByteKey>()
+        while let row = try existing.next() { seen.insert(ByteKey(row[0])) }
         var fresh: [String] = []
         let claimed = ids.map { id in
             guard seen.insert(ByteKey(id)).inserted else { return false }
             fresh.append(id)
             return true
         }
-        if !fresh.isEmpty {
-            try db.cachedStatement(sql: "INSERT INTO processed_events(id) SELECT value FROM json_each(?)")
-                .execute(arguments: [Self.jsonArray(fresh)])
+        if !fresh.isEmpty, let list = Self.jsonArray(fresh) {
+            try db.cachedStatement(sql: "INSERT INTO processed_events(id) SELECT value FROM json_each(?)").execute(arguments: [list])
         }
         return claimed
     }
@@ -182,44 +181,36 @@ final class SQLiteTransaction: StoreTransaction {
     /// answered by the path index, without reading the rows).
     func prefetch(documents paths: [String], presence: [String], accounts abtIds: [String]) throws {
         let newPaths = paths.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
-        if !newPaths.isEmpty, !Self.anyControlCharacter(newPaths) {
+        if let rows = try rows("SELECT path, data, version FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newPaths) {
             for path in newPaths { stored[ByteKey(path)] = .missing }
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT path, data, version FROM documents WHERE path IN (SELECT value FROM json_each(?))
-                """), arguments: [Self.jsonArray(newPaths)])
-            while let row = try rows.next() {
-                stored[ByteKey(row[0])] = .loaded(text: row[1], version: row[2])
-            }
+            while let row = try rows.next() { stored[ByteKey(row[0])] = .loaded(text: row[1], version: row[2]) }
         }
         let newPresence = presence.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
-        if !newPresence.isEmpty, !Self.anyControlCharacter(newPresence) {
+        if let rows = try rows("SELECT path FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newPresence) {
             for path in newPresence { stored[ByteKey(path)] = .missing }
-            let found = try String.fetchAll(db.cachedStatement(sql: """
-                SELECT path FROM documents WHERE path IN (SELECT value FROM json_each(?))
-                """), arguments: [Self.jsonArray(newPresence)])
-            for path in found { stored[ByteKey(path)] = .present }
+            while let row = try rows.next() { stored[ByteKey(row[0])] = .present }
         }
         let newAccounts = abtIds.filter { accounts[ByteKey($0)] == nil }
-        if !newAccounts.isEmpty, !Self.anyControlCharacter(newAccounts) {
+        if let rows = try rows("SELECT abt_id, uid, created FROM accounts WHERE abt_id IN (SELECT value FROM json_each(?))", in: newAccounts) {
             for abtId in newAccounts { accounts[ByteKey(abtId)] = .some(nil) }
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT abt_id, uid, created FROM accounts WHERE abt_id IN (SELECT value FROM json_each(?))
-                """), arguments: [Self.jsonArray(newAccounts)])
-            while let row = try rows.next() {
-                accounts[ByteKey(row[0])] = .some(AccountRecord(uid: row[1], created: row[2]))
-            }
+            while let row = try rows.next() { accounts[ByteKey(row[0])] = .some(AccountRecord(uid: row[1], created: row[2])) }
         }
     }
 
-    static func anyControlCharacter(_ strings: [String]) -> Bool {
-        strings.contains { $0.utf8.contains { $0 < 0x20 } }
+    /// The rows of `sql`, whose one parameter is `keys` as a JSON array (read by `json_each`); nil —
+    /// nothing run — when `keys` is empty or cannot travel as JSON.
+    private func rows(_ sql: String, in keys: [String]) throws -> RowCursor? {
+        guard !keys.isEmpty, let list = Self.jsonArray(keys) else { return nil }
+        return try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [list])
     }
 
-    /// The strings as a JSON array (for `json_each`).
-    static func jsonArray(_ strings: [String]) -> String {
+    /// The strings as a JSON array (for `json_each`), or nil if one has a control character: JSON
+    /// escapes those, and no key should depend on SQLite's JSON unescaping.
+    static func jsonArray(_ strings: [String]) -> String? {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(strings.count * 40)
         for (i, s) in strings.enumerated() {
+            if s.utf8.contains(where: { $0 < 0x20 }) { return nil }
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONWriter.writeString(s, into: &out)
         }

@@ -71,17 +71,15 @@ public struct EventLogReader {
         }
     }
 
+    /// A member the parser kept apart as bytes (a string or null); in the object it can only be
+    /// another type of value.
     private static func bytesOrNull(_ r: FieldReader, _ raw: [String: [UInt8]?], _ name: String, required: Bool) throws(Rejection) -> [UInt8]? {
         if let bytes = raw[name] { return bytes }
         guard let v = r.object[name] else {
             if required { throw r.fail(name, "required member is missing") }
             return nil
         }
-        switch v {
-        case .null: return nil
-        case .string(let s): return Array(s.utf8)
-        default: throw r.fail(name, "expected a string or null, got \(v.typeName)")
-        }
+        throw r.fail(name, "expected a string or null, got \(v.typeName)")
     }
 }
 

@@ -24,9 +24,9 @@ public protocol StoreTransaction: AnyObject {
     /// document (fare contracts are compared by version on every change).
     func documentVersion(_ path: String) throws -> String?
     func setDocument(_ path: String, _ value: JSONValue) throws
-    /// `setDocument` with the value's canonical JSON text already written (`JSONWriter.string`), so a
-    /// store that keeps text need not write it again.
-    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String) throws
+    /// `setDocument` with the value's canonical JSON text, if already written (`JSONWriter.string`), so
+    /// a store that keeps text need not write it again.
+    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws
     func deleteDocument(_ path: String) throws
     /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).
     func countDocuments(inCollection collection: String) throws -> Int
@@ -34,7 +34,7 @@ public protocol StoreTransaction: AnyObject {
     // MARK: Effectively once
     /// Records that event `id` is applied. Returns false if it already was.
     func claimEvent(_ id: String) throws -> Bool
-    /// Claims a batch of events at once (a store may visit its index in id order); for each id in
+    /// Claims a batch of events at once (a store may look them up in one query); for each id in
     /// order, whether it was new — of equal ids only the first in `ids` can be.
     func claimEvents(_ ids: [String]) throws -> [Bool]
     /// A hint before a batch: the documents (`documents`: read or version-compared; `presence`: only
@@ -78,7 +78,7 @@ public protocol StoreTransaction: AnyObject {
 extension StoreTransaction {
     public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
     public func prefetch(documents: [String], presence: [String], accounts: [String]) throws {}
-    public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String) throws { try setDocument(path, value) }
+    public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws { try setDocument(path, value) }
 }
 
 /// A consumer's position in one partition: the next offset to consume, and the newest event time

@@ -121,11 +121,7 @@ struct Triggers {
             outcomes.contractsUnchanged += 1
             return
         }
-        if let canonicalText {
-            try tx.setDocument(path, .object(data), canonicalText: canonicalText)
-        } else {
-            try tx.setDocument(path, .object(data))
-        }
+        try tx.setDocument(path, .object(data), canonicalText: canonicalText)
         try tx.addContractOrder(uid: owner.uid, orderId: contract.orderId)
         outcomes.contractsStored += 1
         // 3.4: the reservation of this order is done.
