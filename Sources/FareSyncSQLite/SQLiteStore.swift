@@ -15,8 +15,22 @@ public final class SQLiteStore: DocumentStore {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String) throws {
         self.path = path
-        pool = try DatabasePool(path: path, configuration: Self.configuration())
+        pool = try Self.openPool(path: path)
         try pool.write { db in try Self.migrate(db) }
+    }
+
+    /// Opens the pool, waiting out another process that is opening the same new store: switching a
+    /// new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once there instead
+    /// of calling the busy handler. Retried for as long as a lock is otherwise waited for (10 s).
+    static func openPool(path: String) throws -> DatabasePool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration())
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
     }
 
     /// The connection settings of every FareSync store (the benchmark's raw floor uses them too).

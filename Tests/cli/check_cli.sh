@@ -92,6 +92,19 @@ sys.exit(0 if same + len(lost) == len(users) and not wrong and not undead and lo
 PY
 then ok "Entur failures: the same users, or dead letters"; else bad "Entur failures changed users"; fi
 
+# Two processes creating the same new store at once (two workers started together) both open it:
+# switching a new file to WAL needs an exclusive lock, for which SQLite does not wait by itself.
+: >empty.jsonl
+racefail=0
+for i in $(seq 1 20); do
+  rm -f race.sqlite*
+  "$FARESYNC" replay empty.jsonl --store sqlite:race.sqlite >/dev/null 2>race-a.err &
+  "$FARESYNC" replay empty.jsonl --store sqlite:race.sqlite >/dev/null 2>race-b.err || racefail=$((racefail + 1))
+  wait $! || racefail=$((racefail + 1))
+done
+[ $racefail = 0 ] && ok "two processes opening a new store at once: 20 of 20 pairs succeed" \
+  || bad "two processes opening a new store at once: $racefail failures, e.g. $(cat race-a.err race-b.err | head -1)"
+
 # Memory stays bounded on megabyte-sized bad messages: peak RSS of replaying 60 versus 180 of them.
 # Three times the data may cost a little more (SQLite's page cache and WAL settle), but a process
 # that kept messages would grow by the 120 MiB of data (before a fix, it did: 114 -> 316 MiB).
