@@ -100,6 +100,8 @@ final class WorkerLoop: RebalanceDelegate {
     var options: WorkerOptions { worker.options }
     var tracker = PartitionTracker()
     var pending: [SourceMessage] = []
+    /// Bytes of keys and values in `pending`.
+    var pendingBytes = 0
     var consumer: KafkaConsumer!
     let deadLetters: KafkaProducer?
     var lastSweep = ContinuousClock.now
@@ -124,7 +126,8 @@ final class WorkerLoop: RebalanceDelegate {
                 if let next = state.next, message.coordinates!.offset < next { continue }  // already applied
                 tracker.consumed(tp)
                 pending.append(message)
-                if pending.count >= options.batchSize { try apply() }
+                pendingBytes += (message.key?.count ?? 0) + (message.value?.count ?? 0)
+                if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try apply() }
             case .endOfPartition(let tp):
                 try apply()
                 tracker.reachedEnd(tp)
@@ -168,6 +171,7 @@ final class WorkerLoop: RebalanceDelegate {
             }
         }
         pending = []
+        pendingBytes = 0
         for (tp, position) in result.positions { tracker.stored(tp, position) }
         consumer.commit(result.positions.mapValues(\.next))
         WorkerMetrics.record(result.outcomes)
@@ -254,6 +258,7 @@ final class WorkerLoop: RebalanceDelegate {
             // Nothing of the batch committed; its messages are consumed again by the next owner.
             worker.log.error("batch abandoned at revocation: \(error)")
             pending = []
+            pendingBytes = 0
         }
         tracker.revokeAll()
         worker.status.set(assigned: 0)

@@ -25,36 +25,47 @@ enum RDKafkaMessage {
             coordinates: MessageCoordinates(partition: msg.partition, offset: msg.offset))
     }
 
-    /// The last headers read, to hand out again (one shared array) while messages repeat them.
+    /// The last header list read, handed out again while messages repeat it (the usual case: every
+    /// message of a topic carries the same content type), so it costs no allocation. The list before
+    /// it is kept too: a message with headers of its own (a binary-mode CloudEvent carries its id in
+    /// one) would otherwise make the next common message miss as well.
     /// A class, so the poll loop reaches it without an exclusive access to its owner's state.
     final class HeaderCache {
         private var last: [MessageHeader] = []
+        private var previous: [MessageHeader] = []
 
         func headers(_ hdrs: OpaquePointer) -> [MessageHeader] {
             let count = rd_kafka_header_cnt(hdrs)
-            var name: UnsafePointer<CChar>?
-            var value: UnsafeRawPointer?
-            var size = 0
-            if count == last.count {
-                var same = true
-                for index in 0..<count {
-                    guard rd_kafka_header_get_all(hdrs, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR, let name,
-                          Self.equal(last[index], name: name, value: value, size: size) else {
-                        same = false
-                        break
-                    }
-                }
-                if same { return last }
+            if count == last.count, Self.matches(last, hdrs) { return last }
+            if count == previous.count, Self.matches(previous, hdrs) {
+                swap(&last, &previous)
+                return last
             }
             var headers: [MessageHeader] = []
             headers.reserveCapacity(count)
+            var name: UnsafePointer<CChar>?
+            var value: UnsafeRawPointer?
+            var size = 0
             var index = 0
             while rd_kafka_header_get_all(hdrs, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
                 headers.append(MessageHeader(name.map { String(cString: $0) } ?? "", bytes(value, size)))
                 index += 1
             }
+            previous = last
             last = headers
             return headers
+        }
+
+        /// Whether `hdrs` holds exactly `headers`, in order.
+        private static func matches(_ headers: [MessageHeader], _ hdrs: OpaquePointer) -> Bool {
+            var name: UnsafePointer<CChar>?
+            var value: UnsafeRawPointer?
+            var size = 0
+            for index in headers.indices {
+                guard rd_kafka_header_get_all(hdrs, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR, let name,
+                      equal(headers[index], name: name, value: value, size: size) else { return false }
+            }
+            return true
         }
 
         private static func equal(_ header: MessageHeader, name: UnsafePointer<CChar>, value: UnsafeRawPointer?, size: Int) -> Bool {

@@ -44,7 +44,7 @@ public struct Replay: Sendable {
     public let options: ReplayOptions
 
     /// A batch holds at most this many bytes of keys and values, however many messages it may have.
-    public static let maxBatchBytes = 8 << 20
+    public static var maxBatchBytes: Int { TriggerDispatcher.maxBatchBytes }
 
     public init(dispatcher: TriggerDispatcher, options: ReplayOptions = ReplayOptions()) {
         self.dispatcher = dispatcher

@@ -36,6 +36,14 @@ public final class TriggerDispatcher: Sendable {
     public let rules: TriggerRules
     private let totals = Mutex(Outcomes())
 
+    /// A batch (one store transaction) holds at most this many bytes of message keys and values,
+    /// whatever its message count: a batch's memory — the messages, their decoded events, the
+    /// transaction's pending documents — grows with its bytes, and messages differ in size (a log's
+    /// contract-heavy stretch has batches of twice the usual bytes). 2 MiB is about 4000 typical
+    /// messages. Measured (1 M-event replay, one lane): 8 MiB let the peak resident set grow from
+    /// 123 to 141 MiB in the log's last seconds; 2 MiB kept it at 127 MiB.
+    public static let maxBatchBytes = 2 << 20
+
     public init(store: any DocumentStore, entur: SimulatedEntur = SimulatedEntur(), rules: TriggerRules = TriggerRules()) {
         self.store = store
         self.entur = entur

@@ -1,0 +1,54 @@
+import FareSyncCore
+import FareSyncKafka
+import Foundation
+import Testing
+
+/// `KafkaTopicReader` against librdkafka's mock cluster: what it delivers is what was produced.
+struct TopicReaderTests {
+    /// Header lists that repeat, alternate and differ in one byte, one name, or a missing value: the
+    /// reader reuses lists it has read before, and must never hand out one that only looks alike.
+    @Test func headersAreDeliveredAsProduced() throws {
+        let common = [MessageHeader("content-type", "application/cloudevents+json")]
+        let lists: [[MessageHeader]] = [
+            common, common,
+            [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-1")],
+            common,
+            [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-2")],
+            [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-2")],
+            [], common,
+            [MessageHeader("content-type", "application/cloudevents+jsoN")],
+            [MessageHeader("content-typf", "application/cloudevents+json")],
+            [MessageHeader("content-type", nil)],
+            [MessageHeader("content-type", [])],
+            [MessageHeader("", "x")], [MessageHeader("", "x")],
+            [MessageHeader("a", "1"), MessageHeader("b", "2"), MessageHeader("c", "3"), MessageHeader("d", "4"), MessageHeader("e", "5")],
+            common,
+            [MessageHeader("a", "1"), MessageHeader("b", "2"), MessageHeader("c", "3"), MessageHeader("d", "4"), MessageHeader("e", "6")],
+            common, [MessageHeader("content-type", nil)], [MessageHeader("content-type", [])],
+        ]
+        let cluster = try MockCluster(brokers: 1)
+        try cluster.createTopic("headers", partitions: 1)
+        let producer = try KafkaProducer(bootstrap: cluster.bootstrapServers)
+        for (i, headers) in lists.enumerated() {
+            try producer.produce(topic: "headers", key: Array("k\(i)".utf8), value: Array("v\(i)".utf8), headers: headers, timestamp: 1000 + Int64(i))
+        }
+        try producer.flush()
+
+        let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["headers"])
+        defer { reader.close() }
+        try reader.start()
+        var read: [SourceMessage] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while read.count < lists.count, ContinuousClock.now < deadline {
+            if let m = try reader.next(100) { read.append(m) }
+        }
+        try #require(read.count == lists.count)
+        for (i, m) in read.enumerated() {
+            #expect(m.key == Array("k\(i)".utf8))
+            #expect(m.value == Array("v\(i)".utf8))
+            #expect(m.headers == lists[i], "message \(i)")
+            #expect(m.timestamp == 1000 + Int64(i))
+            #expect(m.coordinates == MessageCoordinates(partition: 0, offset: Int64(i)))
+        }
+    }
+}
