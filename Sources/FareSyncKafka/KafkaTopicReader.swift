@@ -10,7 +10,7 @@ public final class KafkaTopicReader {
     private var atEnd: Set<TopicPartition> = []
     private var partitionCount = 0
     private var topicNames = RDKafkaTopicNames()
-    /// The previous message's headers, reused when the next message has the same ones.
+    /// Header lists reused while messages repeat them.
     private let headers = RDKafkaMessage.HeaderCache()
 
     public init(bootstrap: String, topics: [String], settings: [String: String] = [:]) throws(KafkaError) {
@@ -56,7 +56,12 @@ public final class KafkaTopicReader {
 
     /// The next message, waiting up to `milliseconds`; nil if none came (or a partition ended).
     public func next(_ milliseconds: Int32) throws(KafkaError) -> SourceMessage? {
-        try poll(milliseconds) { m, topic in RDKafkaMessage.copy(m, topic: topic, headers: headers) }
+        try poll(milliseconds, message)
+    }
+
+    /// The C message `m` of `topic` (from `poll`) as a `SourceMessage`.
+    func message(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String) -> SourceMessage {
+        RDKafkaMessage.copy(m, topic: topic, headers: headers)
     }
 
     /// Polls once; for a message, `body` gets the C message (valid during the call) and its topic.

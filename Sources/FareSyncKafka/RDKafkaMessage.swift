@@ -7,12 +7,8 @@ import FareSyncCore
 /// Copies a consumed `rd_kafka_message_t` into a `SourceMessage` (with its coordinates). The C
 /// message stays owned by the caller.
 enum RDKafkaMessage {
-    static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String) -> SourceMessage {
-        copy(m, topic: topic, headers: HeaderCache())
-    }
-
-    /// Copies `m`; its headers come from `cache` when they equal the previous message's (the
-    /// usual case: every message of a topic carries the same content type), so they cost no allocation.
+    /// Copies `m`; its headers come from `cache` when they equal a list it holds (the usual case:
+    /// every message of a topic carries the same content type), so they cost no allocation.
     static func copy(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String, headers cache: HeaderCache) -> SourceMessage {
         let msg = m.pointee
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE

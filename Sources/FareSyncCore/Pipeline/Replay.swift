@@ -43,9 +43,6 @@ public struct Replay: Sendable {
     public let dispatcher: TriggerDispatcher
     public let options: ReplayOptions
 
-    /// A batch holds at most this many bytes of keys and values, however many messages it may have.
-    public static var maxBatchBytes: Int { TriggerDispatcher.maxBatchBytes }
-
     public init(dispatcher: TriggerDispatcher, options: ReplayOptions = ReplayOptions()) {
         self.dispatcher = dispatcher
         self.options = options
@@ -74,7 +71,7 @@ public struct Replay: Sendable {
                         // Two stages per lane: batch n+1 is decoded here while batch n is applied
                         // (batches of a lane are still applied one after another, in order).
                         var applying: Task<Void, any Error>?
-                        while let deliveries = await queue.next(lane: lane, max: batchSize, maxBytes: Self.maxBatchBytes) {
+                        while let deliveries = await queue.next(lane: lane, max: batchSize, maxBytes: TriggerDispatcher.maxBatchBytes) {
                             let batch = TriggerDispatcher.decode(deliveries.map(\.message))
                             try await applying?.value
                             applying = Task {
