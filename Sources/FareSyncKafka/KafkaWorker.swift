@@ -11,7 +11,7 @@ public struct WorkerOptions: Sendable {
     public var topics = ["auth-users", "reservations", "fare-contracts"]
     /// Sweep and stop once every assigned partition is caught up (like `kcat -e`).
     public var exitAtEnd = false
-    /// At most this many messages per store transaction.
+    /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).
     public var batchSize = 4000
     /// How often to sweep with the low watermark.
     public var sweepInterval: Duration = .seconds(10)

@@ -27,7 +27,7 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
     @Option(help: "In-process partitions per topic.") var partitions = 1
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
-    @Option(help: "Messages per store transaction.") var batchSize = 4000
+    @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
     @Option(help: "Produce the logs to this Kafka cluster instead (or @FILE written by dev-broker), keeping keys, headers and timestamps.")
     var brokers: String?
     @OptionGroup var triggers: TriggerOptions

@@ -18,7 +18,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Serve /healthz, /readyz and /metrics on this port (none by default).") var httpPort: Int?
     @Option(help: "Address the HTTP server binds to.") var httpHost = "127.0.0.1"
     @Option(help: "Seconds between sweeps.") var sweepInterval = 10.0
-    @Option(help: "At most this many messages per store transaction.") var batchSize = 4000
+    @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
     @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")

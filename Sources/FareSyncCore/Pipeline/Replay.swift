@@ -15,7 +15,7 @@ public struct ReplayOptions: Sendable {
     /// 0: as fast as possible. Otherwise message timestamps are replayed this many times faster
     /// than they were recorded (1 = real time).
     public var speed: Double = 0
-    /// Messages per store transaction.
+    /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).
     public var batchSize: Int = 4000
 
     public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000) {
