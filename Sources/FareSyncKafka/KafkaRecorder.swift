@@ -18,9 +18,9 @@ public final class KafkaRecorder {
 
     /// The next line (without line break), waiting up to `milliseconds`; nil if none came.
     public func nextLine(_ milliseconds: Int32) throws(KafkaError) -> [UInt8]? {
-        try reader.poll(milliseconds) { m, topic in
-            EventLogWriter.line(reader.message(m, topic: topic), partition: m.pointee.partition, offset: m.pointee.offset,
-                                timestampType: RDKafkaMessage.timestampType(m), broker: RDKafkaMessage.broker(m))
-        }
+        guard let (m, topic) = try reader.poll(milliseconds) else { return nil }
+        defer { rd_kafka_message_destroy(m) }
+        return EventLogWriter.line(reader.message(m, topic: topic), partition: m.pointee.partition, offset: m.pointee.offset,
+                                   timestampType: RDKafkaMessage.timestampType(m), broker: RDKafkaMessage.broker(m))
     }
 }

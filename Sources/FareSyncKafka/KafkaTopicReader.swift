@@ -2,7 +2,8 @@ import CRdKafka
 import FareSyncCore
 
 /// Reads topics from the beginning, every partition, without a consumer group (nothing committed):
-/// what `record` and the consumer benchmark use. Use it from one thread.
+/// what `record` and the consumer benchmark use. Use it from one thread; librdkafka is polled on a
+/// thread of the reader's own (`RDKafkaPollThread`), and the messages are copied on the caller's.
 public final class KafkaTopicReader {
     private let handle: RDKafkaHandle
     private var closed = false
@@ -12,6 +13,10 @@ public final class KafkaTopicReader {
     private var topicNames = RDKafkaTopicNames()
     /// Header lists reused while messages repeat them.
     private let headers = RDKafkaMessage.HeaderCache()
+    private let poller: RDKafkaPollThread
+    /// Polled messages taken from the poll thread, not yet handed out (from `nextIndex` on).
+    private var polled: [RDKafkaPollThread.Message] = []
+    private var nextIndex = 0
 
     public init(bootstrap: String, topics: [String], settings: [String: String] = [:]) throws(KafkaError) {
         var all = [
@@ -24,6 +29,7 @@ public final class KafkaTopicReader {
         all.merge(settings) { $1 }
         handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, try RDKafkaConfig(all))
         rd_kafka_poll_set_consumer(handle.pointer)
+        poller = RDKafkaPollThread(handle: handle)
         self.topics = topics
     }
 
@@ -32,6 +38,10 @@ public final class KafkaTopicReader {
     public func close() {
         guard !closed else { return }
         closed = true
+        poller.stop()
+        for m in polled[nextIndex...] { rd_kafka_message_destroy(m) }
+        polled = []
+        nextIndex = 0
         _ = rd_kafka_consumer_close(handle.pointer)
     }
 
@@ -49,6 +59,7 @@ public final class KafkaTopicReader {
             rd_kafka_topic_partition_list_add(list, tp.topic, tp.partition).pointee.offset = Int64(RD_KAFKA_OFFSET_BEGINNING)
         }
         try KafkaError.check(rd_kafka_assign(handle.pointer, list), "assign \(topics.joined(separator: ", "))")
+        poller.start()
     }
 
     /// Every partition has reached its end since it last delivered a message.
@@ -56,7 +67,9 @@ public final class KafkaTopicReader {
 
     /// The next message, waiting up to `milliseconds`; nil if none came (or a partition ended).
     public func next(_ milliseconds: Int32) throws(KafkaError) -> SourceMessage? {
-        try poll(milliseconds, message)
+        guard let (m, topic) = try poll(milliseconds) else { return nil }
+        defer { rd_kafka_message_destroy(m) }
+        return message(m, topic: topic)
     }
 
     /// The C message `m` of `topic` (from `poll`) as a `SourceMessage`.
@@ -64,21 +77,34 @@ public final class KafkaTopicReader {
         RDKafkaMessage.copy(m, topic: topic, headers: headers)
     }
 
-    /// Polls once; for a message, `body` gets the C message (valid during the call) and its topic.
-    func poll<T>(_ milliseconds: Int32, _ body: (UnsafeMutablePointer<rd_kafka_message_t>, String) -> T) throws(KafkaError) -> T? {
-        guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
-        defer { rd_kafka_message_destroy(m) }
+    /// The next polled event: a message and its topic, which the caller destroys
+    /// (`rd_kafka_message_destroy`), or nil (nothing came within `milliseconds`, or a partition
+    /// ended). Not generic over what the caller makes of the message: this is the consumer
+    /// benchmark's per-message path, kept free of closure contexts.
+    func poll(_ milliseconds: Int32) throws(KafkaError) -> (UnsafeMutablePointer<rd_kafka_message_t>, String)? {
+        if nextIndex == polled.count {
+            polled.removeAll(keepingCapacity: true)
+            nextIndex = 0
+            poller.take(into: &polled, waiting: milliseconds)
+            guard !polled.isEmpty else { return nil }
+        }
+        let m = polled[nextIndex]
+        nextIndex += 1
         let topic = topicNames.name(m.pointee.rkt)
         switch m.pointee.err {
         case RD_KAFKA_RESP_ERR_NO_ERROR:
             if !atEnd.isEmpty { atEnd.remove(TopicPartition(topic: topic, partition: m.pointee.partition)) }
-            return body(m, topic)
+            return (m, topic)
         case RD_KAFKA_RESP_ERR__PARTITION_EOF:
             atEnd.insert(TopicPartition(topic: topic, partition: m.pointee.partition))
+            rd_kafka_message_destroy(m)
             return nil
         case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
-            throw KafkaError(m.pointee.err, "read \(topic)")
+            let error = KafkaError(m.pointee.err, "read \(topic)")
+            rd_kafka_message_destroy(m)
+            throw error
         default:
+            rd_kafka_message_destroy(m)
             return nil
         }
     }

@@ -15,10 +15,12 @@ enum RDKafkaMessage {
         let ts = rd_kafka_message_timestamp(m, &tstype)
         var hdrs: OpaquePointer?
         let headers = rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs != nil ? cache.headers(hdrs!) : []
+        let key = bytes(msg.key, msg.key_len)
+        let value = bytes(msg.payload, msg.len)
         return SourceMessage(
-            topic: topic, key: bytes(msg.key, msg.key_len), value: bytes(msg.payload, msg.len), headers: headers,
+            topic: topic, key: key, value: value, headers: headers,
             timestamp: tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0 ? nil : ts,
-            coordinates: MessageCoordinates(partition: msg.partition, offset: msg.offset))
+            coordinates: MessageCoordinates(partition: msg.partition, offset: msg.offset), readError: nil)
     }
 
     /// The last header list read, handed out again while messages repeat it (the usual case: every
@@ -65,10 +67,10 @@ enum RDKafkaMessage {
         }
 
         private static func equal(_ header: MessageHeader, name: UnsafePointer<CChar>, value: UnsafeRawPointer?, size: Int) -> Bool {
-            var header = header
-            let sameName = header.name.withUTF8 { n in
+            // Cached names are native strings (made by String(cString:)): contiguous, no copy.
+            let sameName = header.name.utf8.withContiguousStorageIfAvailable { n in
                 strlen(name) == n.count && (n.isEmpty || memcmp(name, n.baseAddress!, n.count) == 0)
-            }
+            } ?? (String(cString: name) == header.name)
             guard sameName else { return false }
             guard let expected = header.value else { return value == nil }
             guard let value, size == expected.count else { return false }
@@ -76,12 +78,12 @@ enum RDKafkaMessage {
         }
     }
 
+    /// A copy of `count` bytes at `pointer` (nil for a null pointer). `Array(UnsafeRawBufferPointer)`
+    /// is specialized for bytes; `init(unsafeUninitializedCapacity:)` went through the generic array
+    /// buffer here and took twice as long (measured: 105 against 54 ns for 400–1100 bytes).
     static func bytes(_ pointer: UnsafeRawPointer?, _ count: Int) -> [UInt8]? {
         guard let pointer else { return nil }
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if count > 0 { buffer.baseAddress!.initialize(from: pointer.assumingMemoryBound(to: UInt8.self), count: count) }
-            initialized = count
-        }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
     static func bytes(_ pointer: UnsafeMutableRawPointer?, _ count: Int) -> [UInt8]? {

@@ -28,8 +28,10 @@ struct Bench: AsyncParsableCommand {
         say("consumer: \(consumerMessages) messages, best of \(rounds) rounds each")
         let c = try ConsumerBench.run(messages: consumerMessages, rounds: rounds)
         let consumerRatio = c.swiftRate / c.cRate
-        say(String(format: "  plain C poll loop      %10.0f msg/s", c.cRate))
-        say(String(format: "  FareSync consumer path %10.0f msg/s   ratio %.3f (goal >= 0.8)", c.swiftRate, consumerRatio))
+        say(String(format: "  plain C poll loop      %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process",
+                   c.cRate, c.cCPU.threadMicros, c.cCPU.processMicros))
+        say(String(format: "  FareSync consumer path %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process   ratio %.3f (goal >= 0.8)",
+                   c.swiftRate, c.swiftCPU.threadMicros, c.swiftCPU.processMicros, consumerRatio))
         say(String(format: "  decoding (CloudEvent + data) %10.0f events/s", c.decodeRate))
 
         let replayLog = dir + "/replay.jsonl"

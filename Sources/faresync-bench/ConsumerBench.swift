@@ -1,6 +1,7 @@
 import CRdKafka
 import FareSyncCore
 import FareSyncKafka
+import Glibc
 
 /// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's consumer path
 /// (`KafkaTopicReader`, delivering `SourceMessage` values to a sink that does nothing), reading the
@@ -11,6 +12,9 @@ enum ConsumerBench {
         var cRate: Double
         var swiftRate: Double
         var decodeRate: Double
+        /// CPU time per message of the best round of each loop.
+        var cCPU: CPUTime.PerMessage
+        var swiftCPU: CPUTime.PerMessage
     }
 
     static func run(messages count: Int, rounds: Int) throws -> Result {
@@ -29,9 +33,13 @@ enum ConsumerBench {
         try producer.flush()
         var cBest = Duration.seconds(1_000_000)
         var swiftBest = Duration.seconds(1_000_000)
+        var cCPU = CPUTime.PerMessage()
+        var swiftCPU = CPUTime.PerMessage()
         for _ in 0..<rounds {
-            cBest = min(cBest, try plainC(cluster.bootstrapServers, partitions: partitions, expected: count))
-            swiftBest = min(swiftBest, try fareSync(cluster.bootstrapServers, expected: count))
+            let c = try plainC(cluster.bootstrapServers, partitions: partitions, expected: count)
+            if c.time < cBest { (cBest, cCPU) = (c.time, c.cpu) }
+            let s = try fareSync(cluster.bootstrapServers, expected: count)
+            if s.time < swiftBest { (swiftBest, swiftCPU) = (s.time, s.cpu) }
         }
         // Decoding (CloudEvent envelope + typed data), on the same values.
         let sample = Array(values.prefix(min(values.count, 20_000)))
@@ -41,10 +49,11 @@ enum ConsumerBench {
             for m in sample { if case .success = EventDecoder.decode(m) { decoded += 1 } else { decoded += 1 } }
         }
         let decodeTime = ContinuousClock.now - started
-        return Result(messages: count, cRate: rate(count, cBest), swiftRate: rate(count, swiftBest), decodeRate: rate(decoded, decodeTime))
+        return Result(messages: count, cRate: rate(count, cBest), swiftRate: rate(count, swiftBest), decodeRate: rate(decoded, decodeTime),
+                      cCPU: cCPU, swiftCPU: swiftCPU)
     }
 
-    static func plainC(_ bootstrap: String, partitions: Int, expected: Int) throws -> Duration {
+    static func plainC(_ bootstrap: String, partitions: Int, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
         var errstr = [CChar](repeating: 0, count: 512)
         let conf = rd_kafka_conf_new()
         for (k, v) in [("bootstrap.servers", bootstrap), ("group.id", "bench-c"), ("enable.auto.commit", "false"), ("log_level", "3")] {
@@ -60,36 +69,40 @@ enum ConsumerBench {
         var seen = 0
         var bytes = 0
         var started = ContinuousClock.now
+        var cpu = CPUTime()
         while seen < expected {
             guard let m = rd_kafka_consumer_poll(rk, 100) else { continue }
             if m.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                if seen == 0 { started = ContinuousClock.now }
+                if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
                 seen += 1
                 bytes &+= m.pointee.len &+ m.pointee.key_len
             }
             rd_kafka_message_destroy(m)
         }
         let elapsed = ContinuousClock.now - started
+        let used = cpu.perMessage(seen)
         rd_kafka_consumer_close(rk)
         rd_kafka_destroy(rk)
         Sink.consume(bytes)
-        return elapsed
+        return (elapsed, used)
     }
 
-    static func fareSync(_ bootstrap: String, expected: Int) throws -> Duration {
+    static func fareSync(_ bootstrap: String, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
         let reader = try KafkaTopicReader(bootstrap: bootstrap, topics: ["bench"], settings: ["group.id": "bench-swift"])
         try reader.start()
         var seen = 0
         var started = ContinuousClock.now
+        var cpu = CPUTime()
         while seen < expected {
             guard let message = try reader.next(100) else { continue }
-            if seen == 0 { started = ContinuousClock.now }
+            if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
             seen += 1
             Sink.consume(message)
         }
         let elapsed = ContinuousClock.now - started
+        let used = cpu.perMessage(seen)
         reader.close()
-        return elapsed
+        return (elapsed, used)
     }
 }
 
@@ -119,4 +132,29 @@ func text(_ buffer: [CChar]) -> String {
 func rate(_ count: Int, _ d: Duration) -> Double {
     let s = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     return s > 0 ? Double(count) / s : 0
+}
+
+/// CPU time used since a starting point: by the calling thread, and by the whole process (the
+/// librdkafka and mock-broker threads, and FareSync's poll thread, included).
+struct CPUTime {
+    private let thread = Self.clock(CLOCK_THREAD_CPUTIME_ID)
+    private let process = Self.clock(CLOCK_PROCESS_CPUTIME_ID)
+
+    struct PerMessage {
+        /// Microseconds of the reading thread, and of the whole process, per message.
+        var threadMicros = 0.0
+        var processMicros = 0.0
+    }
+
+    func perMessage(_ count: Int) -> PerMessage {
+        let n = Double(max(1, count))
+        return PerMessage(threadMicros: (Self.clock(CLOCK_THREAD_CPUTIME_ID) - thread) * 1e6 / n,
+                          processMicros: (Self.clock(CLOCK_PROCESS_CPUTIME_ID) - process) * 1e6 / n)
+    }
+
+    private static func clock(_ id: clockid_t) -> Double {
+        var ts = timespec()
+        clock_gettime(id, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
 }
