@@ -83,12 +83,14 @@ public final class SQLiteStore: DocumentStore {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await pool.write { db in
+        let (result, leftovers) = try await pool.write { db in
             let tx = SQLiteTransaction(db)
             let result = try body(tx)
             try tx.flush()
-            return result
+            return (result, tx.takeLeftovers())
         }
+        withExtendedLifetime(leftovers) {}  // freed here, on the caller's thread, not the writer's
+        return result
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
