@@ -51,4 +51,44 @@ struct TopicReaderTests {
             #expect(m.coordinates == MessageCoordinates(partition: 0, offset: Int64(i)))
         }
     }
+
+    /// The poll thread hands messages over in chunks: every message comes exactly once, in offset
+    /// order within its partition, and the reader is caught up only once all have come. A reader
+    /// closed with polled messages it never took returns (they are destroyed, not waited on).
+    @Test func everyMessageOnceInPartitionOrderThenCaughtUp() throws {
+        let partitions = 3
+        let count = 3000
+        let cluster = try MockCluster(brokers: 1)
+        try cluster.createTopic("chunks", partitions: partitions)
+        let producer = try KafkaProducer(bootstrap: cluster.bootstrapServers)
+        for i in 0..<count {
+            try producer.produce(topic: "chunks", key: Array("key-\(i % 97)".utf8), value: Array("\(i)".utf8), headers: [], timestamp: nil)
+        }
+        try producer.flush()
+
+        let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["chunks"])
+        defer { reader.close() }
+        try reader.start()
+        var values = Set<String>()
+        var nextOffset = [Int64](repeating: 0, count: partitions)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !reader.caughtUp, ContinuousClock.now < deadline {
+            guard let m = try reader.next(100), let c = m.coordinates else { continue }
+            #expect(c.offset == nextOffset[Int(c.partition)], "partition \(c.partition)")
+            nextOffset[Int(c.partition)] = c.offset + 1
+            #expect(values.insert(String(decoding: m.value ?? [], as: UTF8.self)).inserted)
+        }
+        #expect(reader.caughtUp)
+        #expect(values == Set((0..<count).map(String.init)))
+        #expect(nextOffset.reduce(0, +) == Int64(count))
+
+        let early = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["chunks"], settings: ["group.id": "early"])
+        try early.start()
+        var taken = 0
+        while taken < 10, ContinuousClock.now < deadline {
+            if try early.next(100) != nil { taken += 1 }
+        }
+        #expect(taken == 10)
+        early.close()
+    }
 }
