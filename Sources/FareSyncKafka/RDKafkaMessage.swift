@@ -15,12 +15,10 @@ enum RDKafkaMessage {
         let ts = rd_kafka_message_timestamp(m, &tstype)
         var hdrs: OpaquePointer?
         let headers = rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs != nil ? cache.headers(hdrs!) : []
-        let key = bytes(msg.key, msg.key_len)
-        let value = bytes(msg.payload, msg.len)
         return SourceMessage(
-            topic: topic, key: key, value: value, headers: headers,
+            topic: topic, key: bytes(msg.key, msg.key_len), value: bytes(msg.payload, msg.len), headers: headers,
             timestamp: tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0 ? nil : ts,
-            coordinates: MessageCoordinates(partition: msg.partition, offset: msg.offset), readError: nil)
+            coordinates: MessageCoordinates(partition: msg.partition, offset: msg.offset))
     }
 
     /// The last header list read, handed out again while messages repeat it (the usual case: every

@@ -18,7 +18,6 @@ public struct MessageCoordinates: Sendable, Hashable, Comparable {
     public var partition: Int32
     public var offset: Int64
 
-    @inlinable
     public init(partition: Int32, offset: Int64) {
         self.partition = partition
         self.offset = offset
@@ -56,9 +55,6 @@ public struct SourceMessage: Sendable {
     /// Set when the log line itself could not be read; `value` then holds the raw line.
     public var readError: String?
 
-    /// Inlinable: a consumer makes one per message, and across modules an opaque initializer
-    /// copied the whole struct (a retain and release of each field) on the way in.
-    @inlinable
     public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader] = [],
                 timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil, readError: String? = nil) {
         self.topic = topic
