@@ -104,10 +104,13 @@ final class WorkerLoop: RebalanceDelegate {
     var pendingBytes = 0
     var consumer: KafkaConsumer!
     let deadLetters: KafkaProducer?
+    /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
+    let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
 
     init(worker: KafkaWorker) throws {
         self.worker = worker
+        cluster = try KafkaClusterView(bootstrap: worker.options.bootstrap)
         deadLetters = worker.options.deadLetterTopics ? try KafkaProducer(bootstrap: worker.options.bootstrap, settings: ["linger.ms": "0"]) : nil
     }
 
@@ -180,10 +183,10 @@ final class WorkerLoop: RebalanceDelegate {
         updateLag()
     }
 
-    /// The sweep with the low watermark (none while it is unknown).
+    /// The sweep with the group's low watermark (none while it is unknown).
     func sweep() throws {
-        lastSweep = ContinuousClock.now
-        guard let watermark = tracker.lowWatermark else { return }
+        defer { lastSweep = ContinuousClock.now }  // the interval runs between sweeps
+        guard let watermark = groupWatermark() else { return }
         let dispatcher = worker.dispatcher
         let publish = deadLetterPublisher()
         let (result, parked) = try runBlocking {
@@ -194,6 +197,41 @@ final class WorkerLoop: RebalanceDelegate {
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
         worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
+    }
+
+    /// The low watermark over every partition of the subscribed topics, not only the assigned ones:
+    /// the sweep changes the whole store, so a partition another worker lags on must hold it back
+    /// (SPEC §4: any number of workers, the same export). Assigned partitions count as this worker
+    /// tracks them; the others by the group's position in the store and the broker's watermarks. Nil
+    /// (no sweep) while any of that cannot be known.
+    func groupWatermark() -> Int64? {
+        let others: [TopicPartition]
+        do {
+            others = try cluster.partitions(of: options.topics).filter { tracker.states[$0] == nil }
+        } catch {
+            worker.log.debug("no sweep: \(error)")
+            return nil
+        }
+        var states = Array(tracker.states.values)
+        guard !others.isEmpty else { return PartitionTracker.lowWatermark(of: states) }
+        let group = options.group
+        let store = worker.dispatcher.store
+        do {
+            // Watermarks first: a position read after them that reaches the high one covers it.
+            let watermarks = try others.map { tp throws(KafkaError) in try cluster.watermarks(tp) }
+            let positions = try runBlocking {
+                try await store.read { tx in
+                    try others.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
+                }
+            }
+            for (position, w) in zip(positions, watermarks) {
+                states.append(PartitionTracker.othersState(position: position, low: w.low, high: w.high))
+            }
+        } catch {
+            worker.log.debug("no sweep: \(error)")
+            return nil
+        }
+        return PartitionTracker.lowWatermark(of: states)
     }
 
     /// Publishes a transaction's dead letters to `<topic>.DLT` and waits for delivery (inside the

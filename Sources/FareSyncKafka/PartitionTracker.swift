@@ -7,6 +7,12 @@ public struct PartitionTracker: Sendable {
         public var next: Int64?
         public var newestEventTime: Int64?
         public var caughtUp = false
+
+        public init(next: Int64? = nil, newestEventTime: Int64? = nil, caughtUp: Bool = false) {
+            self.next = next
+            self.newestEventTime = newestEventTime
+            self.caughtUp = caughtUp
+        }
     }
 
     public private(set) var states: [TopicPartition: State] = [:]
@@ -37,17 +43,33 @@ public struct PartitionTracker: Sendable {
     /// Every assigned partition is caught up (and at least one is assigned).
     public var allCaughtUp: Bool { !states.isEmpty && states.values.allSatisfy(\.caughtUp) }
 
-    /// The sweep's low watermark (SPEC §4): the smallest newest event time over the partitions that
-    /// are not caught up (caught-up ones do not hold it back), and never past the newest event time
-    /// consumed at all. Nil while a lagging partition has consumed no event yet, or nothing is known.
-    public var lowWatermark: Int64? {
-        let known = states.values.compactMap(\.newestEventTime)
-        guard let newest = known.max() else { return nil }
-        var watermark = newest
-        for state in states.values where !state.caughtUp {
-            guard let t = state.newestEventTime else { return nil }
-            watermark = min(watermark, t)
+    /// The low watermark over this worker's partitions alone (see `lowWatermark(of:)`). With other
+    /// workers in the group it is not the sweep's: see `othersState`.
+    public var lowWatermark: Int64? { Self.lowWatermark(of: states.values) }
+
+    /// The sweep's low watermark (SPEC §4) over some partitions' states: the smallest newest event time
+    /// over the partitions that are not caught up (caught-up ones do not hold it back), and never past
+    /// the newest event time consumed at all. Nil while a lagging partition has consumed no event yet,
+    /// or nothing is known.
+    public static func lowWatermark(of states: some Sequence<State>) -> Int64? {
+        var newest: Int64?
+        var lowest: Int64?
+        var unknown = false
+        for state in states {
+            if let t = state.newestEventTime { newest = max(newest ?? t, t) }
+            guard !state.caughtUp else { continue }
+            if let t = state.newestEventTime { lowest = min(lowest ?? t, t) } else { unknown = true }
         }
-        return watermark
+        guard let newest, !unknown else { return nil }
+        return min(newest, lowest ?? newest)
+    }
+
+    /// The state of a partition another member of the group owns (or nobody does): its position as
+    /// stored by the group, and the broker's low and high watermarks. It is caught up when the stored
+    /// position (or the partition's start, if nothing is stored or the log was truncated past it) has
+    /// reached the high watermark — an empty partition is caught up with no event time.
+    public static func othersState(position: ConsumerPosition?, low: Int64, high: Int64) -> State {
+        let next = max(position?.next ?? low, low)
+        return State(next: position?.next, newestEventTime: position?.newestEventTime, caughtUp: next >= high)
     }
 }

@@ -22,8 +22,9 @@ final class RDKafkaHandle: @unchecked Sendable {
     @discardableResult
     func poll(_ milliseconds: Int32) -> Int32 { rd_kafka_poll(pointer, milliseconds) }
 
-    /// The number of partitions of `topic`, from the cluster's metadata.
-    func partitionCount(topic: String, timeoutMilliseconds: Int32 = 10_000) throws(KafkaError) -> Int {
+    /// The number of partitions of `topic`, from the cluster's metadata; with `missingIsEmpty`, 0 for a
+    /// topic the cluster does not have (rather than an error).
+    func partitionCount(topic: String, timeoutMilliseconds: Int32 = 10_000, missingIsEmpty: Bool = false) throws(KafkaError) -> Int {
         guard let rkt = rd_kafka_topic_new(pointer, topic, nil) else { throw KafkaError("cannot open topic \(topic)") }
         defer { rd_kafka_topic_destroy(rkt) }
         var metadata: UnsafePointer<rd_kafka_metadata>?
@@ -31,6 +32,7 @@ final class RDKafkaHandle: @unchecked Sendable {
         defer { rd_kafka_metadata_destroy(metadata) }
         guard let md = metadata?.pointee, md.topic_cnt == 1 else { throw KafkaError("no metadata for topic \(topic)") }
         let t = md.topics[0]
+        if missingIsEmpty, t.err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART { return 0 }
         try KafkaError.check(t.err, "topic \(topic)")
         return Int(t.partition_cnt)
     }

@@ -44,9 +44,10 @@ import Testing
         return (cluster, messages)
     }
 
-    static func worker(_ cluster: MockCluster, store: any DocumentStore, group: String) -> KafkaWorker {
+    static func worker(_ cluster: MockCluster, store: any DocumentStore, group: String, topics: [String] = topics) -> KafkaWorker {
         var options = WorkerOptions(bootstrap: cluster.bootstrapServers)
         options.group = group
+        options.topics = topics
         options.exitAtEnd = true
         options.batchSize = 10
         options.sweepInterval = .milliseconds(500)
