@@ -6,13 +6,19 @@ import FareSyncCore
 /// Not through the worker's consumer: its broker connections carry fetch requests that the broker may
 /// hold for up to `fetch.wait.max.ms`, and a metadata or offsets request queued behind one waited
 /// ~500 ms (measured against the mock cluster: 0.6 ms before the assignment, 1.5 s for three topics
-/// after it). This client sends nothing else, so its requests are answered at once.
+/// after it). This client sends nothing else, so its requests are answered at once. It is a consumer
+/// that joins no group and fetches nothing: a producer's metadata requests would let a broker with
+/// `auto.create.topics.enable` create the topics asked about.
 final class KafkaClusterView {
     private let handle: RDKafkaHandle
 
     init(bootstrap: String) throws(KafkaError) {
-        handle = try RDKafkaHandle(RD_KAFKA_PRODUCER, try RDKafkaConfig(["bootstrap.servers": bootstrap, "log_level": "3"]))
+        handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, try RDKafkaConfig([
+            "bootstrap.servers": bootstrap, "allow.auto.create.topics": "false", "log_level": "3",
+        ]))
     }
+
+    deinit { rd_kafka_consumer_close(handle.pointer) }
 
     /// Every partition of `topics`, from the cluster's metadata (a topic that does not exist has none).
     func partitions(of topics: [String], timeoutMilliseconds: Int32 = 5_000) throws(KafkaError) -> [TopicPartition] {
