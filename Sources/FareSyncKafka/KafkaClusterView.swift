@@ -22,12 +22,7 @@ final class KafkaClusterView {
 
     /// Every partition of `topics`, from the cluster's metadata (a topic that does not exist has none).
     func partitions(of topics: [String], timeoutMilliseconds: Int32 = 5_000) throws(KafkaError) -> [TopicPartition] {
-        var all: [TopicPartition] = []
-        for topic in topics {
-            let count = try handle.partitionCount(topic: topic, timeoutMilliseconds: timeoutMilliseconds, missingIsEmpty: true)
-            all += (0..<count).map { TopicPartition(topic: topic, partition: Int32($0)) }
-        }
-        return all
+        try handle.partitions(of: topics, timeoutMilliseconds: timeoutMilliseconds, missingIsEmpty: true)
     }
 
     /// A partition's low and high watermarks, asked of its leader.

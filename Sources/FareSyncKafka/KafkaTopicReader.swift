@@ -47,11 +47,7 @@ public final class KafkaTopicReader {
 
     /// Assigns every partition of the topics from its beginning.
     public func start() throws(KafkaError) {
-        var assignment: [TopicPartition] = []
-        for topic in topics {
-            let count = try handle.partitionCount(topic: topic)
-            assignment += (0..<count).map { TopicPartition(topic: topic, partition: Int32($0)) }
-        }
+        let assignment = try handle.partitions(of: topics)
         partitionCount = assignment.count
         let list = rd_kafka_topic_partition_list_new(Int32(assignment.count))
         defer { rd_kafka_topic_partition_list_destroy(list) }

@@ -205,18 +205,12 @@ final class WorkerLoop: RebalanceDelegate {
     /// tracks them; the others by the group's position in the store and the broker's watermarks. Nil
     /// (no sweep) while any of that cannot be known.
     func groupWatermark() -> Int64? {
-        let others: [TopicPartition]
-        do {
-            others = try cluster.partitions(of: options.topics).filter { tracker.states[$0] == nil }
-        } catch {
-            worker.log.debug("no sweep: \(error)")
-            return nil
-        }
         var states = Array(tracker.states.values)
-        guard !others.isEmpty else { return PartitionTracker.lowWatermark(of: states) }
-        let group = options.group
-        let store = worker.dispatcher.store
         do {
+            let others = try cluster.partitions(of: options.topics).filter { tracker.states[$0] == nil }
+            guard !others.isEmpty else { return PartitionTracker.lowWatermark(of: states) }
+            let group = options.group
+            let store = worker.dispatcher.store
             // Watermarks first: a position read after them that reaches the high one covers it.
             let watermarks = try others.map { tp throws(KafkaError) in try cluster.watermarks(tp) }
             let positions = try runBlocking {

@@ -43,10 +43,6 @@ public struct PartitionTracker: Sendable {
     /// Every assigned partition is caught up (and at least one is assigned).
     public var allCaughtUp: Bool { !states.isEmpty && states.values.allSatisfy(\.caughtUp) }
 
-    /// The low watermark over this worker's partitions alone (see `lowWatermark(of:)`). With other
-    /// workers in the group it is not the sweep's: see `othersState`.
-    public var lowWatermark: Int64? { Self.lowWatermark(of: states.values) }
-
     /// The sweep's low watermark (SPEC §4) over some partitions' states: the smallest newest event time
     /// over the partitions that are not caught up (caught-up ones do not hold it back), and never past
     /// the newest event time consumed at all. Nil while a lagging partition has consumed no event yet,

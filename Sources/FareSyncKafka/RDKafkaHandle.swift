@@ -1,4 +1,5 @@
 import CRdKafka
+import FareSyncCore
 
 /// An owned `rd_kafka_t` (a producer or a consumer instance), destroyed with this object.
 /// A consumer must have been closed (`rd_kafka_consumer_close`) before: `KafkaConsumer` does it.
@@ -35,6 +36,16 @@ final class RDKafkaHandle: @unchecked Sendable {
         if missingIsEmpty, t.err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART { return 0 }
         try KafkaError.check(t.err, "topic \(topic)")
         return Int(t.partition_cnt)
+    }
+
+    /// Every partition of `topics`, from the cluster's metadata (see `partitionCount`).
+    func partitions(of topics: [String], timeoutMilliseconds: Int32 = 10_000, missingIsEmpty: Bool = false) throws(KafkaError) -> [TopicPartition] {
+        var all: [TopicPartition] = []
+        for topic in topics {
+            let count = try partitionCount(topic: topic, timeoutMilliseconds: timeoutMilliseconds, missingIsEmpty: missingIsEmpty)
+            all += (0..<count).map { TopicPartition(topic: topic, partition: Int32($0)) }
+        }
+        return all
     }
 
     /// The low and high watermarks librdkafka last saw for a partition (no network call).
