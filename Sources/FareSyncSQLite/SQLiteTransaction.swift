@@ -24,6 +24,10 @@ final class SQLiteTransaction: StoreTransaction {
     }
     /// Contract orders added in this transaction.
     private var orders: Set<OrderKey> = []
+    /// Contract orders looked up or read ahead in this transaction: whether each is stored.
+    private var storedOrders: [OrderKey: Bool] = [:]
+    /// Accounts set in this transaction, written in `flush()`.
+    private var newAccounts: [ByteKey: AccountRecord] = [:]
     /// Open reservations tracked (or, nil, untracked) in this transaction.
     private var reservations: [ByteKey: (created: Int64, rejected: Bool)?] = [:]
 
@@ -68,10 +72,14 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     /// Writes the overlay to SQLite: deletions and upserts in path order. What `prefetch` read is
-    /// forgotten too, as the overlay no longer shadows it.
+    /// forgotten too, as the overlay no longer shadows it. A deletion of a document that `prefetch`
+    /// found missing (a reservation written and reconciled within the transaction) is no statement
+    /// at all; nor is the untracking of its reservation, which is tracked only while it exists.
     func flush() throws {
-        leftovers.items.append(stored)
-        stored = [:]
+        defer {
+            leftovers.items.append(stored)
+            stored = [:]
+        }
         if !documents.isEmpty {
             let upsert = try db.cachedStatement(sql: """
                 INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
@@ -81,12 +89,19 @@ final class SQLiteTransaction: StoreTransaction {
             for (path, value) in documents.sorted(by: { $0.key.string < $1.key.string }) {
                 if let value {
                     try upsert.execute(arguments: [path.string, value.text ?? JSONWriter.string(value.value), value.value["version"]?.stringValue])
-                } else {
+                } else if !isMissing(path) {
                     try delete.execute(arguments: [path.string])
                 }
             }
             leftovers.items.append(documents)
             documents = [:]
+        }
+        if !newAccounts.isEmpty {
+            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)")
+            for (abtId, record) in newAccounts.sorted(by: { $0.key < $1.key }) {
+                try insert.execute(arguments: [abtId.string, record.uid, record.created])
+            }
+            newAccounts = [:]
         }
         if !orders.isEmpty {
             let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
@@ -101,13 +116,19 @@ final class SQLiteTransaction: StoreTransaction {
             for (path, entry) in reservations.sorted(by: { $0.key.string < $1.key.string }) {
                 if let entry {
                     try track.execute(arguments: [path.string, entry.created, entry.rejected])
-                } else {
+                } else if !isMissing(path) {
                     try untrack.execute(arguments: [path.string])
                 }
             }
             leftovers.items.append(reservations)
             reservations = [:]
         }
+    }
+
+    /// Whether `prefetch` found no document at `path` in SQLite (before this transaction changed it).
+    private func isMissing(_ path: ByteKey) -> Bool {
+        if case .missing = stored[path] { return true }
+        return false
     }
 
     // MARK: Documents
@@ -173,26 +194,20 @@ final class SQLiteTransaction: StoreTransaction {
         return db.changesCount > 0
     }
 
-    /// Claims a batch with two set statements: which ids are there already, then the insert of the
-    /// new ones. The ids travel as one JSON array read by `json_each`; ids that cannot (`jsonArray`)
-    /// take the one-by-one path.
+    /// Claims a batch with one set statement: an insert of all the ids (read as one JSON array by
+    /// `json_each`) that ignores those already there and returns the ones it inserted — the new
+    /// ones. Of equal ids in the batch only the first can be new. Ids that cannot travel as JSON
+    /// (`jsonArray`) take the one-by-one path.
     func claimEvents(_ ids: [String]) throws -> [Bool] {
-        guard ids.count > 1, let existing = try rows("SELECT id FROM processed_events WHERE id IN (SELECT value FROM json_each(?))",
-                                                       in: ids) else {
+        guard ids.count > 1, let list = Self.jsonArray(ids) else {
             return try ids.map(claimEvent)
         }
-        var seen = Set<ByteKey>()
-        while let row = try existing.next() { seen.insert(ByteKey(row[0])) }
-        var fresh: [String] = []
-        let claimed = ids.map { id in
-            guard seen.insert(ByteKey(id)).inserted else { return false }
-            fresh.append(id)
-            return true
-        }
-        if !fresh.isEmpty, let list = Self.jsonArray(fresh) {
-            try db.cachedStatement(sql: "INSERT INTO processed_events(id) SELECT value FROM json_each(?)").execute(arguments: [list])
-        }
-        return claimed
+        let inserted = try Row.fetchCursor(db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO processed_events(id) SELECT value FROM json_each(?) RETURNING id
+            """), arguments: [list])
+        var fresh = Set<ByteKey>()
+        while let row = try inserted.next() { fresh.insert(ByteKey(row[0])) }
+        return ids.map { fresh.remove(ByteKey($0)) != nil }
     }
 
     /// Reads the documents and accounts a batch will look up with one query each (presence alone is
@@ -228,12 +243,34 @@ final class SQLiteTransaction: StoreTransaction {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(strings.count * 40)
         for (i, s) in strings.enumerated() {
-            if s.utf8.contains(where: { $0 < 0x20 }) { return nil }
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(s, into: &out)
+            guard append(s, to: &out) else { return nil }
         }
         out.append(UInt8(ascii: "]"))
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Tuples of strings as a JSON array of arrays (`[["a","b"],…]`), or nil as `jsonArray(_:)`.
+    static func jsonArray(_ tuples: [[String]]) -> String? {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(tuples.count * 60)
+        for (i, tuple) in tuples.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "["))
+            for (j, s) in tuple.enumerated() {
+                if j > 0 { out.append(UInt8(ascii: ",")) }
+                guard append(s, to: &out) else { return nil }
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        out.append(UInt8(ascii: "]"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func append(_ s: String, to out: inout [UInt8]) -> Bool {
+        if s.utf8.contains(where: { $0 < 0x20 }) { return false }
+        JSONWriter.writeString(s, into: &out)
+        return true
     }
 
     // MARK: Accounts
@@ -249,7 +286,7 @@ final class SQLiteTransaction: StoreTransaction {
 
     func setAccount(_ abtId: String, _ record: AccountRecord) throws {
         accounts[ByteKey(abtId)] = .some(record)
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)").execute(arguments: [abtId, record.uid, record.created])
+        newAccounts[ByteKey(abtId)] = record
     }
 
     // MARK: The park
@@ -301,8 +338,25 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Reconciler bookkeeping
 
     func hasContractOrder(uid: String, orderId: String) throws -> Bool {
-        if orders.contains(OrderKey(uid, orderId)) { return true }
-        return try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM contract_orders WHERE uid = ? AND order_id = ?"), arguments: [uid, orderId]) ?? false
+        let key = OrderKey(uid, orderId)
+        if orders.contains(key) { return true }
+        if let known = storedOrders[key] { return known }
+        let stored = try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM contract_orders WHERE uid = ? AND order_id = ?"), arguments: [uid, orderId]) ?? false
+        storedOrders[key] = stored
+        return stored
+    }
+
+    /// Reads which of the pairs are stored contract orders, with one query (pairs as a JSON array of
+    /// `[uid, orderId]` arrays read by `json_each`); pairs that cannot travel as JSON are looked up
+    /// one by one when asked about.
+    func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
+        let keys = pairs.map { OrderKey($0.uid, $0.orderId) }.filter { !orders.contains($0) && storedOrders[$0] == nil }
+        guard !keys.isEmpty, let list = Self.jsonArray(keys.map { [$0.uid.string, $0.orderId.string] }) else { return }
+        for key in keys { storedOrders[key] = false }
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT uid, order_id FROM contract_orders WHERE (uid, order_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))
+            """), arguments: [list])
+        while let row = try rows.next() { storedOrders[OrderKey(row[0], row[1])] = true }
     }
 
     func addContractOrder(uid: String, orderId: String) throws {

@@ -47,6 +47,37 @@ final class TemporaryStore {
         #expect(after == [true, false])
     }
 
+    /// Claims made with the set statement: of equal ids in a batch only the first is new, ids
+    /// claimed by an earlier transaction are not, and an id JSON cannot carry takes the slow path.
+    @Test(arguments: ["sqlite", "memory"])
+    func batchClaimsAgreeWithOneByOneClaims(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let first = try await store.write { tx in try tx.claimEvents(["a", "b", "a", "c"]) }
+        let second = try await store.write { tx in try tx.claimEvents(["c", "d", "d", "b", "e\u{1}"]) }
+        let third = try await store.write { tx in [try tx.claimEvent("e\u{1}"), try tx.claimEvent("a"), try tx.claimEvent("f")] }
+        #expect(first == [true, true, false, true])
+        #expect(second == [false, true, false, false, true])
+        #expect(third == [false, false, true])
+    }
+
+    /// Contract orders read ahead answer like looked-up ones, and orders added in the transaction count.
+    @Test(arguments: ["sqlite", "memory"])
+    func contractOrdersReadAheadAnswerLikeLookups(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        try await store.write { tx in try tx.addContractOrder(uid: "u1", orderId: "o1") }
+        let seen = try await store.write { tx -> [Bool] in
+            try tx.prefetchContractOrders([("u1", "o1"), ("u1", "o2"), ("u2", "o1")])
+            try tx.addContractOrder(uid: "u1", orderId: "o2")
+            return [try tx.hasContractOrder(uid: "u1", orderId: "o1"), try tx.hasContractOrder(uid: "u1", orderId: "o2"),
+                    try tx.hasContractOrder(uid: "u2", orderId: "o1"), try tx.hasContractOrder(uid: "u3", orderId: "o3")]
+        }
+        #expect(seen == [true, true, false, false])
+        let after = try await store.read { tx in try tx.hasContractOrder(uid: "u1", orderId: "o2") }
+        #expect(after)
+    }
+
     @Test func exportsExactlyWhatTheMemoryStoreExports() async throws {
         let tmp = try TemporaryStore()
         let lines = TrafficSimulator(SimulationOptions(users: 200, seed: 99, faults: true)).lines()

@@ -41,6 +41,8 @@ public protocol StoreTransaction: AnyObject {
     /// checked to exist) and accounts its triggers are about to look up, so a store can read them
     /// with a few set queries instead of one query each. Changes nothing.
     func prefetch(documents: [String], presence: [String], accounts: [String]) throws
+    /// A hint like `prefetch`: the (uid, order id) pairs whose contract orders the batch will ask about.
+    func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws
 
     // MARK: Accounts
     /// The owner of ABT account `abtId`, once its user-created trigger has run.
@@ -78,6 +80,7 @@ public protocol StoreTransaction: AnyObject {
 extension StoreTransaction {
     public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
     public func prefetch(documents: [String], presence: [String], accounts: [String]) throws {}
+    public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
     public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws { try setDocument(path, value) }
 }
 

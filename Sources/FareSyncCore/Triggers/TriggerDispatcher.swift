@@ -117,7 +117,8 @@ public final class TriggerDispatcher: Sendable {
     }
 
     /// Tells the store what the batch's triggers will look up: the accounts of its contracts, then
-    /// the documents of its users, contracts (and their reservations) and payments.
+    /// the documents of its users, contracts (and their reservations) and payments, and the contract
+    /// orders its reservations are checked against.
     static func prefetch(_ decoded: [Result<CloudEvent, Rejection>], tx: any StoreTransaction) throws {
         var accounts: [String] = []
         for case .success(let event) in decoded {
@@ -126,6 +127,7 @@ public final class TriggerDispatcher: Sendable {
         try tx.prefetch(documents: [], presence: [], accounts: accounts)
         var documents: [String] = []
         var presence: [String] = []
+        var orders: [(uid: String, orderId: String)] = []
         for case .success(let event) in decoded {
             switch event.payload {
             case .userCreated(let user):
@@ -137,11 +139,12 @@ public final class TriggerDispatcher: Sendable {
                 }
             case .paymentUpdated(let payment):
                 documents.append(Paths.reservation(uid: payment.customerId, orderId: payment.orderId))
-            case .reservationCreated:
-                break
+            case .reservationCreated(let reservation):
+                orders.append((reservation.customerId, reservation.orderId))
             }
         }
         try tx.prefetch(documents: documents, presence: presence, accounts: [])
+        try tx.prefetchContractOrders(orders)
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.
