@@ -1,6 +1,7 @@
 import FareSyncCore
 import Foundation
 import GRDB
+import Synchronization
 
 /// The embedded store, `sqlite:PATH`: SQLite through GRDB, in WAL mode.
 ///
@@ -11,6 +12,8 @@ import GRDB
 public final class SQLiteStore: DocumentStore {
     private let pool: DatabasePool
     public let path: String
+    /// The commit group in force, if any (`withGroupedCommits`).
+    private let group = Mutex<CommitGroup?>(nil)
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -45,6 +48,8 @@ public final class SQLiteStore: DocumentStore {
             try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -2048" : "PRAGMA cache_size = -32768")
         }
         config.busyMode = .timeout(10)
+        // A commit group (`withGroupedCommits`) keeps its transaction open across write calls.
+        config.allowsUnsafeTransactions = true
         return config
     }
 
@@ -83,6 +88,11 @@ public final class SQLiteStore: DocumentStore {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        if let group = group.withLock({ $0 }) {
+            let (result, leftovers) = try await pool.writeWithoutTransaction { db in try group.write(db, body) }
+            withExtendedLifetime(leftovers) {}
+            return result
+        }
         let (result, leftovers) = try await pool.write { db in
             let tx = SQLiteTransaction(db)
             let result = try body(tx)
@@ -94,7 +104,35 @@ public final class SQLiteStore: DocumentStore {
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await pool.read { db in try body(SQLiteTransaction(db)) }
+        if let group = group.withLock({ $0 }) {
+            // The group's writes are not committed yet: read them where they are.
+            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db)) }
+        }
+        return try await pool.read { db in try body(SQLiteTransaction(db)) }
+    }
+
+    /// Lets up to `transactionsPerCommit` write transactions share one SQLite transaction until
+    /// `body` returns, then commits what is left (see `CommitGroup`). Reads in the meantime see the
+    /// uncommitted writes. A write that fails rolls back every write since the last commit, and
+    /// every later write fails too; `body` then fails, and so does this.
+    public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
+        guard transactionsPerCommit > 1 else { return try await body() }
+        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit)
+        try self.group.withLock { current in
+            guard current == nil else { throw DatabaseError(message: "commit groups cannot nest") }
+            current = group
+        }
+        defer { self.group.withLock { $0 = nil } }
+        let result: T
+        do {
+            result = try await body()
+        } catch {
+            try? await pool.writeWithoutTransaction { db in group.abandon(db) }
+            throw error
+        }
+        let leftovers = try await pool.writeWithoutTransaction { db in try group.finish(db) }
+        withExtendedLifetime(leftovers) {}
+        return result
     }
 
     public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {

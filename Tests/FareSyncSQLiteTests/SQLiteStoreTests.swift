@@ -78,6 +78,60 @@ final class TemporaryStore {
         #expect(after)
     }
 
+    /// In a commit group, writes commit every `transactionsPerCommit` transactions and when the
+    /// group ends; until then another connection does not see them, but the group's own reads do.
+    @Test func aCommitGroupCommitsEveryNWritesAndAtItsEnd() async throws {
+        let tmp = try TemporaryStore()
+        let store = try SQLiteStore(path: tmp.path)
+        let other = try SQLiteStore(path: tmp.path)
+        func visible(_ s: SQLiteStore, _ path: String) async throws -> Bool { try await s.read { try $0.hasDocument(path) } }
+        var seen: [Bool] = []
+        try await store.withGroupedCommits(2) {
+            try await store.write { try $0.setDocument("a/1", .string("one")) }
+            seen += [try await visible(store, "a/1"), try await visible(other, "a/1")]
+            try await store.write { try $0.setDocument("a/2", .string("two")) }
+            seen += [try await visible(other, "a/1"), try await visible(other, "a/2")]
+            try await store.write { try $0.setDocument("a/3", .string("three")) }
+            seen += [try await visible(store, "a/3"), try await visible(other, "a/3")]
+        }
+        seen.append(try await visible(other, "a/3"))
+        #expect(seen == [true, false, true, true, true, false, true])
+    }
+
+    /// A failed write in a commit group rolls back every write since the last commit, later writes
+    /// of the group fail, and so does the group; what was committed before stays.
+    @Test func aFailedWriteRollsBackTheCommitGroup() async throws {
+        let tmp = try TemporaryStore()
+        let store = try SQLiteStore(path: tmp.path)
+        var laterWriteFailed = false
+        await #expect(throws: Boom.self) {
+            try await store.withGroupedCommits(2) {
+                try await store.write { try $0.setDocument("a/1", .string("committed")) }
+                try await store.write { _ = try $0.claimEvent("e1") }
+                try await store.write { try $0.setDocument("a/2", .string("lost")) }
+                do {
+                    try await store.write { tx in
+                        try tx.setDocument("a/3", .string("lost too"))
+                        throw Boom()
+                    }
+                } catch {
+                    do {
+                        try await store.write { try $0.setDocument("a/4", .string("never")) }
+                    } catch is CommitGroupError {
+                        laterWriteFailed = true
+                    }
+                    throw error
+                }
+            }
+        }
+        #expect(laterWriteFailed)
+        let (documents, claimed) = try await store.write { tx in
+            (try ["a/1", "a/2", "a/3", "a/4"].map { try tx.hasDocument($0) }, try tx.claimEvent("e1"))
+        }
+        #expect(documents == [true, false, false, false])
+        #expect(!claimed, "e1 was committed with the first two writes")
+    }
+
     @Test func exportsExactlyWhatTheMemoryStoreExports() async throws {
         let tmp = try TemporaryStore()
         let lines = TrafficSimulator(SimulationOptions(users: 200, seed: 99, faults: true)).lines()

@@ -17,11 +17,14 @@ public struct ReplayOptions: Sendable {
     public var speed: Double = 0
     /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).
     public var batchSize: Int = 4000
+    /// Batches (store transactions) that may share one commit (`DocumentStore.withGroupedCommits`).
+    public var batchesPerCommit: Int = 4
 
-    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000) {
+    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 4) {
         self.partitions = partitions
         self.speed = speed
         self.batchSize = batchSize
+        self.batchesPerCommit = batchesPerCommit
     }
 }
 
@@ -49,7 +52,16 @@ public struct Replay: Sendable {
     }
 
     /// Replays `sources` in order. `progress` is called after each batch with the messages done so far.
+    ///
+    /// Up to `options.batchesPerCommit` batches share a commit: a replay that stops early loses the
+    /// batches since the last commit, whose events the next replay of the same logs applies again.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
+        try await dispatcher.store.withGroupedCommits(options.batchesPerCommit) {
+            try await runGrouped(sources, progress: progress)
+        }
+    }
+
+    private func runGrouped(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport {
         // Each lane holds two batches, so the reader fills the next while one is applied.
         let queue = InProcessQueue(partitions: options.partitions, capacity: max(4096, 2 * options.batchSize))
         let done = ReplayTally()

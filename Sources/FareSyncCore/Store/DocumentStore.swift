@@ -12,6 +12,19 @@ public protocol DocumentStore: Sendable {
 
     /// Every document (no bookkeeping), sorted by path in UTF-8 byte order.
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws
+
+    /// Runs `body`, during which the store may let up to `transactionsPerCommit` write transactions
+    /// share one commit (each is still all or nothing with respect to what is committed). What is
+    /// left is committed when `body` returns. If a write fails meanwhile, every write since the last
+    /// commit is rolled back, every later write of `body` fails, and so does this. Reads during
+    /// `body` see its writes. A store that cannot group commits just runs `body`.
+    func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T
+}
+
+extension DocumentStore {
+    public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
+        try await body()
+    }
 }
 
 /// What a trigger may read and change inside one transaction.

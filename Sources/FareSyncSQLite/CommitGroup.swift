@@ -1,0 +1,76 @@
+import FareSyncCore
+import GRDB
+
+/// Write transactions that share one SQLite transaction: `SQLiteStore.withGroupedCommits`.
+///
+/// A commit writes every page the transaction dirtied to the WAL, and a replay's random keys (event
+/// ids, paths, accounts) dirty pages all over the store, so fewer commits write fewer pages; and one
+/// overlay (`SQLiteTransaction`) over several batches coalesces more — a reservation written, paid
+/// and reconciled within the group never reaches SQLite.
+///
+/// Touched only on the writer connection's queue (inside `writeWithoutTransaction`), one call at a
+/// time; that is what makes it `@unchecked Sendable`.
+final class CommitGroup: @unchecked Sendable {
+    let transactionsPerCommit: Int
+    /// The overlay of the SQLite transaction that is open, if one is.
+    private(set) var open: SQLiteTransaction?
+    private var writes = 0
+    /// Set by the first failed write: the group's uncommitted writes are gone, and every later write
+    /// of the group fails too — a later batch must not commit while an earlier one was lost.
+    private var failure: (any Error)?
+
+    init(transactionsPerCommit: Int) {
+        self.transactionsPerCommit = transactionsPerCommit
+    }
+
+    /// Runs one write transaction's body in the group's SQLite transaction; commits once the group
+    /// holds `transactionsPerCommit` of them. Returns what the overlay held if it committed.
+    func write<T>(_ db: Database, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers?) {
+        if let failure { throw CommitGroupError(cause: failure) }
+        do {
+            let tx: SQLiteTransaction
+            if let open {
+                tx = open
+            } else {
+                try db.beginTransaction(.immediate)
+                tx = SQLiteTransaction(db)
+                open = tx
+            }
+            let result = try body(tx)
+            writes += 1
+            return (result, writes >= transactionsPerCommit ? try commit(db) : nil)
+        } catch {
+            failure = error
+            abandon(db)
+            throw error
+        }
+    }
+
+    /// Commits what the group holds (nothing if it failed: that was rolled back).
+    func finish(_ db: Database) throws -> Leftovers? {
+        if let failure { throw CommitGroupError(cause: failure) }
+        return try commit(db)
+    }
+
+    /// Rolls back what the group holds.
+    func abandon(_ db: Database) {
+        if db.isInsideTransaction { try? db.rollback() }
+        open = nil
+        writes = 0
+    }
+
+    private func commit(_ db: Database) throws -> Leftovers? {
+        guard let tx = open else { return nil }
+        try tx.flush()
+        try db.commit()
+        open = nil
+        writes = 0
+        return tx.takeLeftovers()
+    }
+}
+
+/// A write of a commit group failed, so the group's uncommitted writes were rolled back.
+public struct CommitGroupError: Error, CustomStringConvertible {
+    public let cause: any Error
+    public var description: String { "an earlier write of this commit group failed and its uncommitted writes were rolled back: \(cause)" }
+}
