@@ -185,7 +185,8 @@ public final class TriggerDispatcher: Sendable {
         guard !uids.isEmpty else { return [:] }
         let candidates = uids
         let needed: [String] = try await store.read { tx in
-            try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
+            try tx.prefetch(documents: [], presence: candidates.map(Paths.customer), accounts: [])
+            return try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
         }
         var outcomes: [ByteKey: Result<SimulatedEntur.Account, Rejection>] = [:]
         for uid in needed {
