@@ -38,7 +38,7 @@ final class CommitGroup: @unchecked Sendable {
             }
             let result = try body(tx)
             writes += 1
-            return (result, writes >= transactionsPerCommit ? try commit(db) : nil)
+            return (result, writes >= transactionsPerCommit ? try commit(db) : tx.shedReads())
         } catch {
             failure = error
             abandon(db)

@@ -71,6 +71,20 @@ final class SQLiteTransaction: StoreTransaction {
         return leftovers
     }
 
+    /// Forgets what was read ahead or looked up (documents, accounts, contract orders) — none of it
+    /// is a write — and hands it out to be freed off the writer's thread. A commit group calls it
+    /// between the transactions that share its overlay, so that the group holds no more than one
+    /// batch's reads at a time (measured: with 4 batches per commit and the reads kept, the peak
+    /// resident set of a 1 M-event replay rose by ~17 MiB).
+    func shedReads() -> Leftovers {
+        let shed = Leftovers()
+        shed.items = [stored, accounts, storedOrders]
+        stored = [:]
+        accounts = [:]
+        storedOrders = [:]
+        return shed
+    }
+
     /// Writes the overlay to SQLite: deletions and upserts in path order. What `prefetch` read is
     /// forgotten too, as the overlay no longer shadows it. A deletion of a document that `prefetch`
     /// found missing (a reservation written and reconciled within the transaction) is no statement
@@ -276,6 +290,7 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Accounts
 
     func account(_ abtId: String) throws -> AccountRecord? {
+        if let new = newAccounts[ByteKey(abtId)] { return new }
         if let known = accounts[ByteKey(abtId)] { return known }
         let record = try Row.fetchOne(try db.cachedStatement(sql: "SELECT uid, created FROM accounts WHERE abt_id = ?"), arguments: [abtId]).map {
             AccountRecord(uid: $0[0], created: $0[1])

@@ -98,6 +98,33 @@ final class TemporaryStore {
         #expect(seen == [true, false, true, true, true, false, true])
     }
 
+    /// Between the transactions of a commit group what they only read is dropped; what they wrote —
+    /// an account, a document, a contract order — stays visible to the next ones until the commit.
+    @Test func aCommitGroupKeepsWritesVisibleAfterDroppingReads() async throws {
+        let tmp = try TemporaryStore()
+        let store = try SQLiteStore(path: tmp.path)
+        try await store.write { tx in
+            try tx.setDocument("c/old", .string("stored"))
+            try tx.setAccount("old", AccountRecord(uid: "u0", created: 1))
+        }
+        let seen = try await store.withGroupedCommits(3) { () async throws -> [Bool] in
+            try await store.write { tx in
+                try tx.prefetch(documents: ["c/old"], presence: ["c/new"], accounts: ["old", "new"])
+                try tx.setAccount("new", AccountRecord(uid: "u1", created: 2))
+                try tx.setDocument("c/new", .string("pending"))
+                try tx.addContractOrder(uid: "u1", orderId: "o1")
+                try tx.deleteDocument("c/old")
+            }
+            return try await store.write { tx in
+                [try tx.account("new")?.uid == "u1", try tx.account("old")?.uid == "u0", try tx.hasDocument("c/new"),
+                 try tx.document("c/old") == nil, try tx.hasContractOrder(uid: "u1", orderId: "o1")]
+            }
+        }
+        #expect(seen == [true, true, true, true, true])
+        let after = try await store.read { tx in [try tx.hasDocument("c/new"), try tx.hasDocument("c/old"), try tx.account("new") != nil] }
+        #expect(after == [true, false, true])
+    }
+
     /// A failed write in a commit group rolls back every write since the last commit, later writes
     /// of the group fail, and so does the group; what was committed before stays.
     @Test func aFailedWriteRollsBackTheCommitGroup() async throws {
