@@ -19,7 +19,22 @@ public final class SQLiteStore: DocumentStore {
     public init(path: String) throws {
         self.path = path
         pool = try Self.openPool(path: path)
-        try pool.write { db in try Self.migrate(db) }
+        try pool.write { db in
+            try Self.checkVersion(db)
+            try Self.migrate(db)
+        }
+    }
+
+    /// The oldest SQLite the store's statements run on: claims use `INSERT … RETURNING` (3.35).
+    static let minimumSQLite = (3, 35)
+
+    /// Refuses an SQLite older than `minimumSQLite`, with the versions in the message.
+    static func checkVersion(_ db: Database) throws {
+        let version = try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? ""
+        let parts = version.split(separator: ".").compactMap { Int($0) }
+        guard parts.count >= 2, (parts[0], parts[1]) >= minimumSQLite else {
+            throw DatabaseError(message: "FareSync needs SQLite \(minimumSQLite.0).\(minimumSQLite.1) or newer; this one is \(version)")
+        }
     }
 
     /// Opens the pool, waiting out another process that is opening the same new store: switching a

@@ -369,7 +369,8 @@ final class SQLiteTransaction: StoreTransaction {
         guard !keys.isEmpty, let list = Self.jsonArray(keys.map { [$0.uid.string, $0.orderId.string] }) else { return }
         for key in keys { storedOrders[key] = false }
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT uid, order_id FROM contract_orders WHERE (uid, order_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))
+            SELECT uid, order_id FROM contract_orders
+            WHERE (uid, order_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
             """), arguments: [list])
         while let row = try rows.next() { storedOrders[OrderKey(row[0], row[1])] = true }
     }

@@ -17,7 +17,8 @@ public protocol DocumentStore: Sendable {
     /// share one commit (each is still all or nothing with respect to what is committed). What is
     /// left is committed when `body` returns. If a write fails meanwhile, every write since the last
     /// commit is rolled back, every later write of `body` fails, and so does this. Reads during
-    /// `body` see its writes. A store that cannot group commits just runs `body`.
+    /// `body` see its writes (`exportDocuments` sees what is committed). A store that cannot group
+    /// commits just runs `body`.
     func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T
 }
 
