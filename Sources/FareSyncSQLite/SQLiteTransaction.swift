@@ -121,6 +121,7 @@ final class SQLiteTransaction: StoreTransaction {
             let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
             for key in orders.sorted(by: { ($0.uid.string, $0.orderId.string) < ($1.uid.string, $1.orderId.string) }) {
                 try insert.execute(arguments: [key.uid.string, key.orderId.string])
+                storedOrders[key] = true  // stored now: a read-ahead "no" must not outlive the flush
             }
             orders = []
         }

@@ -61,7 +61,8 @@ final class TemporaryStore {
         #expect(third == [false, false, true])
     }
 
-    /// Contract orders read ahead answer like looked-up ones, and orders added in the transaction count.
+    /// Contract orders read ahead answer like looked-up ones, and orders added in the transaction
+    /// count, also after the overlay was written out mid-transaction.
     @Test(arguments: ["sqlite", "memory"])
     func contractOrdersReadAheadAnswerLikeLookups(kind: String) async throws {
         let tmp = try TemporaryStore()
@@ -70,10 +71,12 @@ final class TemporaryStore {
         let seen = try await store.write { tx -> [Bool] in
             try tx.prefetchContractOrders([("u1", "o1"), ("u1", "o2"), ("u2", "o1")])
             try tx.addContractOrder(uid: "u1", orderId: "o2")
-            return [try tx.hasContractOrder(uid: "u1", orderId: "o1"), try tx.hasContractOrder(uid: "u1", orderId: "o2"),
-                    try tx.hasContractOrder(uid: "u2", orderId: "o1"), try tx.hasContractOrder(uid: "u3", orderId: "o3")]
+            let before = [try tx.hasContractOrder(uid: "u1", orderId: "o1"), try tx.hasContractOrder(uid: "u1", orderId: "o2"),
+                          try tx.hasContractOrder(uid: "u2", orderId: "o1"), try tx.hasContractOrder(uid: "u3", orderId: "o3")]
+            _ = try tx.countDocuments(inCollection: "c")  // writes the overlay out mid-transaction
+            return before + [try tx.hasContractOrder(uid: "u1", orderId: "o2")]
         }
-        #expect(seen == [true, true, false, false])
+        #expect(seen == [true, true, false, false, true])
         let after = try await store.read { tx in try tx.hasContractOrder(uid: "u1", orderId: "o2") }
         #expect(after)
     }
