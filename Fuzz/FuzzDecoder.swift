@@ -3,7 +3,8 @@
 // `swiftc -sanitize=fuzzer,address`. Besides "does not crash", it checks invariants:
 //  - the parser's canonical output parses back to the same value, and is stable;
 //  - a decoded event's data, written and parsed again, decodes to the same event;
-//  - a log line that reads as a message is written back and reads as the same message.
+//  - a log line that reads as a message is written back and reads as the same message;
+//  - the log reader's fast path reads a line as the general parser does, or not at all.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -24,6 +25,13 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let again = EventDecoder.decode(SourceMessage(topic: "t", key: nil, value: JSONWriter.bytes(.object(envelope))))
         guard case .success(let second) = again else { fatalError("a decoded event does not decode again") }
         precondition(second.payload == event.payload && second.data == event.data, "an event changed on a round trip")
+    }
+
+    // The log reader's fast path reads a line as the general parser does, or leaves it to it.
+    var scanner = LogLineScanner()
+    if let fast = scanner.record(bytes) {
+        guard case .success(let general) = EventLogReader.parse(bytes) else { fatalError("the fast path read a line the parser refuses") }
+        precondition(LogLineScanner.same(fast, general), "the fast path read a line differently")
     }
 
     var reader = EventLogReader()

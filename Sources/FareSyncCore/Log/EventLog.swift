@@ -5,20 +5,29 @@
 /// partition (partition 0 when missing). Blank lines are skipped. A line that is not such a record
 /// becomes an unreadable message, which the pipeline dead-letters: it never stops a replay.
 public struct EventLogReader {
-    private var nextOffset: [ByteKey: Int64] = [:]
+    private var nextOffset: [Counter: Int64] = [:]
+    private var scanner = LogLineScanner()
+
+    /// A partition of a topic, the topic told apart by its bytes.
+    private struct Counter: Hashable {
+        var partition: Int32
+        var topic: ByteKey
+    }
 
     public init() {}
 
     /// Parses one line (nil for a blank line).
     public mutating func message(fromLine line: [UInt8]) -> SourceMessage? {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
-        switch Self.parse(line) {
+        let parsed = scanner.record(line).map { Result.success($0) } ?? Self.parse(line)
+        switch parsed {
         case .failure(let rejection):
             return .unreadableLine(line, error: rejection.error)
         case .success(var record):
-            let counter = ByteKey("\(record.partition ?? 0)/\(record.message.topic)")
-            let offset = record.offset ?? nextOffset[counter] ?? 0
-            nextOffset[counter] = max(nextOffset[counter] ?? 0, offset + 1)
+            let counter = Counter(partition: record.partition ?? 0, topic: ByteKey(record.message.topic))
+            let next = nextOffset[counter]
+            let offset = record.offset ?? next ?? 0
+            if offset >= next ?? 0 { nextOffset[counter] = offset == .max ? .max : offset + 1 }
             record.message.coordinates = MessageCoordinates(partition: record.partition ?? 0, offset: offset)
             return record.message
         }
