@@ -6,7 +6,7 @@ import GRDB
 ///
 /// Writes are held back: documents, contract orders and open reservations changed in the
 /// transaction live in an overlay that every read of this transaction sees first, and reach SQLite
-/// only in `flush()`, once per key and in key order (Swift's string order: any order is correct,
+/// only in `flush()`, once per key and in key order (UTF-8 byte order, SQLite's own: any order is correct,
 /// a sorted one visits the b-tree's pages in turn), just before the commit. A reservation that is
 /// written, paid and reconciled inside one batch never touches SQLite; a document rewritten five
 /// times is written once; and the b-tree is visited in key order. Lookups that scan (counting,
@@ -100,7 +100,7 @@ final class SQLiteTransaction: StoreTransaction {
                 ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
                 """)
             let delete = try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?")
-            for (path, value) in documents.sorted(by: { $0.key.string < $1.key.string }) {
+            for (path, value) in documents.sorted(by: { $0.key < $1.key }) {
                 if let value {
                     try upsert.execute(arguments: [path.string, value.text ?? JSONWriter.string(value.value), value.value["version"]?.stringValue])
                 } else if !isMissing(path) {
@@ -119,7 +119,7 @@ final class SQLiteTransaction: StoreTransaction {
         }
         if !orders.isEmpty {
             let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
-            for key in orders.sorted(by: { ($0.uid.string, $0.orderId.string) < ($1.uid.string, $1.orderId.string) }) {
+            for key in orders.sorted(by: { $0.uid != $1.uid ? $0.uid < $1.uid : $0.orderId < $1.orderId }) {
                 try insert.execute(arguments: [key.uid.string, key.orderId.string])
                 storedOrders[key] = true  // stored now: a read-ahead "no" must not outlive the flush
             }
@@ -128,7 +128,7 @@ final class SQLiteTransaction: StoreTransaction {
         if !reservations.isEmpty {
             let track = try db.cachedStatement(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)")
             let untrack = try db.cachedStatement(sql: "DELETE FROM open_reservations WHERE path = ?")
-            for (path, entry) in reservations.sorted(by: { $0.key.string < $1.key.string }) {
+            for (path, entry) in reservations.sorted(by: { $0.key < $1.key }) {
                 if let entry {
                     try track.execute(arguments: [path.string, entry.created, entry.rejected])
                 } else if !isMissing(path) {
