@@ -98,6 +98,16 @@ import Testing
         }
     }
 
+    /// The largest offset reads (numbering the next line used to overflow and trap on it).
+    @Test func theLargestOffsetReads() throws {
+        var reader = EventLogReader()
+        let first = reader.message(fromLine: Array(#"{"topic":"t","offset":9223372036854775807,"payload":"p"}"#.utf8))
+        let second = reader.message(fromLine: Array(#"{"topic":"t","payload":"q"}"#.utf8))
+        let (max, next) = (try #require(first), try #require(second))
+        #expect(max.coordinates == MessageCoordinates(partition: 0, offset: .max))
+        #expect(next.coordinates == MessageCoordinates(partition: 0, offset: .max))
+    }
+
     /// A repeated topic and header list are reused, and a changed one is read anew.
     @Test func cachedTopicAndHeadersFollowTheLine() throws {
         var scanner = LogLineScanner()
