@@ -45,12 +45,21 @@ final class SQLiteTransaction: StoreTransaction {
     /// The accounts that have parked events, read once per transaction when first needed.
     private var parkedAccounts: Set<ByteKey>?
 
-    private struct OrderKey: Hashable {
+    /// Ordered by uid, then order id, each by its UTF-8 bytes (the table's key order).
+    private struct OrderKey: Hashable, Comparable {
         var uid: ByteKey
         var orderId: ByteKey
         init(_ uid: String, _ orderId: String) {
             self.uid = ByteKey(uid)
             self.orderId = ByteKey(orderId)
+        }
+
+        static func < (a: OrderKey, b: OrderKey) -> Bool {
+            switch UTF8Order.compare(a.uid.string, b.uid.string) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: return a.orderId < b.orderId
+            }
         }
     }
 
@@ -119,7 +128,7 @@ final class SQLiteTransaction: StoreTransaction {
         }
         if !orders.isEmpty {
             let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
-            for key in orders.sorted(by: { $0.uid != $1.uid ? $0.uid < $1.uid : $0.orderId < $1.orderId }) {
+            for key in orders.sorted() {
                 try insert.execute(arguments: [key.uid.string, key.orderId.string])
                 storedOrders[key] = true  // stored now: a read-ahead "no" must not outlive the flush
             }

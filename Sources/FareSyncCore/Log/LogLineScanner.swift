@@ -128,43 +128,50 @@ struct LogLineScanner {
     }
 
     /// The headers array (`["name","value",…]`, a value may be null): the previous line's list if
-    /// its text is the same. Names and values without escapes only.
+    /// its text is the same. Names and values without escapes only. The array is read once to find
+    /// its end, and read again to make a list only when its text is new.
     private mutating func headerList(_ cursor: inout Cursor) -> [MessageHeader]? {
         let start = cursor.index
-        guard cursor.skip(UInt8(ascii: "[")) else { return nil }
-        var pairs: [(name: Range<Int>, value: Range<Int>?)] = []
-        if !cursor.skip(UInt8(ascii: "]")) {
-            while true {
-                guard let name = cursor.plainString(), cursor.skip(UInt8(ascii: ",")) else { return nil }
-                let value: Range<Int>?
-                if cursor.skipNull() {
-                    value = nil
-                } else {
-                    guard let v = cursor.plainString() else { return nil }
-                    value = v
-                }
-                pairs.append((name, value))
-                if cursor.skip(UInt8(ascii: ",")) { continue }
-                guard cursor.skip(UInt8(ascii: "]")) else { return nil }
-                break
-            }
-        }
+        guard Self.headerPairs(&cursor, { _, _ in true }) else { return nil }
         let text = UnsafeBufferPointer(rebasing: cursor.bytes[start..<cursor.index])
         if let headers, headers.text.elementsEqual(text) { return headers.list }
         var list: [MessageHeader] = []
-        list.reserveCapacity(pairs.count)
-        for pair in pairs {
-            guard let name = Cursor.validString(UnsafeBufferPointer(rebasing: cursor.bytes[pair.name])) else { return nil }
-            var value: [UInt8]?
-            if let range = pair.value {
-                let bytes = UnsafeBufferPointer(rebasing: cursor.bytes[range])
-                guard Cursor.validUTF8(bytes) else { return nil }
-                value = Array(bytes)
+        let bytes = cursor.bytes
+        var again = cursor
+        again.index = start
+        let valid = Self.headerPairs(&again) { name, value in
+            guard let name = Cursor.validString(UnsafeBufferPointer(rebasing: bytes[name])) else { return false }
+            guard let value else {
+                list.append(MessageHeader(name, nil))
+                return true
             }
-            list.append(MessageHeader(name, value))
+            let content = UnsafeBufferPointer(rebasing: bytes[value])
+            guard Cursor.validUTF8(content) else { return false }
+            list.append(MessageHeader(name, Array(content)))
+            return true
         }
+        guard valid else { return nil }
         headers = (Array(text), list)
         return list
+    }
+
+    /// Reads a headers array, handing each pair's ranges to `pair` (false: give up); whether it read one.
+    private static func headerPairs(_ cursor: inout Cursor, _ pair: (Range<Int>, Range<Int>?) -> Bool) -> Bool {
+        guard cursor.skip(UInt8(ascii: "[")) else { return false }
+        if cursor.skip(UInt8(ascii: "]")) { return true }
+        while true {
+            guard let name = cursor.plainString(), cursor.skip(UInt8(ascii: ",")) else { return false }
+            let value: Range<Int>?
+            if cursor.skipNull() {
+                value = nil
+            } else {
+                guard let v = cursor.plainString() else { return false }
+                value = v
+            }
+            guard pair(name, value) else { return false }
+            if cursor.skip(UInt8(ascii: ",")) { continue }
+            return cursor.skip(UInt8(ascii: "]"))
+        }
     }
 }
 
