@@ -38,6 +38,8 @@ final class SQLiteTransaction: StoreTransaction {
         case missing
         /// Exists; its content was not read.
         case present
+        /// Exists with this top-level `version`; its content was not read.
+        case version(String?)
         case loaded(text: String, version: String?)
     }
     /// Accounts read ahead or looked up in this transaction (nil: known not to exist).
@@ -45,21 +47,14 @@ final class SQLiteTransaction: StoreTransaction {
     /// The accounts that have parked events, read once per transaction when first needed.
     private var parkedAccounts: Set<ByteKey>?
 
-    /// Ordered by uid, then order id, each by its UTF-8 bytes (the table's key order).
-    private struct OrderKey: Hashable, Comparable {
+    /// A contract order's key: uid and order id, each compared by its UTF-8 bytes. `flush()` writes
+    /// them ordered by uid, then order id (the table's key order).
+    private struct OrderKey: Hashable {
         var uid: ByteKey
         var orderId: ByteKey
         init(_ uid: String, _ orderId: String) {
             self.uid = ByteKey(uid)
             self.orderId = ByteKey(orderId)
-        }
-
-        static func < (a: OrderKey, b: OrderKey) -> Bool {
-            switch UTF8Order.compare(a.uid.string, b.uid.string) {
-            case .orderedAscending: return true
-            case .orderedDescending: return false
-            case .orderedSame: return a.orderId < b.orderId
-            }
         }
     }
 
@@ -109,7 +104,8 @@ final class SQLiteTransaction: StoreTransaction {
                 ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
                 """)
             let delete = try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?")
-            for (path, value) in documents.sorted(by: { $0.key < $1.key }) {
+            for i in documents.indicesInByteOrder() {
+                let (path, value) = documents[i]
                 if let value {
                     try upsert.execute(arguments: [path.string, value.text ?? JSONWriter.string(value.value), value.value["version"]?.stringValue])
                 } else if !isMissing(path) {
@@ -121,14 +117,18 @@ final class SQLiteTransaction: StoreTransaction {
         }
         if !newAccounts.isEmpty {
             let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)")
-            for (abtId, record) in newAccounts.sorted(by: { $0.key < $1.key }) {
+            for i in newAccounts.indicesInByteOrder() {
+                let (abtId, record) = newAccounts[i]
                 try insert.execute(arguments: [abtId.string, record.uid, record.created])
             }
             newAccounts = [:]
         }
         if !orders.isEmpty {
             let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
-            for key in orders.sorted() {
+            let keys = Array(orders)
+            var sorter = ByteSorter(capacity: keys.count)
+            for key in keys { sorter.add(key.uid.string, key.orderId.string) }
+            for key in sorter.order().map({ keys[$0] }) {
                 try insert.execute(arguments: [key.uid.string, key.orderId.string])
                 storedOrders[key] = true  // stored now: a read-ahead "no" must not outlive the flush
             }
@@ -137,7 +137,8 @@ final class SQLiteTransaction: StoreTransaction {
         if !reservations.isEmpty {
             let track = try db.cachedStatement(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)")
             let untrack = try db.cachedStatement(sql: "DELETE FROM open_reservations WHERE path = ?")
-            for (path, entry) in reservations.sorted(by: { $0.key < $1.key }) {
+            for i in reservations.indicesInByteOrder() {
+                let (path, entry) = reservations[i]
                 if let entry {
                     try track.execute(arguments: [path.string, entry.created, entry.rejected])
                 } else if !isMissing(path) {
@@ -162,7 +163,7 @@ final class SQLiteTransaction: StoreTransaction {
         switch stored[ByteKey(path)] {
         case .missing: return nil
         case .loaded(let text, _): return try JSONParser.parse(text, maxDepth: .max)
-        case .present, nil: break
+        case .present, .version, nil: break
         }
         guard let text = try String.fetchOne(try db.cachedStatement(sql: "SELECT data FROM documents WHERE path = ?"), arguments: [path]) else {
             return nil
@@ -174,7 +175,7 @@ final class SQLiteTransaction: StoreTransaction {
         if let pending = documents[ByteKey(path)] { return pending != nil }
         switch stored[ByteKey(path)] {
         case .missing: return false
-        case .present, .loaded: return true
+        case .present, .version, .loaded: return true
         case nil: break
         }
         return try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM documents WHERE path = ?"), arguments: [path]) ?? false
@@ -184,7 +185,7 @@ final class SQLiteTransaction: StoreTransaction {
         if let pending = documents[ByteKey(path)] { return pending?.value["version"]?.stringValue }
         switch stored[ByteKey(path)] {
         case .missing: return nil
-        case .loaded(_, let version): return version
+        case .loaded(_, let version), .version(let version): return version
         case .present, nil: break
         }
         return try String.fetchOne(try db.cachedStatement(sql: "SELECT version FROM documents WHERE path = ?"), arguments: [path])
@@ -236,11 +237,17 @@ final class SQLiteTransaction: StoreTransaction {
 
     /// Reads the documents and accounts a batch will look up with one query each (presence alone is
     /// answered by the path index, without reading the rows).
-    func prefetch(documents paths: [String], presence: [String], accounts abtIds: [String]) throws {
+    func prefetch(documents paths: [String], versions: [String], presence: [String], accounts abtIds: [String]) throws {
         let newPaths = paths.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
         if let rows = try rows("SELECT path, data, version FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newPaths) {
             for path in newPaths { stored[ByteKey(path)] = .missing }
             while let row = try rows.next() { stored[ByteKey(row[0])] = .loaded(text: row[1], version: row[2]) }
+        }
+        // Fare contracts are only compared by version: their text (~800 bytes) is not read.
+        let newVersions = versions.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
+        if let rows = try rows("SELECT path, version FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newVersions) {
+            for path in newVersions { stored[ByteKey(path)] = .missing }
+            while let row = try rows.next() { stored[ByteKey(row[0])] = .version(row[1]) }
         }
         let newPresence = presence.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
         if let rows = try rows("SELECT path FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newPresence) {

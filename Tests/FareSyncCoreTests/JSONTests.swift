@@ -13,6 +13,53 @@ import Testing
         #expect(JSONWriter.string(v) == #"{"Z":4,"a":3,"é":2,"😀":1}"#)
     }
 
+    @Test func byteOrderMatchesComparingTheBytes() {
+        // Strings with long shared prefixes (the word-at-a-time loop) and differences at every
+        // position, of every length around the 8-byte steps, multi-byte characters included.
+        var random = SplitMix64(seed: 5)
+        let alphabet = ["a", "b", "/", "é", "😀", "\u{0}", "Z"]
+        var strings: [String] = []
+        for _ in 0..<400 {
+            let prefix = String(repeating: "customers/", count: Int(random.next() % 3))
+            let tail = (0..<Int(random.next() % 20)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+            strings.append(prefix + tail)
+        }
+        for (a, b) in Array(zip(strings, strings.shuffled(using: &random))) + Array(zip(strings, strings)) {
+            let expected: UTF8Ordering = Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)) ? .orderedAscending
+                : (Array(a.utf8) == Array(b.utf8) ? .orderedSame : .orderedDescending)
+            #expect(UTF8Order.compare(a, b) == expected, "\(a) vs \(b)")
+            #expect(UTF8Order.equal(a, b) == (expected == .orderedSame))
+        }
+    }
+
+    @Test func byteSorterOrdersLikeComparingTheStrings() {
+        var random = SplitMix64(seed: 9)
+        let parts = ["customers/", "u1", "u10", "é", "😀", "", "z/reservations/", "Z"]
+        func key() -> String { (0..<Int(random.next() % 4)).map { _ in parts[Int(random.next() % UInt64(parts.count))] }.joined() }
+        let pairs = (0..<300).map { _ in (key(), key()) }
+        var single = ByteSorter(), double = ByteSorter()
+        for (a, b) in pairs {
+            single.add(a)
+            double.add(a, b)
+        }
+        // Stable: equal keys keep the order they were added in.
+        let bySingle = pairs.indices.sorted { i, j in
+            UTF8Order.compare(pairs[i].0, pairs[j].0) == .orderedSame ? i < j : UTF8Order.less(pairs[i].0, pairs[j].0)
+        }
+        let byPair = pairs.indices.sorted { i, j in
+            switch UTF8Order.compare(pairs[i].0, pairs[j].0) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame:
+                return UTF8Order.compare(pairs[i].1, pairs[j].1) == .orderedSame ? i < j : UTF8Order.less(pairs[i].1, pairs[j].1)
+            }
+        }
+        #expect(single.order() == bySingle)
+        #expect(double.order() == byPair)
+        let dictionary = Dictionary(pairs.map { (ByteKey($0.0 + "|" + $0.1), 0) }, uniquingKeysWith: { a, _ in a })
+        #expect(dictionary.indicesInByteOrder().map { dictionary[$0].key.string } == dictionary.keys.map(\.string).sorted(by: UTF8Order.less))
+    }
+
     @Test func normalizationVariantsAreDistinctMembers() throws {
         // Precomposed é and e + combining acute are equal Swift Strings but different names.
         let v = try JSONParser.parse("{\"\u{E9}\":1,\"e\u{301}\":2}")

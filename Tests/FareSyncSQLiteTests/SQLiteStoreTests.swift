@@ -32,8 +32,15 @@ final class TemporaryStore {
     func readsSeeWritesAcrossPrefetchAndFlush(kind: String) async throws {
         let tmp = try TemporaryStore()
         let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let contract = JSONValue.object(JSONObject([("version", .string("1")), ("n", .int(7))]))
+        try await store.write { tx in try tx.setDocument("c/v", contract) }
         let seen = try await store.write { tx -> [Bool] in
-            try tx.prefetch(documents: ["c/a"], presence: ["c/b"], accounts: ["acct"])
+            // A document read ahead by version only still reads whole, and a later write wins.
+            try tx.prefetch(documents: ["c/a"], versions: ["c/v", "c/w"], presence: ["c/b"], accounts: ["acct"])
+            guard try tx.documentVersion("c/v") == "1", try tx.document("c/v") == contract, try tx.hasDocument("c/v"),
+                  try !tx.hasDocument("c/w"), try tx.documentVersion("c/w") == nil else { return [false] }
+            try tx.setDocument("c/v", .object(JSONObject([("version", .string("3"))])))
+            guard try tx.documentVersion("c/v") == "3" else { return [false] }
             try tx.setDocument("c/a", .object(JSONObject([("version", .string("2"))])))
             try tx.setDocument("c/b", .object(JSONObject()))
             try tx.setAccount("acct", AccountRecord(uid: "u", created: 1))
@@ -112,7 +119,7 @@ final class TemporaryStore {
         }
         let seen = try await store.withGroupedCommits(3) { () async throws -> [Bool] in
             try await store.write { tx in
-                try tx.prefetch(documents: ["c/old"], presence: ["c/new"], accounts: ["old", "new"])
+                try tx.prefetch(documents: ["c/old"], versions: [], presence: ["c/new"], accounts: ["old", "new"])
                 try tx.setAccount("new", AccountRecord(uid: "u1", created: 2))
                 try tx.setDocument("c/new", .string("pending"))
                 try tx.addContractOrder(uid: "u1", orderId: "o1")

@@ -165,14 +165,27 @@ public enum UTF8Order {
         }
     }
 
+    /// Eight bytes at a time while they are equal (keys share long prefixes such as `customers/`).
     @inline(__always)
     static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> UTF8Ordering {
         let n = Swift.min(a.count, b.count)
         var i = 0
-        while i < n {
-            let x = a[i], y = b[i]
-            if x != y { return x < y ? .orderedAscending : .orderedDescending }
-            i += 1
+        if let pa = a.baseAddress, let pb = b.baseAddress {
+            let ra = UnsafeRawPointer(pa), rb = UnsafeRawPointer(pb)
+            while i + 8 <= n {
+                let x = ra.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let y = rb.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                if x != y {
+                    // Big-endian numbers compare as their bytes do, first byte first.
+                    return UInt64(bigEndian: x) < UInt64(bigEndian: y) ? .orderedAscending : .orderedDescending
+                }
+                i += 8
+            }
+            while i < n {
+                let x = pa[i], y = pb[i]
+                if x != y { return x < y ? .orderedAscending : .orderedDescending }
+                i += 1
+            }
         }
         return a.count == b.count ? .orderedSame : (a.count < b.count ? .orderedAscending : .orderedDescending)
     }

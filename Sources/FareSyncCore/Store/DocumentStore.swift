@@ -51,10 +51,10 @@ public protocol StoreTransaction: AnyObject {
     /// Claims a batch of events at once (a store may look them up in one query); for each id in
     /// order, whether it was new — of equal ids only the first in `ids` can be.
     func claimEvents(_ ids: [String]) throws -> [Bool]
-    /// A hint before a batch: the documents (`documents`: read or version-compared; `presence`: only
-    /// checked to exist) and accounts its triggers are about to look up, so a store can read them
-    /// with a few set queries instead of one query each. Changes nothing.
-    func prefetch(documents: [String], presence: [String], accounts: [String]) throws
+    /// A hint before a batch: the documents (`documents`: read; `versions`: only version-compared;
+    /// `presence`: only checked to exist) and accounts its triggers are about to look up, so a store
+    /// can read them with a few set queries instead of one query each. Changes nothing.
+    func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws
     /// A hint like `prefetch`: the (uid, order id) pairs whose contract orders the batch will ask about.
     func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws
 
@@ -93,7 +93,7 @@ public protocol StoreTransaction: AnyObject {
 
 extension StoreTransaction {
     public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
-    public func prefetch(documents: [String], presence: [String], accounts: [String]) throws {}
+    public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
     public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
     public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws { try setDocument(path, value) }
 }

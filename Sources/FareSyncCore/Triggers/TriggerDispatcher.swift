@@ -124,8 +124,9 @@ public final class TriggerDispatcher: Sendable {
         for case .success(let event) in decoded {
             if case .fareContractChanged(let contract) = event.payload { accounts.append(contract.customerAccountId) }
         }
-        try tx.prefetch(documents: [], presence: [], accounts: accounts)
+        try tx.prefetch(documents: [], versions: [], presence: [], accounts: accounts)
         var documents: [String] = []
+        var versions: [String] = []
         var presence: [String] = []
         var orders: [(uid: String, orderId: String)] = []
         for case .success(let event) in decoded {
@@ -134,7 +135,7 @@ public final class TriggerDispatcher: Sendable {
                 presence.append(Paths.customer(user.uid))
             case .fareContractChanged(let contract):
                 if let owner = try tx.account(contract.customerAccountId) {
-                    documents.append(Paths.fareContract(uid: owner.uid, id: contract.id))
+                    versions.append(Paths.fareContract(uid: owner.uid, id: contract.id))
                     presence.append(Paths.reservation(uid: owner.uid, orderId: contract.orderId))
                 }
             case .paymentUpdated(let payment):
@@ -143,7 +144,7 @@ public final class TriggerDispatcher: Sendable {
                 orders.append((reservation.customerId, reservation.orderId))
             }
         }
-        try tx.prefetch(documents: documents, presence: presence, accounts: [])
+        try tx.prefetch(documents: documents, versions: versions, presence: presence, accounts: [])
         try tx.prefetchContractOrders(orders)
     }
 
@@ -185,7 +186,7 @@ public final class TriggerDispatcher: Sendable {
         guard !uids.isEmpty else { return [:] }
         let candidates = uids
         let needed: [String] = try await store.read { tx in
-            try tx.prefetch(documents: [], presence: candidates.map(Paths.customer), accounts: [])
+            try tx.prefetch(documents: [], versions: [], presence: candidates.map(Paths.customer), accounts: [])
             return try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
         }
         var outcomes: [ByteKey: Result<SimulatedEntur.Account, Rejection>] = [:]
