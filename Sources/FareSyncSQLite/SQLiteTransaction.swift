@@ -18,9 +18,29 @@ final class SQLiteTransaction: StoreTransaction {
     /// or nil once deleted.
     private var documents: [ByteKey: PendingDocument?] = [:]
 
+    /// A pending document as a tree, as text, or both. `shedReads()` keeps only the text of the
+    /// documents of earlier batches: a tree takes several times the memory of its text, and a
+    /// commit group holds the pending documents of all its batches.
     private struct PendingDocument {
-        var value: JSONValue
+        var value: JSONValue?
         var text: String?
+        /// The top-level `version`, if a string.
+        var version: String?
+
+        init(_ value: JSONValue, text: String?) {
+            self.value = value
+            self.text = text
+            version = value["version"]?.stringValue
+        }
+
+        func tree() throws -> JSONValue {
+            if let value { return value }
+            return try JSONParser.parse(text ?? "null", maxDepth: .max)
+        }
+
+        func canonicalText() -> String {
+            text ?? JSONWriter.string(value ?? .null)
+        }
     }
     /// Contract orders added in this transaction.
     private var orders: Set<OrderKey> = []
@@ -82,11 +102,25 @@ final class SQLiteTransaction: StoreTransaction {
     /// resident set of a 1 M-event replay rose by ~17 MiB).
     func shedReads() -> Leftovers {
         let shed = Leftovers()
-        shed.items = [stored, accounts, storedOrders]
+        shed.items = [stored, accounts, storedOrders, compactDocuments()]
         stored = [:]
         accounts = [:]
         storedOrders = [:]
         return shed
+    }
+
+    /// Keeps only the text of each pending document (written now if it was not yet); returns the
+    /// trees dropped, to be freed by the caller.
+    private func compactDocuments() -> [JSONValue] {
+        var trees: [JSONValue] = []
+        for i in documents.values.indices {
+            guard var pending = documents.values[i], let tree = pending.value else { continue }
+            if pending.text == nil { pending.text = JSONWriter.string(tree) }
+            pending.value = nil
+            documents.values[i] = pending
+            trees.append(tree)
+        }
+        return trees
     }
 
     /// Writes the overlay to SQLite: deletions and upserts in path order. What `prefetch` read is
@@ -107,7 +141,7 @@ final class SQLiteTransaction: StoreTransaction {
             for i in documents.indicesInByteOrder() {
                 let (path, value) = documents[i]
                 if let value {
-                    try upsert.execute(arguments: [path.string, value.text ?? JSONWriter.string(value.value), value.value["version"]?.stringValue])
+                    try upsert.execute(arguments: [path.string, value.canonicalText(), value.version])
                 } else if !isMissing(path) {
                     try delete.execute(arguments: [path.string])
                 }
@@ -159,7 +193,7 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Documents
 
     func document(_ path: String) throws -> JSONValue? {
-        if let pending = documents[ByteKey(path)] { return pending?.value }
+        if let pending = documents[ByteKey(path)] { return try pending?.tree() }
         switch stored[ByteKey(path)] {
         case .missing: return nil
         case .loaded(let text, _): return try JSONParser.parse(text, maxDepth: .max)
@@ -182,7 +216,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func documentVersion(_ path: String) throws -> String? {
-        if let pending = documents[ByteKey(path)] { return pending?.value["version"]?.stringValue }
+        if let pending = documents[ByteKey(path)] { return pending?.version }
         switch stored[ByteKey(path)] {
         case .missing: return nil
         case .loaded(_, let version), .version(let version): return version
@@ -196,7 +230,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
-        documents[ByteKey(path)] = .some(PendingDocument(value: value, text: canonicalText))
+        documents[ByteKey(path)] = .some(PendingDocument(value, text: canonicalText))
     }
 
     func deleteDocument(_ path: String) throws {

@@ -117,20 +117,24 @@ final class TemporaryStore {
             try tx.setDocument("c/old", .string("stored"))
             try tx.setAccount("old", AccountRecord(uid: "u0", created: 1))
         }
+        let tree = JSONValue.object(JSONObject([("version", .string("7")), ("rights", .array([.object(JSONObject([("n", .int(1))]))]))]))
         let seen = try await store.withGroupedCommits(3) { () async throws -> [Bool] in
             try await store.write { tx in
                 try tx.prefetch(documents: ["c/old"], versions: [], presence: ["c/new"], accounts: ["old", "new"])
                 try tx.setAccount("new", AccountRecord(uid: "u1", created: 2))
                 try tx.setDocument("c/new", .string("pending"))
+                try tx.setDocument("c/tree", tree)
                 try tx.addContractOrder(uid: "u1", orderId: "o1")
                 try tx.deleteDocument("c/old")
             }
+            // Between the writes the group kept only the text of "c/tree": it reads back whole.
             return try await store.write { tx in
                 [try tx.account("new")?.uid == "u1", try tx.account("old")?.uid == "u0", try tx.hasDocument("c/new"),
-                 try tx.document("c/old") == nil, try tx.hasContractOrder(uid: "u1", orderId: "o1")]
+                 try tx.document("c/old") == nil, try tx.hasContractOrder(uid: "u1", orderId: "o1"),
+                 try tx.document("c/tree") == tree, try tx.documentVersion("c/tree") == "7"]
             }
         }
-        #expect(seen == [true, true, true, true, true])
+        #expect(seen == [true, true, true, true, true, true, true])
         let after = try await store.read { tx in [try tx.hasDocument("c/new"), try tx.hasDocument("c/old"), try tx.account("new") != nil] }
         #expect(after == [true, false, true])
     }

@@ -18,9 +18,9 @@ public struct ReplayOptions: Sendable {
     /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).
     public var batchSize: Int = 4000
     /// Batches (store transactions) that may share one commit (`DocumentStore.withGroupedCommits`).
-    public var batchesPerCommit: Int = 4
+    public var batchesPerCommit: Int = 16
 
-    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 4) {
+    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16) {
         self.partitions = partitions
         self.speed = speed
         self.batchSize = batchSize
