@@ -18,28 +18,35 @@ final class SQLiteTransaction: StoreTransaction {
     /// or nil once deleted.
     private var documents: [ByteKey: PendingDocument?] = [:]
 
-    /// A pending document as a tree, as text, or both. `shedReads()` keeps only the text of the
-    /// documents of earlier batches: a tree takes several times the memory of its text, and a
-    /// commit group holds the pending documents of all its batches.
+    /// A pending document as a tree (and its text, if already written), or as text only:
+    /// `shedReads()` keeps only the text of the documents of earlier batches, as a tree takes several
+    /// times the memory of its text and a commit group holds the pending documents of all its batches.
     private struct PendingDocument {
-        var value: JSONValue?
-        var text: String?
+        enum Content {
+            case tree(JSONValue, text: String?)
+            case text(String)
+        }
+        var content: Content
         /// The top-level `version`, if a string.
-        var version: String?
+        let version: String?
 
         init(_ value: JSONValue, text: String?) {
-            self.value = value
-            self.text = text
+            content = .tree(value, text: text)
             version = value["version"]?.stringValue
         }
 
         func tree() throws -> JSONValue {
-            if let value { return value }
-            return try JSONParser.parse(text ?? "null", maxDepth: .max)
+            switch content {
+            case .tree(let value, _): return value
+            case .text(let text): return try JSONParser.parse(text, maxDepth: .max)
+            }
         }
 
         func canonicalText() -> String {
-            text ?? JSONWriter.string(value ?? .null)
+            switch content {
+            case .tree(let value, let text): return text ?? JSONWriter.string(value)
+            case .text(let text): return text
+            }
         }
     }
     /// Contract orders added in this transaction.
@@ -114,9 +121,8 @@ final class SQLiteTransaction: StoreTransaction {
     private func compactDocuments() -> [JSONValue] {
         var trees: [JSONValue] = []
         for i in documents.values.indices {
-            guard var pending = documents.values[i], let tree = pending.value else { continue }
-            if pending.text == nil { pending.text = JSONWriter.string(tree) }
-            pending.value = nil
+            guard var pending = documents.values[i], case .tree(let tree, let text) = pending.content else { continue }
+            pending.content = .text(text ?? JSONWriter.string(tree))
             documents.values[i] = pending
             trees.append(tree)
         }
