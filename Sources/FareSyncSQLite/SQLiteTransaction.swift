@@ -278,27 +278,26 @@ final class SQLiteTransaction: StoreTransaction {
     /// Reads the documents and accounts a batch will look up with one query each (presence alone is
     /// answered by the path index, without reading the rows).
     func prefetch(documents paths: [String], versions: [String], presence: [String], accounts abtIds: [String]) throws {
-        let newPaths = paths.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
-        if let rows = try rows("SELECT path, data, version FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newPaths) {
-            for path in newPaths { stored[ByteKey(path)] = .missing }
-            while let row = try rows.next() { stored[ByteKey(row[0])] = .loaded(text: row[1], version: row[2]) }
-        }
+        try readAhead(paths, columns: ", data, version") { .loaded(text: $0[1], version: $0[2]) }
         // Fare contracts are only compared by version: their text (~800 bytes) is not read.
-        let newVersions = versions.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
-        if let rows = try rows("SELECT path, version FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newVersions) {
-            for path in newVersions { stored[ByteKey(path)] = .missing }
-            while let row = try rows.next() { stored[ByteKey(row[0])] = .version(row[1]) }
-        }
-        let newPresence = presence.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
-        if let rows = try rows("SELECT path FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: newPresence) {
-            for path in newPresence { stored[ByteKey(path)] = .missing }
-            while let row = try rows.next() { stored[ByteKey(row[0])] = .present }
-        }
+        try readAhead(versions, columns: ", version") { .version($0[1]) }
+        try readAhead(presence, columns: "") { _ in .present }
         let newAccounts = abtIds.filter { accounts[ByteKey($0)] == nil }
         if let rows = try rows("SELECT abt_id, uid, created FROM accounts WHERE abt_id IN (SELECT value FROM json_each(?))", in: newAccounts) {
             for abtId in newAccounts { accounts[ByteKey(abtId)] = .some(nil) }
             while let row = try rows.next() { accounts[ByteKey(row[0])] = .some(AccountRecord(uid: row[1], created: row[2])) }
         }
+    }
+
+    /// Reads the documents at `paths` that this transaction neither changed nor knows yet, with one
+    /// query: each row (the path, then `columns`) as `known` makes it; a path without a row is missing.
+    private func readAhead(_ paths: [String], columns: String, _ known: (Row) -> Known) throws {
+        let fresh = paths.filter { documents[ByteKey($0)] == nil && stored[ByteKey($0)] == nil }
+        guard let rows = try rows("SELECT path\(columns) FROM documents WHERE path IN (SELECT value FROM json_each(?))", in: fresh) else {
+            return
+        }
+        for path in fresh { stored[ByteKey(path)] = .missing }
+        while let row = try rows.next() { stored[ByteKey(row[0])] = known(row) }
     }
 
     /// The rows of `sql`, whose one parameter is `keys` as a JSON array (read by `json_each`); nil —

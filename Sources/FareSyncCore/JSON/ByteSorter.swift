@@ -41,16 +41,11 @@ public struct ByteSorter {
             spans.withUnsafeBufferPointer { spans in
                 order.sort { i, j in
                     let a = spans[i], b = spans[j]
-                    switch UTF8Order.compare(UnsafeBufferPointer(rebasing: base[a.first]), UnsafeBufferPointer(rebasing: base[b.first])) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame:
-                        switch UTF8Order.compare(UnsafeBufferPointer(rebasing: base[a.second]), UnsafeBufferPointer(rebasing: base[b.second])) {
-                        case .orderedAscending: return true
-                        case .orderedDescending: return false
-                        case .orderedSame: return i < j
-                        }
+                    var result = UTF8Order.compare(UnsafeBufferPointer(rebasing: base[a.first]), UnsafeBufferPointer(rebasing: base[b.first]))
+                    if result == .orderedSame {
+                        result = UTF8Order.compare(UnsafeBufferPointer(rebasing: base[a.second]), UnsafeBufferPointer(rebasing: base[b.second]))
                     }
+                    return result == .orderedSame ? i < j : result == .orderedAscending
                 }
             }
         }
