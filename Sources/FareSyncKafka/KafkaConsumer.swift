@@ -23,7 +23,6 @@ final class KafkaConsumer {
     private let context: Context
     private var closed = false
     private var topicNames = RDKafkaTopicNames()
-    private let headers = RDKafkaMessage.HeaderCache()
 
     /// What the C rebalance callback reaches through its opaque pointer.
     final class Context {
@@ -89,11 +88,11 @@ final class KafkaConsumer {
     /// The next message or event, waiting up to `milliseconds`; nil if none came.
     func poll(_ milliseconds: Int32) -> ConsumerEvent? {
         guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
-        defer { rd_kafka_message_destroy(m) }
         let err = m.pointee.err
         if err == RD_KAFKA_RESP_ERR_NO_ERROR, let rkt = m.pointee.rkt {
-            return .message(RDKafkaMessage.copy(m, topic: topicNames.name(rkt), headers: headers))
+            return .message(RDKafkaMessage.take(m, topic: topicNames.name(rkt), handle: handle))
         }
+        defer { rd_kafka_message_destroy(m) }
         if err == RD_KAFKA_RESP_ERR__PARTITION_EOF, let rkt = m.pointee.rkt {
             return .endOfPartition(TopicPartition(topic: topicNames.name(rkt), partition: m.pointee.partition))
         }

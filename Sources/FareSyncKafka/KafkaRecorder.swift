@@ -19,8 +19,9 @@ public final class KafkaRecorder {
     /// The next line (without line break), waiting up to `milliseconds`; nil if none came.
     public func nextLine(_ milliseconds: Int32) throws(KafkaError) -> [UInt8]? {
         guard let (m, topic) = try reader.poll(milliseconds) else { return nil }
-        defer { rd_kafka_message_destroy(m) }
-        return EventLogWriter.line(reader.message(m, topic: topic), partition: m.pointee.partition, offset: m.pointee.offset,
-                                   timestampType: RDKafkaMessage.timestampType(m), broker: RDKafkaMessage.broker(m))
+        let (partition, offset) = (m.pointee.partition, m.pointee.offset)
+        let (timestampType, broker) = (RDKafkaMessage.timestampType(m), RDKafkaMessage.broker(m))
+        return EventLogWriter.line(reader.message(m, topic: topic), partition: partition, offset: offset,
+                                   timestampType: timestampType, broker: broker)
     }
 }

@@ -5,8 +5,10 @@ import Testing
 
 /// `KafkaTopicReader` against librdkafka's mock cluster: what it delivers is what was produced.
 struct TopicReaderTests {
-    /// Header lists that repeat, alternate and differ in one byte, one name, or a missing value: the
-    /// reader reuses lists it has read before, and must never hand out one that only looks alike.
+    /// Header lists that repeat, alternate and differ in one byte, one name, or a missing value, each
+    /// delivered as it was produced. Headers are read from the C message when first asked for — here
+    /// only after the reader was closed and released, which must neither lose them nor destroy the
+    /// client while its messages live — and the second read gives the first's list.
     @Test func headersAreDeliveredAsProduced() throws {
         let common = [MessageHeader("content-type", "application/cloudevents+json")]
         let lists: [[MessageHeader]] = [
@@ -34,19 +36,24 @@ struct TopicReaderTests {
         }
         try producer.flush()
 
-        let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["headers"])
-        defer { reader.close() }
-        try reader.start()
-        var read: [SourceMessage] = []
-        let deadline = ContinuousClock.now + .seconds(30)
-        while read.count < lists.count, ContinuousClock.now < deadline {
-            if let m = try reader.next(100) { read.append(m) }
+        func readAll() throws -> [SourceMessage] {
+            let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["headers"])
+            defer { reader.close() }
+            try reader.start()
+            var read: [SourceMessage] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            while read.count < lists.count, ContinuousClock.now < deadline {
+                if let m = try reader.next(100) { read.append(m) }
+            }
+            return read
         }
+        let read = try readAll()
         try #require(read.count == lists.count)
         for (i, m) in read.enumerated() {
             #expect(m.key == Array("k\(i)".utf8))
             #expect(m.value == Array("v\(i)".utf8))
             #expect(m.headers == lists[i], "message \(i)")
+            #expect(m.headers == lists[i], "message \(i), read again")
             #expect(m.timestamp == 1000 + Int64(i))
             #expect(m.coordinates == MessageCoordinates(partition: 0, offset: Int64(i)))
         }

@@ -41,12 +41,34 @@ public struct TopicPartition: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(topic)/\(partition)" }
 }
 
+/// Headers read from where they came only when first asked for: a consumed Kafka message's, which
+/// librdkafka parses into allocated structures on first access — work a message whose headers
+/// nobody reads should not cost.
+public protocol MessageHeaderSource: AnyObject, Sendable {
+    /// The headers, in order: read on the first call, the same list on every later one.
+    var headers: [MessageHeader] { get }
+}
+
 /// One message as a source delivers it: from Kafka, or from a line of an event log.
 public struct SourceMessage: Sendable {
     public var topic: String
     public var key: [UInt8]?
     public var value: [UInt8]?
-    public var headers: [MessageHeader]
+    /// The message headers, in order (read from their source on first access if they came from one).
+    public var headers: [MessageHeader] {
+        get {
+            switch storedHeaders {
+            case .list(let list): return list
+            case .source(let source): return source.headers
+            }
+        }
+        set { storedHeaders = .list(newValue) }
+    }
+    private var storedHeaders: StoredHeaders
+    private enum StoredHeaders {
+        case list([MessageHeader])
+        case source(any MessageHeaderSource)
+    }
     /// The message timestamp in milliseconds, if it has one.
     public var timestamp: Int64?
     /// The message's own coordinates (the log's or the broker's), used for `firstSeen`;
@@ -60,10 +82,22 @@ public struct SourceMessage: Sendable {
         self.topic = topic
         self.key = key
         self.value = value
-        self.headers = headers
+        self.storedHeaders = .list(headers)
         self.timestamp = timestamp
         self.coordinates = coordinates
         self.readError = readError
+    }
+
+    /// A message whose headers `source` reads when they are first asked for.
+    public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers source: any MessageHeaderSource,
+                timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil) {
+        self.topic = topic
+        self.key = key
+        self.value = value
+        self.storedHeaders = .source(source)
+        self.timestamp = timestamp
+        self.coordinates = coordinates
+        self.readError = nil
     }
 
     /// A log line that is not a readable record: it will be dead-lettered as it is.
