@@ -79,25 +79,26 @@ public struct SourceMessage: Sendable {
 
     public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader] = [],
                 timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil, readError: String? = nil) {
-        self.topic = topic
-        self.key = key
-        self.value = value
-        self.storedHeaders = .list(headers)
-        self.timestamp = timestamp
-        self.coordinates = coordinates
-        self.readError = readError
+        self.init(topic: topic, key: key, value: value, storedHeaders: .list(headers), timestamp: timestamp, coordinates: coordinates,
+                  readError: readError)
     }
 
     /// A message whose headers `source` reads when they are first asked for.
     public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers source: any MessageHeaderSource,
                 timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil) {
+        self.init(topic: topic, key: key, value: value, storedHeaders: .source(source), timestamp: timestamp, coordinates: coordinates,
+                  readError: nil)
+    }
+
+    private init(topic: String, key: [UInt8]?, value: [UInt8]?, storedHeaders: StoredHeaders, timestamp: Int64?,
+                 coordinates: MessageCoordinates?, readError: String?) {
         self.topic = topic
         self.key = key
         self.value = value
-        self.storedHeaders = .source(source)
+        self.storedHeaders = storedHeaders
         self.timestamp = timestamp
         self.coordinates = coordinates
-        self.readError = nil
+        self.readError = readError
     }
 
     /// A log line that is not a readable record: it will be dead-lettered as it is.
