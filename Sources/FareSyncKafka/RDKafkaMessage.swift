@@ -8,11 +8,12 @@ enum RDKafkaMessage {
     /// (`RDKafkaMessageHeaders`, which owns `m` until then and destroys it).
     ///
     /// Why deferred: librdkafka parses a message's header block into allocated structures on the
-    /// first `rd_kafka_message_headers`, which cost about what the poll itself costs. The event decoder
-    /// asks (binary-mode CloudEvents are recognized by a header), so the worker still parses every
-    /// message's headers — in its decoding step, not on the consuming thread. Measured with the
-    /// consumer benchmark (120 000 messages, best of 5 rounds, 5 runs alternating with the eager build;
-    /// the benchmark's sink reads no header): ratio to the plain C loop 0.88–1.03 against 0.58–0.93.
+    /// first `rd_kafka_message_headers`, which costs about what the poll itself costs. The event
+    /// decoder asks for the headers (a binary-mode CloudEvent is recognized by one), so a worker still
+    /// has every message's headers parsed — when it decodes the message rather than when it consumes
+    /// it. Measured with the consumer benchmark, whose sink reads no header (120 000 messages, best of
+    /// 5 rounds, 5 runs alternating with the eager build): ratio to the plain C loop 0.88–1.03 against
+    /// 0.58–0.93.
     static func take(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String, handle: RDKafkaHandle) -> SourceMessage {
         let msg = m.pointee
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
