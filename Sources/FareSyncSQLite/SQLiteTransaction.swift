@@ -121,8 +121,8 @@ final class SQLiteTransaction: StoreTransaction {
     /// Keeps only the text of each pending document (written now if it was not yet); returns the
     /// trees dropped, to be freed by the caller. Only the documents set since the last call can
     /// hold a tree: those are visited, not every pending document of the group (measured: walking
-    /// them all after each batch was ~12 % of a 1 M-event replay's writer samples, most of it the
-    /// walk, not the writing of text).
+    /// them all after each batch, through `documents.values`, copied the whole dictionary every time;
+    /// with the walk it was ~12 % of a 1 M-event replay's writer samples, the writing of text 2.5 %).
     private func compactDocuments() -> [JSONValue] {
         var trees: [JSONValue] = []
         trees.reserveCapacity(setSinceCompaction.count)
