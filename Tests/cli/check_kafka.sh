@@ -83,12 +83,19 @@ done
 [ -n "$ready" ] && ok "/readyz: $(cat readyz.txt)" || bad "/readyz never ready: $(cat readyz.txt 2>/dev/null)"
 curl -sf "http://127.0.0.1:$PORT/healthz" | grep -q ok && ok "/healthz" || bad "/healthz"
 wait $SIM
-sleep 2
-curl -sf "http://127.0.0.1:$PORT/metrics" >metrics.txt
-if grep -q '^faresync_events_total{.*outcome="created"' metrics.txt && grep -q '^faresync_consumer_lag' metrics.txt \
-   && grep -q '^faresync_batch_processing_seconds_bucket' metrics.txt; then
+# The worker also works through what the earlier checks produced: wait (up to 30 s) until its
+# metrics show users created, lag and batch timings, rather than for a fixed time.
+metrics_complete() {
+  grep -q '^faresync_events_total{.*outcome="created"' metrics.txt && grep -q '^faresync_consumer_lag' metrics.txt \
+    && grep -q '^faresync_batch_processing_seconds_bucket' metrics.txt
+}
+for _ in $(seq 150); do
+  curl -sf "http://127.0.0.1:$PORT/metrics" >metrics.txt && metrics_complete && break
+  sleep 0.2
+done
+if metrics_complete; then
   ok "/metrics: $(grep -c '^faresync_' metrics.txt) series"; grep -E '^faresync_(events_total|dead_letters_total|messages_consumed_total)' metrics.txt | head -6 | sed 's/^/     /'
-else bad "/metrics lacks the expected series: $(head -c 400 metrics.txt)"; fi
+else bad "/metrics lacks the expected series after 30 s: $(grep -E '^faresync_(events_total|consumer_lag|messages_consumed)' metrics.txt | head -c 600)"; fi
 kill -TERM $W
 wait $W && ok "SIGTERM: the worker drains and exits 0" || bad "SIGTERM exit status $?: $(tail -3 http.err)"
 
