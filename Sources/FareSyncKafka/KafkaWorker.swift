@@ -107,6 +107,10 @@ final class WorkerLoop: RebalanceDelegate {
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
+    /// The batch being applied (decoded, triggered, committed) while the next one is polled. At most
+    /// one: a batch starts only once the one before it has committed, so each partition's messages
+    /// are still applied in order.
+    var inFlight: (messages: Int, started: ContinuousClock.Instant, task: BlockingTask<BatchResult>)?
 
     init(worker: KafkaWorker) throws {
         self.worker = worker
@@ -122,7 +126,7 @@ final class WorkerLoop: RebalanceDelegate {
         while !worker.shouldStop {
             switch consumer.poll(pending.isEmpty ? 100 : 0) {
             case nil:
-                try apply()
+                try settle()  // nothing more came: apply what is in hand and wait for it
             case .message(let message):
                 let tp = TopicPartition(topic: message.topic, partition: message.coordinates!.partition)
                 guard let state = tracker.states[tp] else { continue }  // not (or no longer) ours
@@ -140,45 +144,62 @@ final class WorkerLoop: RebalanceDelegate {
                 worker.log.warning("kafka: \(error)")
             }
             if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp {
+                try settle()
                 try sweep()
                 worker.log.info("caught up on every assigned partition; exiting")
                 break
             }
             if ContinuousClock.now - lastSweep >= options.sweepInterval { try sweep() }
         }
-        try apply()
+        try settle()
         consumer.close()
         try deadLetters?.flush()
     }
 
-    /// Applies the batch in hand in one transaction (effects + positions + dead-letter topics), then
-    /// commits the positions to Kafka. Retries a failing store a few times before giving up.
+    /// Starts applying the batch in hand — in one transaction: effects, positions, dead-letter
+    /// topics — once the batch before it has committed, and returns without waiting: the next batch
+    /// is polled meanwhile.
     func apply() throws {
         guard !pending.isEmpty else { return }
+        try finishInFlight()
         let batch = pending
+        pending = []
+        pendingBytes = 0
         let group = options.group
         let dispatcher = worker.dispatcher
         let publish = deadLetterPublisher()
-        let started = ContinuousClock.now
-        var attempt = 0
-        let result: BatchResult
-        while true {
-            do {
-                result = try runBlocking { try await dispatcher.process(batch, consumer: group, beforeCommit: publish) }
-                break
-            } catch {
-                attempt += 1
-                if attempt >= 3 { throw error }
-                worker.log.warning("batch failed, retrying: \(error)")
-                Thread.sleep(forTimeInterval: 0.5 * Double(attempt))
+        let log = worker.log
+        inFlight = (batch.count, ContinuousClock.now, BlockingTask {
+            // A failing store is retried a few times before the worker gives up.
+            var attempt = 0
+            while true {
+                do {
+                    return try await dispatcher.process(batch, consumer: group, beforeCommit: publish)
+                } catch {
+                    attempt += 1
+                    if attempt >= 3 { throw error }
+                    log.warning("batch failed, retrying: \(error)")
+                    try await Task.sleep(for: .milliseconds(500 * attempt))
+                }
             }
-        }
-        pending = []
-        pendingBytes = 0
+        })
+    }
+
+    /// Applies the batch in hand and waits until nothing is in flight.
+    func settle() throws {
+        try apply()
+        try finishInFlight()
+    }
+
+    /// Waits for the batch in flight, if any; then records its positions and commits them to Kafka.
+    func finishInFlight() throws {
+        guard let flight = inFlight else { return }
+        inFlight = nil
+        let result = try flight.task.wait()
         for (tp, position) in result.positions { tracker.stored(tp, position) }
         consumer.commit(result.positions.mapValues(\.next))
         WorkerMetrics.record(result.outcomes)
-        WorkerMetrics.batch(messages: batch.count, duration: ContinuousClock.now - started)
+        WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
         worker.status.set(batchDone: true)
         updateLag()
     }
@@ -186,6 +207,7 @@ final class WorkerLoop: RebalanceDelegate {
     /// The sweep with the group's low watermark (none while it is unknown).
     func sweep() throws {
         defer { lastSweep = ContinuousClock.now }  // the interval runs between sweeps
+        try settle()  // the watermark counts what has been applied
         guard let watermark = groupWatermark() else { return }
         let dispatcher = worker.dispatcher
         let publish = deadLetterPublisher()
@@ -285,10 +307,12 @@ final class WorkerLoop: RebalanceDelegate {
 
     func revoking(_ partitions: [TopicPartition]) {
         do {
-            try apply()
+            try settle()
         } catch {
-            // Nothing of the batch committed; its messages are consumed again by the next owner.
+            // Nothing of the failed batch committed, nor of any after it; their messages are consumed
+            // again by the next owner.
             worker.log.error("batch abandoned at revocation: \(error)")
+            inFlight = nil
             pending = []
             pendingBytes = 0
         }
