@@ -133,7 +133,7 @@ final class WorkerLoop: RebalanceDelegate {
                 if let next = state.next, message.coordinates!.offset < next { continue }  // already applied
                 tracker.consumed(tp)
                 pending.append(message)
-                pendingBytes += (message.key?.count ?? 0) + (message.value?.count ?? 0)
+                pendingBytes += message.byteCount
                 if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try apply() }
             case .endOfPartition(let tp):
                 try apply()

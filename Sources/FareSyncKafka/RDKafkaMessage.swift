@@ -4,25 +4,23 @@ import Synchronization
 
 /// Turns a consumed `rd_kafka_message_t` into a `SourceMessage` (with its coordinates).
 enum RDKafkaMessage {
-    /// Takes `m` over: key and value are copied now; the headers are read when first asked for
-    /// (`RDKafkaMessageHeaders`, which owns `m` until then and destroys it).
+    /// Takes `m` over: its key and value are read in place and its headers parsed when first asked
+    /// for (`RDKafkaMessageBuffer`, which owns `m` and destroys it with itself).
     ///
-    /// Why deferred: librdkafka parses a message's header block into allocated structures on the
-    /// first `rd_kafka_message_headers`, which costs about what the poll itself costs. The event
-    /// decoder asks for the headers (a binary-mode CloudEvent is recognized by one), so a worker still
-    /// has every message's headers parsed — when it decodes the message rather than when it consumes
-    /// it. Measured with the consumer benchmark, whose sink reads no header (120 000 messages, best of
-    /// 5 rounds, 5 runs alternating with the eager build): ratio to the plain C loop 0.88–1.03 against
-    /// 0.58–0.93.
+    /// Why in place: a copy of key and value is two allocations per message on the consumer's path,
+    /// and the decoder parses the value where it lies. Why the headers later: librdkafka parses a
+    /// message's header block into allocated structures on the first `rd_kafka_message_headers`,
+    /// which costs about what the poll itself costs. The event decoder asks for the headers (a
+    /// binary-mode CloudEvent is recognized by one), so a worker still has every message's headers
+    /// parsed — when it decodes the message rather than when it consumes it. Measured with the
+    /// consumer benchmark, whose sink reads no header: see BENCHMARKS.md, sessions 9 and 10.
     static func take(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String, handle: RDKafkaHandle) -> SourceMessage {
-        let msg = m.pointee
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let ts = rd_kafka_message_timestamp(m, &tstype)
         return SourceMessage(
-            topic: topic, key: bytes(msg.key, msg.key_len), value: bytes(msg.payload, msg.len),
-            headers: RDKafkaMessageHeaders(m, handle: handle),
+            topic: topic, buffer: RDKafkaMessageBuffer(m, handle: handle),
             timestamp: tstype == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0 ? nil : ts,
-            coordinates: MessageCoordinates(partition: msg.partition, offset: msg.offset))
+            coordinates: MessageCoordinates(partition: m.pointee.partition, offset: m.pointee.offset))
     }
 
     /// The headers of `m`, in order, as librdkafka parses them.
@@ -69,39 +67,36 @@ enum RDKafkaMessage {
     }
 }
 
-/// The headers of a consumed message, read from it when first asked for. Owns the C message until
-/// then (and the client handle, which librdkafka must not destroy while a message of it lives), and
-/// destroys it once the headers are read or, unread, with this object — on whichever thread that is.
-final class RDKafkaMessageHeaders: MessageHeaderSource, @unchecked Sendable {
-    /// Unchecked: the message is touched only inside the lock below.
-    private enum State: @unchecked Sendable {
-        case held(UnsafeMutablePointer<rd_kafka_message_t>, RDKafkaHandle)
-        case read([MessageHeader])
-    }
+/// A consumed message, owned: key and value are read in place (valid while this object lives), the
+/// headers parsed from it when first asked for. Holds the client handle too, since librdkafka must
+/// not destroy a client while one of its messages lives; destroys the C message with itself, on
+/// whichever thread releases it last.
+final class RDKafkaMessageBuffer: MessageBuffer, @unchecked Sendable {
+    /// Unchecked: after `init` the message is only read (key and value bytes), or touched inside
+    /// `parsedHeaders`' lock (the header parse), and destroyed in `deinit`.
+    private let message: UnsafeMutablePointer<rd_kafka_message_t>
+    private let handle: RDKafkaHandle
+    let keyBytes: UnsafeRawBufferPointer?
+    let valueBytes: UnsafeRawBufferPointer?
     /// The lock makes the first read, which parses inside the C message, happen once.
-    private let state: Mutex<State>
+    private let parsedHeaders = Mutex<[MessageHeader]?>(nil)
 
     init(_ message: UnsafeMutablePointer<rd_kafka_message_t>, handle: RDKafkaHandle) {
-        state = Mutex(.held(message, handle))
+        self.message = message
+        self.handle = handle
+        let m = message.pointee
+        keyBytes = m.key.map { UnsafeRawBufferPointer(start: $0, count: m.key_len) }
+        valueBytes = m.payload.map { UnsafeRawBufferPointer(start: $0, count: m.len) }
     }
 
     var headers: [MessageHeader] {
-        state.withLock { state in
-            switch state {
-            case .read(let headers):
-                return headers
-            case .held(let message, _):
-                let headers = RDKafkaMessage.headers(message)
-                rd_kafka_message_destroy(message)
-                state = .read(headers)
-                return headers
-            }
+        parsedHeaders.withLock { parsed in
+            if let parsed { return parsed }
+            let headers = RDKafkaMessage.headers(message)
+            parsed = headers
+            return headers
         }
     }
 
-    deinit {
-        state.withLock { state in
-            if case .held(let message, _) = state { rd_kafka_message_destroy(message) }
-        }
-    }
+    deinit { rd_kafka_message_destroy(message) }
 }

@@ -112,7 +112,7 @@ enum Sink {
 
     @inline(never)
     static func consume(_ message: SourceMessage) {
-        total &+= message.value?.count ?? 0
+        total &+= message.byteCount
     }
 
     @inline(never)

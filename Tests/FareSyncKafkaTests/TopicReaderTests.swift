@@ -6,9 +6,11 @@ import Testing
 /// `KafkaTopicReader` against librdkafka's mock cluster: what it delivers is what was produced.
 struct TopicReaderTests {
     /// Header lists that repeat, alternate and differ in one byte, one name, or a missing value, each
-    /// delivered as it was produced. Headers are read from the C message when first asked for — here
-    /// only after the reader was closed and released, which must neither lose them nor destroy the
-    /// client while its messages live — and the second read gives the first's list.
+    /// delivered as it was produced. Key and value are read in place from the C message and headers
+    /// parsed from it when first asked for — here only after the reader was closed and released, which
+    /// must neither lose them nor destroy the client while its messages live — and the second read
+    /// gives the first's list. Null keys, tombstones and empty values come as they went; a message
+    /// changed after it was read keeps what was not changed.
     @Test func headersAreDeliveredAsProduced() throws {
         let common = [MessageHeader("content-type", "application/cloudevents+json")]
         let lists: [[MessageHeader]] = [
@@ -34,7 +36,10 @@ struct TopicReaderTests {
         for (i, headers) in lists.enumerated() {
             try producer.produce(topic: "headers", key: Array("k\(i)".utf8), value: Array("v\(i)".utf8), headers: headers, timestamp: 1000 + Int64(i))
         }
+        let odd: [(key: [UInt8]?, value: [UInt8]?)] = [(nil, Array("no key".utf8)), (Array("tomb".utf8), nil), (Array("empty".utf8), []), (nil, nil)]
+        for m in odd { try producer.produce(topic: "headers", key: m.key, value: m.value, headers: common, timestamp: 5000) }
         try producer.flush()
+        let total = lists.count + odd.count
 
         func readAll() throws -> [SourceMessage] {
             let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["headers"])
@@ -42,21 +47,37 @@ struct TopicReaderTests {
             try reader.start()
             var read: [SourceMessage] = []
             let deadline = ContinuousClock.now + .seconds(30)
-            while read.count < lists.count, ContinuousClock.now < deadline {
+            while read.count < total, ContinuousClock.now < deadline {
                 if let m = try reader.next(100) { read.append(m) }
             }
             return read
         }
         let read = try readAll()
-        try #require(read.count == lists.count)
-        for (i, m) in read.enumerated() {
+        try #require(read.count == total)
+        for (i, m) in read.prefix(lists.count).enumerated() {
             #expect(m.key == Array("k\(i)".utf8))
             #expect(m.value == Array("v\(i)".utf8))
             #expect(m.headers == lists[i], "message \(i)")
             #expect(m.headers == lists[i], "message \(i), read again")
             #expect(m.timestamp == 1000 + Int64(i))
             #expect(m.coordinates == MessageCoordinates(partition: 0, offset: Int64(i)))
+            #expect(m.byteCount == "k\(i)".utf8.count + "v\(i)".utf8.count)
+            #expect(m.withValue { $0.map { Array($0) } } == Array("v\(i)".utf8))
         }
+        for (m, sent) in zip(read.suffix(odd.count), odd) {
+            #expect(m.key == sent.key)
+            #expect(m.value == sent.value)
+            #expect(m.withValue { $0.map { Array($0) } } == sent.value)
+            #expect(m.byteCount == (sent.key?.count ?? 0) + (sent.value?.count ?? 0))
+        }
+        var changed = read[2]
+        changed.key = Array("changed".utf8)
+        #expect(changed.key == Array("changed".utf8))
+        #expect(changed.value == Array("v2".utf8))
+        #expect(changed.headers == lists[2])
+        changed.headers = []
+        #expect(changed.value == Array("v2".utf8) && changed.headers.isEmpty && changed.key == Array("changed".utf8))
+        #expect(read[2].key == Array("k2".utf8) && read[2].headers == lists[2], "the original is unchanged")
     }
 
     /// The poll thread hands messages over in chunks: every message comes exactly once, in offset

@@ -22,16 +22,18 @@ public enum EventDecoder {
 
     static func decodeThrowing(_ message: SourceMessage) throws(Rejection) -> CloudEvent {
         if let readError = message.readError { throw Rejection(.malformedLogLine, readError) }
-        guard let value = message.value else { throw Rejection(.invalidJSON, "the message has no value (tombstone)") }
-        if value.isEmpty { throw Rejection(.invalidJSON, "the message value is empty") }
-        if value.count > maxValueBytes {
-            throw Rejection(.tooLarge, "the message value is \(value.count) bytes, more than \(maxValueBytes)")
-        }
-        let parsed: JSONValue
-        do {
-            parsed = try JSONParser.parse(value)
-        } catch {
-            throw Rejection(.invalidJSON, error.description)
+        // The value is parsed where it is: a consumed message's bytes are not copied first.
+        let parsed = try message.withValue { (value) throws(Rejection) -> JSONValue in
+            guard let value else { throw Rejection(.invalidJSON, "the message has no value (tombstone)") }
+            if value.isEmpty { throw Rejection(.invalidJSON, "the message value is empty") }
+            if value.count > maxValueBytes {
+                throw Rejection(.tooLarge, "the message value is \(value.count) bytes, more than \(maxValueBytes)")
+            }
+            do throws(JSONParseError) {
+                return try JSONParser.parse(value)
+            } catch {
+                throw Rejection(.invalidJSON, error.description)
+            }
         }
         let envelope: JSONObject
         if case .some = message.header("ce_specversion") {

@@ -41,34 +41,98 @@ public struct TopicPartition: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(topic)/\(partition)" }
 }
 
-/// Headers read from where they came only when first asked for: a consumed Kafka message's, which
-/// librdkafka parses into allocated structures on first access — work a message whose headers
-/// nobody reads should not cost.
-public protocol MessageHeaderSource: AnyObject, Sendable {
+/// A message whose bytes stay where its source put them — a consumed librdkafka message: key and
+/// value are read in place, without a copy, and the headers (which librdkafka parses into allocated
+/// structures on first access) only when first asked for. What a message nobody reads in full
+/// should not cost.
+public protocol MessageBuffer: AnyObject, Sendable {
+    /// The key's bytes (nil for a null key), valid and unchanged for as long as this object lives.
+    var keyBytes: UnsafeRawBufferPointer? { get }
+    /// The value's bytes (nil for a null value), valid and unchanged for as long as this object lives.
+    var valueBytes: UnsafeRawBufferPointer? { get }
     /// The headers, in order: read on the first call, the same list on every later one.
     var headers: [MessageHeader] { get }
 }
 
 /// One message as a source delivers it: from Kafka, or from a line of an event log.
+///
+/// Its key and value are either arrays of its own or, for a consumed Kafka message, the bytes of the
+/// C message it holds (`MessageBuffer`): reading `key` or `value` then copies them; `withValue` and
+/// `byteCount` do not. Setting `key`, `value` or `headers` gives the message arrays of its own.
 public struct SourceMessage: Sendable {
     public var topic: String
-    public var key: [UInt8]?
-    public var value: [UInt8]?
-    /// The message headers, in order (read from their source on first access if they came from one).
-    public var headers: [MessageHeader] {
+    private var storage: Storage
+    private enum Storage {
+        case owned(key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader])
+        case buffer(any MessageBuffer)
+    }
+
+    /// The message key (a copy, for a message read in place).
+    public var key: [UInt8]? {
         get {
-            switch storedHeaders {
-            case .list(let list): return list
-            case .source(let source): return source.headers
+            switch storage {
+            case .owned(let key, _, _): return key
+            case .buffer(let buffer): return buffer.keyBytes.map { Array($0) }
             }
         }
-        set { storedHeaders = .list(newValue) }
+        set { let o = takeOwned(); storage = .owned(key: newValue, value: o.value, headers: o.headers) }
     }
-    private var storedHeaders: StoredHeaders
-    private enum StoredHeaders {
-        case list([MessageHeader])
-        case source(any MessageHeaderSource)
+
+    /// The message value (a copy, for a message read in place).
+    public var value: [UInt8]? {
+        get {
+            switch storage {
+            case .owned(_, let value, _): return value
+            case .buffer(let buffer): return buffer.valueBytes.map { Array($0) }
+            }
+        }
+        set { let o = takeOwned(); storage = .owned(key: o.key, value: newValue, headers: o.headers) }
     }
+
+    /// The message headers, in order (read from the C message on first access for one read in place).
+    public var headers: [MessageHeader] {
+        get {
+            switch storage {
+            case .owned(_, _, let headers): return headers
+            case .buffer(let buffer): return buffer.headers
+            }
+        }
+        set { let o = takeOwned(); storage = .owned(key: o.key, value: o.value, headers: newValue) }
+    }
+
+    /// Calls `body` with the value's bytes (nil for a null value), in place: no copy.
+    public func withValue<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R {
+        switch storage {
+        case .owned(_, let value, _):
+            guard let value else { return try body(nil) }
+            // `withUnsafeBytes` rethrows untyped errors: carry the typed one out in a result.
+            let result: Result<R, E> = value.withUnsafeBytes { bytes in
+                do throws(E) { return .success(try body(bytes)) } catch { return .failure(error) }
+            }
+            return try result.get()
+        case .buffer(let buffer):
+            return try withExtendedLifetime(buffer) { () throws(E) -> R in try body(buffer.valueBytes) }
+        }
+    }
+
+    /// The bytes of key and value together, counted in place.
+    public var byteCount: Int {
+        switch storage {
+        case .owned(let key, let value, _): return (key?.count ?? 0) + (value?.count ?? 0)
+        case .buffer(let buffer): return (buffer.keyBytes?.count ?? 0) + (buffer.valueBytes?.count ?? 0)
+        }
+    }
+
+    /// Key, value and headers as arrays of the message's own (copied from its buffer if it has one),
+    /// taken out of the storage, so that changing one and putting them back does not copy the others.
+    private mutating func takeOwned() -> (key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader]) {
+        defer { storage = .owned(key: nil, value: nil, headers: []) }
+        switch storage {
+        case .owned(let key, let value, let headers): return (key, value, headers)
+        case .buffer(let buffer): return (buffer.keyBytes.map { Array($0) }, buffer.valueBytes.map { Array($0) }, buffer.headers)
+        }
+    }
+
     /// The message timestamp in milliseconds, if it has one.
     public var timestamp: Int64?
     /// The message's own coordinates (the log's or the broker's), used for `firstSeen`;
@@ -79,23 +143,18 @@ public struct SourceMessage: Sendable {
 
     public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader] = [],
                 timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil, readError: String? = nil) {
-        self.init(topic: topic, key: key, value: value, storedHeaders: .list(headers), timestamp: timestamp, coordinates: coordinates,
-                  readError: readError)
+        self.init(topic: topic, storage: .owned(key: key, value: value, headers: headers), timestamp: timestamp,
+                  coordinates: coordinates, readError: readError)
     }
 
-    /// A message whose headers `source` reads when they are first asked for.
-    public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers source: any MessageHeaderSource,
-                timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil) {
-        self.init(topic: topic, key: key, value: value, storedHeaders: .source(source), timestamp: timestamp, coordinates: coordinates,
-                  readError: nil)
+    /// A message whose key, value and headers are read in place from `buffer`.
+    public init(topic: String, buffer: any MessageBuffer, timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil) {
+        self.init(topic: topic, storage: .buffer(buffer), timestamp: timestamp, coordinates: coordinates, readError: nil)
     }
 
-    private init(topic: String, key: [UInt8]?, value: [UInt8]?, storedHeaders: StoredHeaders, timestamp: Int64?,
-                 coordinates: MessageCoordinates?, readError: String?) {
+    private init(topic: String, storage: Storage, timestamp: Int64?, coordinates: MessageCoordinates?, readError: String?) {
         self.topic = topic
-        self.key = key
-        self.value = value
-        self.storedHeaders = storedHeaders
+        self.storage = storage
         self.timestamp = timestamp
         self.coordinates = coordinates
         self.readError = readError

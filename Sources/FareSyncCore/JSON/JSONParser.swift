@@ -23,6 +23,11 @@ public struct JSONParser {
         return try Array(bytes).withUnsafeBufferPointer { buffer throws(JSONParseError) in try parse(buffer: buffer, maxDepth: maxDepth) }
     }
 
+    /// Parses one JSON text from bytes in place (a consumed message's value), without a copy.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
+        try parse(buffer: bytes.assumingMemoryBound(to: UInt8.self), maxDepth: maxDepth)
+    }
+
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         try parse(text.utf8, maxDepth: maxDepth)
     }

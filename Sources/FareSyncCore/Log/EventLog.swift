@@ -99,7 +99,7 @@ public enum EventLogWriter {
                             timestampType: String? = nil, broker: Int32 = -1) -> [UInt8] {
         if message.readError != nil { return message.value ?? [] }
         var out: [UInt8] = []
-        out.reserveCapacity((message.value?.count ?? 0) + 256)
+        out.reserveCapacity(message.byteCount + 256)
         out.append(contentsOf: #"{"topic":"#.utf8)
         JSONWriter.writeString(message.topic, into: &out)
         out.append(contentsOf: ",\"partition\":\(partition),\"offset\":\(offset)".utf8)

@@ -75,7 +75,7 @@ final class Lane: Sendable {
         self.maxBytes = maxBytes
     }
 
-    static func size(_ d: InProcessQueue.Delivery) -> Int { (d.message.value?.count ?? 0) + (d.message.key?.count ?? 0) }
+    static func size(_ d: InProcessQueue.Delivery) -> Int { d.message.byteCount }
 
     /// Room for another message: below both limits, or empty (a single large message always fits).
     private func hasRoom(_ s: State) -> Bool {
