@@ -67,6 +67,21 @@ public final class TriggerDispatcher: Sendable {
         DecodedBatch(messages: messages, decoded: messages.map(EventDecoder.decode))
     }
 
+    /// Decodes a batch like `decode(_:)`, letting other work of the same or a higher priority run
+    /// between chunks of it.
+    public static func decodeYielding(_ messages: [SourceMessage], chunk: Int = 256) async -> DecodedBatch {
+        var decoded: [Result<CloudEvent, Rejection>] = []
+        decoded.reserveCapacity(messages.count)
+        var start = 0
+        while start < messages.count {
+            let end = min(start + chunk, messages.count)
+            for i in start..<end { decoded.append(EventDecoder.decode(messages[i])) }
+            start = end
+            if start < messages.count { await Task.yield() }
+        }
+        return DecodedBatch(messages: messages, decoded: decoded)
+    }
+
     /// Applies a decoded batch, like `process(_:consumer:beforeCommit:)`.
     @discardableResult
     public func process(_ batch: DecodedBatch, consumer: String? = nil, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
