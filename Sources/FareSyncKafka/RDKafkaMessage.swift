@@ -48,10 +48,6 @@ enum RDKafkaMessage {
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
-    static func bytes(_ pointer: UnsafeMutableRawPointer?, _ count: Int) -> [UInt8]? {
-        bytes(UnsafeRawPointer(pointer), count)
-    }
-
     /// The broker a message was fetched from (-1 if unknown).
     static func broker(_ m: UnsafeMutablePointer<rd_kafka_message_t>) -> Int32 { rd_kafka_message_broker_id(m) }
 

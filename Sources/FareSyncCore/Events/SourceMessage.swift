@@ -127,10 +127,7 @@ public struct SourceMessage: Sendable {
     /// taken out of the storage, so that changing one and putting them back does not copy the others.
     private mutating func takeOwned() -> (key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader]) {
         defer { storage = .owned(key: nil, value: nil, headers: []) }
-        switch storage {
-        case .owned(let key, let value, let headers): return (key, value, headers)
-        case .buffer(let buffer): return (buffer.keyBytes.map { Array($0) }, buffer.valueBytes.map { Array($0) }, buffer.headers)
-        }
+        return (key, value, headers)
     }
 
     /// The message timestamp in milliseconds, if it has one.
