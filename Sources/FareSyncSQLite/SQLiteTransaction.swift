@@ -111,7 +111,9 @@ final class SQLiteTransaction: StoreTransaction {
     /// resident set of a 1 M-event replay rose by ~17 MiB).
     func shedReads() -> Leftovers {
         let shed = Leftovers()
-        shed.items = [stored, accounts, storedOrders, compactDocuments()]
+        // With what earlier flushes left (`writeBack` in a long transaction), not kept to the commit.
+        shed.items = [stored, accounts, storedOrders, compactDocuments()] + leftovers.items
+        leftovers.items = []
         stored = [:]
         accounts = [:]
         storedOrders = [:]
@@ -459,6 +461,60 @@ final class SQLiteTransaction: StoreTransaction {
             SELECT path FROM open_reservations
             WHERE (rejected = 0 AND created < ?) OR (rejected = 1 AND created < ?) ORDER BY path
             """), arguments: [before, rejectedBefore])
+    }
+
+    // MARK: Loading an empty store
+
+    func writeBack() throws { try flush() }
+
+    func isEmpty() throws -> Bool {
+        try flush()
+        return try Bool.fetchOne(db, sql: """
+            SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM processed_events)
+               AND NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM parked)
+               AND NOT EXISTS (SELECT 1 FROM contract_orders) AND NOT EXISTS (SELECT 1 FROM open_reservations)
+            """) ?? false
+    }
+
+    /// Inserts the rows with prepared statements, in the order they come (sorted by key), past the
+    /// overlay: a partition's documents are its own, and the overlay would only hold them until the
+    /// commit. What the overlay held or had read of the same keys is forgotten (normally nothing:
+    /// the loader writes each partition's keys once), so later reads go to SQLite and see the rows.
+    func load(_ rows: PartitionRows) throws {
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
+            """)
+        let forgetDocuments = !documents.isEmpty || !stored.isEmpty
+        for d in rows.documents {
+            if forgetDocuments {
+                documents[ByteKey(d.path)] = nil
+                stored[ByteKey(d.path)] = nil
+            }
+            try upsert.execute(arguments: [d.path, d.text, d.version])
+        }
+        let account = try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)")
+        let forgetAccounts = !accounts.isEmpty || !newAccounts.isEmpty
+        for a in rows.accounts {
+            if forgetAccounts {
+                accounts[ByteKey(a.abtId)] = nil
+                newAccounts[ByteKey(a.abtId)] = nil
+            }
+            try account.execute(arguments: [a.abtId, a.record.uid, a.record.created])
+        }
+        let order = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
+        let forgetOrders = !storedOrders.isEmpty
+        for o in rows.contractOrders {
+            if forgetOrders { storedOrders[OrderKey(o.uid, o.orderId)] = nil }
+            try order.execute(arguments: [o.uid, o.orderId])
+        }
+        let track = try db.cachedStatement(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)")
+        let forgetReservations = !reservations.isEmpty
+        for r in rows.openReservations {
+            if forgetReservations { reservations[ByteKey(r.path)] = nil }
+            try track.execute(arguments: [r.path, r.created, r.rejected])
+        }
+        for e in rows.parked { try park(e) }
     }
 
     // MARK: Offsets

@@ -9,9 +9,10 @@ import Testing
         return lines.compactMap { reader.message(fromLine: $0) }
     }
 
+    /// Replays `lines` batch by batch (the load by account is tested in `AccountLoadTests`).
     static func export(_ lines: [[UInt8]], partitions: Int, batchSize: Int = 64, store: MemoryStore = MemoryStore()) async throws -> String {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: batchSize))
+        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: batchSize, loadByAccount: false))
             .run([.messages(messages(lines))])
         return try await Export.string(store)
     }

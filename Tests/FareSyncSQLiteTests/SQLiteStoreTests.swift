@@ -19,11 +19,14 @@ final class TemporaryStore {
 }
 
 @Suite struct SQLiteStoreTests {
-    static func replay(_ store: any DocumentStore, _ lines: [[UInt8]], partitions: Int) async throws {
+    /// Replays `lines` batch by batch, or — into an empty store — `byAccount` (in partitions of ~16 KiB).
+    static func replay(_ store: any DocumentStore, _ lines: [[UInt8]], partitions: Int, byAccount: Bool = false) async throws {
         var reader = EventLogReader()
         let messages = lines.compactMap { reader.message(fromLine: $0) }
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: 100)).run([.messages(messages)])
+        var options = ReplayOptions(partitions: partitions, batchSize: 100, loadByAccount: byAccount)
+        options.loadPartitionBytes = 16 << 10
+        _ = try await Replay(dispatcher: dispatcher, options: options).run([.messages(messages)])
     }
 
     /// Reads in a transaction see its own writes, whatever was read ahead and however often the
@@ -183,6 +186,14 @@ final class TemporaryStore {
         let expected = try await Export.string(memory)
         #expect(try await Export.string(sqlite) == expected)
         #expect(try await StoreSummary.read(sqlite) == (try await StoreSummary.read(memory)))
+        // Loaded by account (into an empty store), it ends the same.
+        let loadedTmp = try TemporaryStore()
+        let loaded = try SQLiteStore(path: loadedTmp.path)
+        try await Self.replay(loaded, lines, partitions: 1, byAccount: true)
+        #expect(try await Export.string(loaded) == expected)
+        #expect(try await StoreSummary.read(loaded) == (try await StoreSummary.read(memory)))
+        try await Self.replay(loaded, lines, partitions: 2, byAccount: true)
+        #expect(try await Export.string(loaded) == expected, "a second replay (batch by batch: the store is not empty) changes nothing")
         // Reopened, it still holds the same; replaying again changes nothing.
         let reopened = try SQLiteStore(path: tmp.path)
         #expect(try await Export.string(reopened) == expected)

@@ -19,12 +19,27 @@ public struct ReplayOptions: Sendable {
     public var batchSize: Int = 4000
     /// Batches (store transactions) that may share one commit (`DocumentStore.withGroupedCommits`).
     public var batchesPerCommit: Int = 16
+    /// Into an empty store, as fast as possible, from logs of known size: load by partitions of
+    /// accounts (`AccountLoad`; README, "Loading an empty store") instead of batch by batch.
+    public var loadByAccount: Bool = true
+    /// About this many bytes of log per partition of accounts (what one partition holds in memory
+    /// grows with it).
+    public var loadPartitionBytes: Int = 16 << 20
+    /// At most this many partitions (spill files open at once); larger logs make larger partitions.
+    public var loadPartitionsMax: Int = 512
+    /// Partitions applied at once.
+    public var loadWorkers: Int = 2
+    /// Where the load's spill files go (a new directory in it, removed at the end); default
+    /// `$TMPDIR`, else `/tmp`. They take about the size of the logs.
+    public var spillDirectory: String?
 
-    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16) {
+    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16,
+                loadByAccount: Bool = true) {
         self.partitions = partitions
         self.speed = speed
         self.batchSize = batchSize
         self.batchesPerCommit = batchesPerCommit
+        self.loadByAccount = loadByAccount
     }
 }
 
@@ -34,6 +49,8 @@ public struct ReplayReport: Sendable {
     public var outcomes: Outcomes
     /// The newest event time in the logs, used as the sweep's watermark (nil: no decodable event).
     public var watermark: Int64?
+    /// Whether the logs were loaded by account into an empty store (`ReplayOptions.loadByAccount`).
+    public var loadedByAccount = false
 }
 
 /// Runs event logs through the pipeline in-process: log reader → in-process queue (N partitions
@@ -56,7 +73,11 @@ public struct Replay: Sendable {
     /// Up to `options.batchesPerCommit` batches share a commit: a replay that stops early loses the
     /// batches since the last commit, whose events the next replay of the same logs applies again.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
-        try await dispatcher.store.withGroupedCommits(options.batchesPerCommit) {
+        if options.loadByAccount, options.speed == 0,
+           let report = try await AccountLoad(dispatcher: dispatcher, options: options).runIfEmpty(sources, progress: progress) {
+            return report
+        }
+        return try await dispatcher.store.withGroupedCommits(options.batchesPerCommit) {
             try await runGrouped(sources, progress: progress)
         }
     }

@@ -85,6 +85,19 @@ public protocol StoreTransaction: AnyObject {
     /// created before `rejectedBefore`. Sorted by path.
     func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String]
 
+    // MARK: Loading an empty store
+    /// Whether the store holds nothing the triggers read: no documents, claimed events, accounts,
+    /// parked events, contract orders or open reservations (consumer positions do not count).
+    func isEmpty() throws -> Bool
+    /// Writes the final state of a partition of accounts that was computed outside the store
+    /// (`AccountLoad`): its documents, accounts, contract orders, open reservations and parked events
+    /// (in arrival order). Not its claimed event ids (`claimEvents`), dead letters or parked-contract
+    /// documents, which the loader writes itself.
+    func load(_ rows: PartitionRows) throws
+    /// Writes what the transaction holds back (a store that keeps writes in memory until the commit)
+    /// to the store now, so that a long transaction — a whole load — does not hold them all.
+    func writeBack() throws
+
     // MARK: Offsets
     /// Where a consumer stands in a topic's partition, if it ever stored a position.
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition?
@@ -92,10 +105,38 @@ public protocol StoreTransaction: AnyObject {
 }
 
 extension StoreTransaction {
+    public func writeBack() throws {}
+
+    public func load(_ rows: PartitionRows) throws {
+        for d in rows.documents { try setDocument(d.path, d.value, canonicalText: d.text) }
+        for a in rows.accounts { try setAccount(a.abtId, a.record) }
+        for o in rows.contractOrders { try addContractOrder(uid: o.uid, orderId: o.orderId) }
+        for r in rows.openReservations { try trackReservation(path: r.path, created: r.created, rejected: r.rejected) }
+        for e in rows.parked { try park(e) }
+    }
+
     public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
     public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
     public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
     public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws { try setDocument(path, value) }
+}
+
+/// The final state of one partition of accounts, computed in memory by `AccountLoad`, each list
+/// sorted by its key in UTF-8 byte order (the parked events in arrival order).
+public struct PartitionRows: Sendable {
+    public struct Document: Sendable {
+        public var path: String
+        public var value: JSONValue
+        /// The value's canonical JSON text (`JSONWriter.string`).
+        public var text: String
+        /// The top-level `version`, if a string.
+        public var version: String?
+    }
+    public var documents: [Document] = []
+    public var accounts: [(abtId: String, record: AccountRecord)] = []
+    public var contractOrders: [(uid: String, orderId: String)] = []
+    public var openReservations: [(path: String, created: Int64, rejected: Bool)] = []
+    public var parked: [ParkedEvent] = []
 }
 
 /// A consumer's position in one partition: the next offset to consume, and the newest event time

@@ -55,6 +55,8 @@ struct MemoryState: Sendable {
 final class MemoryTransaction: StoreTransaction {
     var state: MemoryState
     private let recordingUndo: Bool
+    /// The canonical text documents were set with, where given (kept only if not nil; no undo).
+    var canonicalTexts: [ByteKey: String]?
     private var undo: [(inout MemoryState) -> Void] = []
 
     init(state: MemoryState, recordingUndo: Bool) {
@@ -85,8 +87,17 @@ final class MemoryTransaction: StoreTransaction {
     func document(_ path: String) throws -> JSONValue? { state.documents[ByteKey(path)] }
     func hasDocument(_ path: String) throws -> Bool { state.documents[ByteKey(path)] != nil }
     func documentVersion(_ path: String) throws -> String? { state.documents[ByteKey(path)]?["version"]?.stringValue }
-    func setDocument(_ path: String, _ value: JSONValue) throws { change(\.documents, ByteKey(path), to: value) }
-    func deleteDocument(_ path: String) throws { change(\.documents, ByteKey(path), to: nil) }
+    func setDocument(_ path: String, _ value: JSONValue) throws { try setDocument(path, value, canonicalText: nil) }
+    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
+        let key = ByteKey(path)
+        change(\.documents, key, to: value)
+        if canonicalTexts != nil { canonicalTexts![key] = canonicalText }
+    }
+    func deleteDocument(_ path: String) throws {
+        let key = ByteKey(path)
+        change(\.documents, key, to: nil)
+        if canonicalTexts != nil { canonicalTexts![key] = nil }
+    }
 
     func countDocuments(inCollection collection: String) throws -> Int {
         state.documents.keys.reduce(0) { count, key in
@@ -146,6 +157,11 @@ final class MemoryTransaction: StoreTransaction {
         state.reservations.compactMap { key, value in
             (value.rejected ? value.created < rejectedBefore : value.created < before) ? key.string : nil
         }.sorted(by: UTF8Order.less)
+    }
+
+    func isEmpty() throws -> Bool {
+        state.documents.isEmpty && state.processed.isEmpty && state.accounts.isEmpty && state.parked.isEmpty
+            && state.contractOrders.isEmpty && state.reservations.isEmpty
     }
 
     private static func offsetKey(_ consumer: String, _ topic: String, _ partition: Int32) -> ByteKey {

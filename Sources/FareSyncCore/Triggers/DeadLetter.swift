@@ -63,13 +63,19 @@ public struct DeadLetter: Sendable, Equatable {
     /// Returns true if this is the first dead letter with this id.
     @discardableResult
     func write(to tx: any StoreTransaction) throws -> Bool {
-        let path = self.path
+        try Self.merge(document, at: path, into: tx)
+    }
+
+    /// Writes a dead letter's document at `path` as `write(to:)` does: unless one is there already,
+    /// seen at coordinates no larger (a dead letter without coordinates never replaces one with them).
+    @discardableResult
+    static func merge(_ document: JSONValue, at path: String, into tx: any StoreTransaction) throws -> Bool {
         guard let existing = try tx.document(path) else {
             try tx.setDocument(path, document)
             return true
         }
-        if let mine = firstSeen {
-            let theirs = Self.coordinates(of: existing)
+        if let mine = coordinates(of: document) {
+            let theirs = coordinates(of: existing)
             if theirs == nil || mine < theirs! { try tx.setDocument(path, document) }
         }
         return false

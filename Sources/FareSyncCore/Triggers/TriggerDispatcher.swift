@@ -53,6 +53,9 @@ public final class TriggerDispatcher: Sendable {
     /// Everything this dispatcher has done so far.
     public var outcomes: Outcomes { totals.withLock { $0 } }
 
+    /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
+    func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
+
     /// Decodes and applies `messages` (in order), all in one transaction. With a `consumer`, the
     /// transaction also stores that consumer's position in every partition of the batch (next
     /// offset and newest event time, from the messages' coordinates), so effects and offsets commit

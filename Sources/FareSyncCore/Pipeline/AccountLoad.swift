@@ -1,0 +1,320 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Replays logs into an *empty* store by partitions of accounts, instead of batch by batch in log
+/// order (README, "Loading an empty store").
+///
+/// Every event touches the state of exactly one ABT account: a user's (`abt_id` is a function of
+/// the uid), a contract's (`customerAccountId`), a reservation's or payment's (its customer's).
+/// Apart from claimed event ids, dead letters and parked-contract documents, no two accounts share
+/// state. So the events can be split into partitions of accounts, and each partition applied on its
+/// own, in arrival order, starting from nothing — in memory, with the same triggers — and only its
+/// final state written. That is the same as replaying the events in the order "partition by
+/// partition", which keeps the order of every key and so (SPEC §4) ends the store the same.
+///
+/// 1. **Route**: every message goes, by its key, to the spill file of its partition (`SpillDirectory`).
+///    A key is a uid (its account is `abt_id(uid)`) or an account id.
+/// 2. **Apply**: `workers` partitions at a time, each decoded and applied against an in-memory
+///    transaction; the rows are written to the store as each partition finishes. An event whose
+///    account is not its key's (a key that disagrees with the payload) is set aside and applied at
+///    the end, through the store, in arrival order. Claimed ids are checked against the store: an id
+///    that an earlier partition already claimed (one id carried by events of two accounts) makes the
+///    partition be applied again with that id taken, so that only the first applies it.
+/// 3. The events set aside, then one sweep with the newest event time as the watermark.
+///
+/// Everything is written within one commit group: the load is all or nothing, and no other writer
+/// gets in between the check that the store is empty and the last row.
+struct AccountLoad {
+    let dispatcher: TriggerDispatcher
+    let options: ReplayOptions
+
+    /// The prefix of every ABT account id (`SimulatedEntur.abtId`).
+    static let accountPrefix = Array("ATB:CustomerAccount:".utf8)
+
+    /// Loads `sources` if the store is empty and their size is known; nil (nothing done) otherwise.
+    func runIfEmpty(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport? {
+        guard let bytes = Self.size(of: sources) else { return nil }
+        guard try await dispatcher.store.read({ try $0.isEmpty() }) else { return nil }
+        let partitions = Self.partitions(forBytes: bytes, options: options)
+        let spill = try SpillDirectory(under: options.spillDirectory ?? Self.temporaryDirectory(), files: partitions)
+        defer { spill.remove() }
+        let messages = try route(sources, into: spill, partitions: partitions)
+        return try await dispatcher.store.withGroupedCommits(.max) { () async throws -> ReplayReport? in
+            // Checked again where no other writer can come in before the load is committed.
+            guard try await dispatcher.store.write({ try $0.isEmpty() }) else { return nil }
+            return try await apply(spill, partitions: partitions, messages: messages, progress: progress)
+        }
+    }
+
+    /// How many partitions a load of `bytes` of logs has.
+    static func partitions(forBytes bytes: Int, options: ReplayOptions) -> Int {
+        max(1, min(options.loadPartitionsMax, (bytes + options.loadPartitionBytes - 1) / max(1, options.loadPartitionBytes)))
+    }
+
+    /// The bytes of the sources, if all are known before reading them (regular files, messages).
+    static func size(of sources: [ReplaySource]) -> Int? {
+        var total = 0
+        for source in sources {
+            switch source {
+            case .messages(let messages):
+                total += messages.reduce(0) { $0 + $1.byteCount + 64 }
+            case .file(let path):
+                var st = stat()
+                guard path != "-", stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+                total += Int(st.st_size)
+            }
+        }
+        return total
+    }
+
+    static func temporaryDirectory() -> String {
+        getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    }
+
+    // MARK: Routing
+
+    /// Writes every message to the spill file of its key's partition; returns how many there were.
+    private func route(_ sources: [ReplaySource], into directory: SpillDirectory, partitions: Int) throws -> Int {
+        let spill = SpillWriter(directory)
+        var sequence: UInt64 = 0
+        func add(_ message: SourceMessage) throws {
+            try spill.append(message, sequence: sequence, to: Self.partition(ofKey: message.key, partitions: partitions))
+            sequence += 1
+        }
+        var reader = EventLogReader()
+        for source in sources {
+            switch source {
+            case .messages(let messages):
+                for message in messages { try add(message) }
+            case .file(let path):
+                let lines = try LineReader(path: path)
+                while let line = try lines.next() {
+                    guard let message = reader.message(fromLine: line) else { continue }
+                    try add(message)
+                }
+            }
+        }
+        try spill.close()
+        return Int(sequence)
+    }
+
+    /// The account a key stands for: itself if it is an account id, else `abt_id` of it as a uid.
+    static func account(ofKey key: [UInt8]) -> [UInt8] {
+        key.starts(with: accountPrefix) ? key : Array(SimulatedEntur.abtId(uid: String(decoding: key, as: UTF8.self)).utf8)
+    }
+
+    /// The partition of a message key (a null key: partition 0).
+    static func partition(ofKey key: [UInt8]?, partitions: Int) -> Int {
+        guard let key, partitions > 1 else { return 0 }
+        return partition(ofAccount: account(ofKey: key), partitions: partitions)
+    }
+
+    static func partition(ofAccount account: some Sequence<UInt8>, partitions: Int) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+        for b in account { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return Int(h % UInt64(partitions))
+    }
+
+    /// Whether `event`'s account lies in the partition its message's key was routed to.
+    static func isRouted(_ event: CloudEvent, key: [UInt8]?, partition: Int, partitions: Int) -> Bool {
+        guard partitions > 1 else { return true }
+        let owner: String, isAccount: Bool
+        switch event.payload {
+        case .userCreated(let u): (owner, isAccount) = (u.uid, false)
+        case .reservationCreated(let r): (owner, isAccount) = (r.customerId, false)
+        case .paymentUpdated(let p): (owner, isAccount) = (p.customerId, false)
+        case .fareContractChanged(let c): (owner, isAccount) = (c.customerAccountId, true)
+        }
+        // The common case, without hashing: the key is the owner, and reads as what it is.
+        if let key, key.elementsEqual(owner.utf8), key.starts(with: accountPrefix) == isAccount { return true }
+        let account = isAccount ? Array(owner.utf8) : Array(SimulatedEntur.abtId(uid: owner).utf8)
+        return Self.partition(ofAccount: account, partitions: partitions) == partition
+    }
+
+    // MARK: Applying
+
+    private func apply(_ spill: SpillDirectory, partitions: Int, messages: Int,
+                       progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport {
+        let shared = LoadProgress()
+        let turns = WriteTurns()
+        let workers = max(1, options.loadWorkers)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<workers {
+                group.addTask {
+                    do {
+                        while let index = shared.nextPartition(below: partitions) {
+                            let records = try spill.read(index)
+                            try await self.load(records, partition: index, partitions: partitions, shared: shared, turns: turns)
+                            progress(shared.done(records.count))
+                        }
+                    } catch {
+                        await turns.fail()
+                        throw error
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // The events whose key disagreed with their account, in arrival order, through the store.
+        let setAside = shared.setAside.sorted { $0.sequence < $1.sequence }.map(\.message)
+        var start = 0
+        while start < setAside.count {
+            let end = min(start + options.batchSize, setAside.count)
+            let result = try await dispatcher.process(Array(setAside[start..<end]))
+            shared.observe(result.newestEventTime)
+            start = end
+        }
+        let watermark = shared.watermark
+        if let watermark { try await dispatcher.sweep(watermark: watermark) }
+        return ReplayReport(messages: messages, outcomes: dispatcher.outcomes, watermark: watermark, loadedByAccount: true)
+    }
+
+    /// Applies one partition's records in memory and writes its final state, in its turn: partitions
+    /// are written in index order, so that of events of two partitions with one id, the one in the
+    /// lower partition is applied, whatever the timing.
+    private func load(_ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
+                      shared: LoadProgress, turns: WriteTurns) async throws {
+        var applied = try await applyInMemory(records, partition: partition, partitions: partitions, taken: [])
+        try await turns.wait(for: partition)
+        let collided = try await write(applied, claims: true)
+        if !collided.isEmpty {
+            // Applied again with those ids taken. The claims written are those of the second
+            // application already: the same ids, minus these.
+            applied = try await applyInMemory(records, partition: partition, partitions: partitions, taken: collided)
+            let again = try await write(applied, claims: false)
+            guard again.isEmpty else { throw PipelineError.internalInconsistency("a partition's claims were checked twice") }
+        }
+        await turns.finished(partition)
+        dispatcher.record(applied.outcomes)
+        shared.observe(applied.newest)
+        shared.setAside(applied.setAside)
+    }
+
+    private struct Applied {
+        var rows: PartitionRows
+        var claims: [String]
+        var deadLetters: [(path: String, document: JSONValue)]
+        var parkedContracts: [String]
+        var outcomes: Outcomes
+        var newest: Int64?
+        var setAside: [(sequence: UInt64, message: SourceMessage)]
+    }
+
+    private func applyInMemory(_ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
+                               taken: [String]) async throws -> Applied {
+        let store = PartitionStore(taken: taken)
+        let local = TriggerDispatcher(store: store, entur: dispatcher.entur, rules: dispatcher.rules)
+        var newest: Int64?
+        var setAside: [(sequence: UInt64, message: SourceMessage)] = []
+        var start = 0
+        while start < records.count {
+            let end = min(start + options.batchSize, records.count)
+            var messages: [SourceMessage] = []
+            var decoded: [Result<CloudEvent, Rejection>] = []
+            messages.reserveCapacity(end - start)
+            decoded.reserveCapacity(end - start)
+            for (sequence, message) in records[start..<end] {
+                let result = EventDecoder.decode(message)
+                if case .success(let event) = result,
+                   !Self.isRouted(event, key: message.key, partition: partition, partitions: partitions) {
+                    setAside.append((sequence, message))
+                    continue
+                }
+                messages.append(message)
+                decoded.append(result)
+            }
+            if let t = try await local.process(DecodedBatch(messages: messages, decoded: decoded)).newestEventTime {
+                newest = max(newest ?? t, t)
+            }
+            start = end
+        }
+        let applied = store.finalRows()
+        return Applied(rows: applied.rows, claims: applied.claims, deadLetters: applied.deadLetters, parkedContracts: applied.parkedContracts,
+                       outcomes: local.outcomes, newest: newest, setAside: setAside)
+    }
+
+    /// Writes a partition's final state; returns the ids it claimed that were claimed already (and
+    /// then writes nothing else). With `claims` false the claims are not written (they were).
+    private func write(_ applied: Applied, claims: Bool) async throws -> [String] {
+        let rules = dispatcher.rules
+        return try await dispatcher.store.write { tx in
+            if claims {
+                let ids = applied.claims
+                let fresh = try tx.claimEvents(ids)
+                let collided = zip(ids, fresh).filter { !$0.1 }.map(\.0)
+                if !collided.isEmpty { return collided }
+            }
+            try tx.load(applied.rows)
+            for letter in applied.deadLetters { try DeadLetter.merge(letter.document, at: letter.path, into: tx) }
+            var triggers = Triggers(tx: tx, rules: rules)
+            for id in applied.parkedContracts { try triggers.refreshParkedDocument(id) }
+            // The load is one long transaction: what it wrote through the store's overlay (dead
+            // letters can be large) goes to the store now, not all at the commit.
+            try tx.writeBack()
+            return []
+        }
+    }
+}
+
+/// Shared by the workers of a load: which partition is next, messages done, the newest event time,
+/// and the events set aside.
+final class LoadProgress: Sendable {
+    private struct State {
+        var next = 0
+        var done = 0
+        var watermark: Int64?
+        var setAside: [(sequence: UInt64, message: SourceMessage)] = []
+    }
+    private let state = Mutex(State())
+
+    func nextPartition(below count: Int) -> Int? {
+        state.withLock { s in
+            guard s.next < count else { return nil }
+            defer { s.next += 1 }
+            return s.next
+        }
+    }
+
+    func done(_ n: Int) -> Int { state.withLock { $0.done += n; return $0.done } }
+
+    func observe(_ time: Int64?) {
+        guard let time else { return }
+        state.withLock { $0.watermark = max($0.watermark ?? time, time) }
+    }
+
+    func setAside(_ records: [(sequence: UInt64, message: SourceMessage)]) {
+        state.withLock { $0.setAside.append(contentsOf: records) }
+    }
+
+    var watermark: Int64? { state.withLock { $0.watermark } }
+    var setAside: [(sequence: UInt64, message: SourceMessage)] { state.withLock { $0.setAside } }
+}
+
+/// Whose turn it is to write: partitions write in index order. After `fail()` every wait throws,
+/// so that no worker waits for a partition that will never be written.
+actor WriteTurns {
+    private var next = 0
+    private var failed = false
+    private var waiting: [Int: CheckedContinuation<Void, any Error>] = [:]
+
+    func wait(for index: Int) async throws {
+        if failed { throw CancellationError() }
+        if index == next { return }
+        try await withCheckedThrowingContinuation { waiting[index] = $0 }
+    }
+
+    func finished(_ index: Int) {
+        next = index + 1
+        waiting.removeValue(forKey: next)?.resume()
+    }
+
+    func fail() {
+        failed = true
+        for (_, continuation) in waiting { continuation.resume(throwing: CancellationError()) }
+        waiting = [:]
+    }
+}

@@ -1,0 +1,72 @@
+/// The store of one partition of accounts while `AccountLoad` applies its events: in memory,
+/// starting empty (but for ids taken by earlier partitions), used by one task at a time — that is
+/// what makes it `@unchecked Sendable` — and then read out as the partition's final rows.
+final class PartitionStore: DocumentStore, @unchecked Sendable {
+    private let tx: MemoryTransaction
+    private let taken: Set<ByteKey>
+
+    init(taken: [String]) {
+        var state = MemoryState()
+        self.taken = Set(taken.map(ByteKey.init))
+        state.processed = self.taken
+        tx = MemoryTransaction(state: state, recordingUndo: false)
+        tx.canonicalTexts = [:]
+    }
+
+    /// Runs `body` on the partition's state. A body that throws leaves what it changed: a load stops
+    /// at the first error, and this state is then dropped.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try body(tx) }
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try body(tx) }
+
+    func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
+        let documents = tx.state.documents
+        for i in documents.indicesInByteOrder() { try sink(documents[i].key.string, documents[i].value) }
+    }
+
+    /// What the partition's events left: its rows, sorted by key, and apart from them the ids it
+    /// claimed, its dead letters and the ids of the contracts parked in it (their
+    /// `parkedFareContracts` documents depend on every partition's park, so the loader writes them
+    /// against the store).
+    func finalRows() -> (rows: PartitionRows, claims: [String], deadLetters: [(path: String, document: JSONValue)], parkedContracts: [String]) {
+        let state = tx.state
+        let texts = tx.canonicalTexts ?? [:]
+        var rows = PartitionRows()
+        var deadLetters: [(path: String, document: JSONValue)] = []
+        rows.documents.reserveCapacity(state.documents.count)
+        for i in state.documents.indicesInByteOrder() {
+            let (key, value) = state.documents[i]
+            let path = key.string
+            if path.utf8.starts(with: Self.deadLetters) {
+                deadLetters.append((path, value))
+            } else if !path.utf8.starts(with: Self.parkedContracts) {
+                rows.documents.append(PartitionRows.Document(path: path, value: value, text: texts[key] ?? JSONWriter.string(value),
+                                                             version: value["version"]?.stringValue))
+            }
+        }
+        for i in state.accounts.indicesInByteOrder() {
+            rows.accounts.append((state.accounts[i].key.string, state.accounts[i].value))
+        }
+        var orders = ByteSorter(capacity: state.contractOrders.count)
+        let orderKeys = Array(state.contractOrders)
+        for key in orderKeys { orders.add(key.string) }
+        for i in orders.order() {
+            // Written as uid + "/" + order id; a uid, a document id, has no "/".
+            let key = orderKeys[i].string.utf8
+            let slash = key.firstIndex(of: UInt8(ascii: "/"))!
+            rows.contractOrders.append((String(key[..<slash])!, String(key[key.index(after: slash)...])!))
+        }
+        for i in state.reservations.indicesInByteOrder() {
+            let (key, entry) = state.reservations[i]
+            rows.openReservations.append((key.string, entry.created, entry.rejected))
+        }
+        rows.parked = state.parked.keys.sorted().map { state.parked[$0]! }
+        var claims = ByteSorter(capacity: state.processed.count)
+        let ids = Array(state.processed.lazy.filter { !self.taken.contains($0) })
+        for id in ids { claims.add(id.string) }
+        let parkedContracts = Triggers.distinct(rows.parked.map(\.contractId))
+        return (rows, claims.order().map { ids[$0].string }, deadLetters, parkedContracts)
+    }
+
+    private static let deadLetters = Array("deadLetters/".utf8)
+    private static let parkedContracts = Array("parkedFareContracts/".utf8)
+}

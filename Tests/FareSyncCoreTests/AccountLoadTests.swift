@@ -1,0 +1,142 @@
+@testable import FareSyncCore
+import Testing
+
+/// Loading an empty store by partitions of accounts (`AccountLoad`) ends the store exactly as
+/// replaying the same messages batch by batch does.
+@Suite struct AccountLoadTests {
+    /// Replays `messages` into a new memory store by account, in partitions of about `partitionBytes`.
+    static func load(_ messages: [SourceMessage], partitionBytes: Int, workers: Int = 2,
+                     store: MemoryStore = MemoryStore()) async throws -> (export: String, report: ReplayReport) {
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        var options = ReplayOptions(batchSize: 50)
+        options.loadPartitionBytes = partitionBytes
+        options.loadWorkers = workers
+        let report = try await Replay(dispatcher: dispatcher, options: options).run([.messages(messages)])
+        return (try await Export.string(store), report)
+    }
+
+    static func batchByBatch(_ messages: [SourceMessage], partitions: Int = 2) async throws -> (export: String, report: ReplayReport) {
+        let store = MemoryStore()
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        let report = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: 64, loadByAccount: false))
+            .run([.messages(messages)])
+        return (try await Export.string(store), report)
+    }
+
+    @Test(arguments: [11 as UInt64, 23, 2026])
+    func endsLikeReplayingBatchByBatch(seed: UInt64) async throws {
+        let lines = TrafficSimulator(SimulationOptions(users: 150, seed: seed, faults: true)).lines()
+        let messages = DeterminismTests.messages(lines)
+        let baseline = try await Self.batchByBatch(messages)
+        #expect(!baseline.report.loadedByAccount)
+        #expect(baseline.export.contains("\"path\":\"deadLetters/"), "the faults produce dead letters")
+
+        for (bytes, workers) in [(8 << 10, 2), (1 << 10, 3), (1 << 30, 1)] {
+            let loaded = try await Self.load(messages, partitionBytes: bytes, workers: workers)
+            #expect(loaded.report.loadedByAccount)
+            #expect(loaded.export == baseline.export, "partitions of \(bytes) bytes, \(workers) workers")
+            // Counts that do not depend on the order of keys (which contracts came before their
+            // account, say, does).
+            #expect(loaded.report.outcomes.events == baseline.report.outcomes.events)
+            #expect(loaded.report.outcomes.duplicateEvents == baseline.report.outcomes.duplicateEvents)
+            #expect(loaded.report.outcomes.deadLettersByReason == baseline.report.outcomes.deadLettersByReason)
+            #expect(loaded.report.watermark == baseline.report.watermark)
+            #expect(loaded.report.messages == messages.count)
+        }
+        let twice = try await Self.load(DeterminismTests.messages(lines.flatMap { [$0, $0] }), partitionBytes: 8 << 10)
+        #expect(twice.export == baseline.export, "every line duplicated")
+        let shuffled = try await Self.load(DeterminismTests.messages(DeterminismTests.interleave(lines, seed: seed)), partitionBytes: 4 << 10)
+        #expect(shuffled.export == baseline.export, "topics interleaved differently")
+    }
+
+    /// A key that is not its event's account (here: every third message takes the next one's key)
+    /// sends the event to another partition. It is set aside and applied after all the others, in
+    /// arrival order: the load ends like a replay of the messages in that order. (Keys that disagree
+    /// with payloads void SPEC §4's per-key order for those events: batch by batch, the store then
+    /// ends differently with different numbers of partitions too.)
+    @Test(arguments: [3 as UInt64, 4])
+    func eventsWhoseKeyIsNotTheirAccountAreAppliedLast(seed: UInt64) async throws {
+        var messages = TrafficSimulator(SimulationOptions(users: 120, seed: seed, faults: true)).messages()
+        for i in stride(from: 0, to: messages.count - 1, by: 3) { messages[i].key = messages[i + 1].key }
+        let bytes = try #require(AccountLoad.size(of: [.messages(messages)])) / 64 + 1
+        var options = ReplayOptions()
+        options.loadPartitionBytes = bytes
+        let partitions = AccountLoad.partitions(forBytes: try #require(AccountLoad.size(of: [.messages(messages)])), options: options)
+        #expect(partitions > 32)
+        func isRouted(_ m: SourceMessage) -> Bool {
+            guard case .success(let event) = EventDecoder.decode(m) else { return true }
+            return AccountLoad.isRouted(event, key: m.key, partition: AccountLoad.partition(ofKey: m.key, partitions: partitions),
+                                        partitions: partitions)
+        }
+        let routed = messages.filter(isRouted), misrouted = messages.filter { !isRouted($0) }
+        #expect(misrouted.count > 50, "the test sends many events to the wrong partition")
+        let baseline = try await Self.batchByBatch(routed + misrouted, partitions: 1)
+        let loaded = try await Self.load(messages, partitionBytes: bytes)
+        #expect(loaded.report.loadedByAccount)
+        #expect(loaded.export == baseline.export)
+    }
+
+    /// One event id carried by events of two accounts (in different partitions): only one of them
+    /// applies — the one in the lower partition, so the load ends the same every time.
+    @Test func anIdCarriedByEventsOfTwoAccountsAppliesOnce() async throws {
+        func reservation(_ uid: String, order: String) -> SourceMessage {
+            let data = #"{"customerId":"\#(uid)","orderId":"\#(order)","paymentId":1,"transactionId":2,"paymentType":2,"url":"https://x","created":"2026-11-20T10:00:00.000Z"}"#
+            let value = #"{"specversion":"1.0","id":"same-id","source":"//atb/ticketing","type":"ticketing.reservation.created","time":"2026-11-20T10:00:00.000Z","datacontenttype":"application/json","data":\#(data)}"#
+            return SourceMessage(topic: "reservations", key: Array(uid.utf8), value: Array(value.utf8),
+                                 headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: 1)
+        }
+        // Two users in different partitions of 8.
+        let users = (0..<100).map { "user\($0)" }
+        let a = users[0]
+        let b = try #require(users.first {
+            AccountLoad.partition(ofKey: Array($0.utf8), partitions: 8) != AccountLoad.partition(ofKey: Array(a.utf8), partitions: 8)
+        })
+        var messages = [reservation(a, order: "A1"), reservation(b, order: "B1")]
+        for i in messages.indices { messages[i].coordinates = MessageCoordinates(partition: 0, offset: Int64(i)) }
+        let bytes = messages.reduce(0) { $0 + $1.byteCount + 64 } / 8 + 1
+        var exports: Set<String> = []
+        for workers in [1, 2, 3] {
+            let loaded = try await Self.load(messages, partitionBytes: bytes, workers: workers)
+            #expect(loaded.report.loadedByAccount)
+            #expect(loaded.report.outcomes.reservationsWritten == 1)
+            #expect(loaded.report.outcomes.duplicateEvents == 1)
+            exports.insert(loaded.export)
+        }
+        #expect(exports.count == 1, "the same load every time")
+        let first = AccountLoad.partition(ofKey: Array(a.utf8), partitions: 8) < AccountLoad.partition(ofKey: Array(b.utf8), partitions: 8) ? a : b
+        #expect(exports.first?.contains("customers/\(first)/reservations/") == true)
+    }
+
+    @Test func aStoreThatIsNotEmptyIsReplayedBatchByBatch() async throws {
+        let messages = TrafficSimulator(SimulationOptions(users: 30, seed: 5, faults: true)).messages()
+        let store = MemoryStore()
+        let first = try await Self.load(messages, partitionBytes: 4 << 10, store: store)
+        #expect(first.report.loadedByAccount)
+        let again = try await Self.load(messages, partitionBytes: 4 << 10, store: store)
+        #expect(!again.report.loadedByAccount)
+        #expect(again.export == first.export)
+        #expect(again.report.outcomes.duplicateEvents == again.report.outcomes.events - again.report.outcomes.deadLetters)
+    }
+
+    /// Spill records read back exactly as written: null and empty keys and values, bytes that are
+    /// not UTF-8, headers with null values, no coordinates or timestamp, a read error.
+    @Test func spillRecordsReadBackAsWritten() throws {
+        let messages = [
+            SourceMessage(topic: "t", key: nil, value: nil),
+            SourceMessage(topic: "fare-contracts", key: [], value: [], headers: [MessageHeader("h", nil), MessageHeader("", [])],
+                          timestamp: -1, coordinates: MessageCoordinates(partition: 7, offset: .max)),
+            SourceMessage(topic: "ü", key: [0xFF, 0x00, 0xC3], value: Array("{\"a\":1}".utf8), headers: [MessageHeader("ce_id", "x")],
+                          timestamp: 1_795_300_000_000, coordinates: MessageCoordinates(partition: 0, offset: 0)),
+            .unreadableLine([0x7B, 0xFE], error: "not JSON"),
+        ]
+        var bytes: [UInt8] = []
+        for (i, m) in messages.enumerated() { SpillRecord.append(m, sequence: UInt64(i * 1000), to: &bytes) }
+        let read = try SpillRecord.read(bytes)
+        #expect(read.map(\.sequence) == [0, 1000, 2000, 3000])
+        for (m, r) in zip(messages, read.map(\.message)) {
+            #expect(r.topic == m.topic && r.key == m.key && r.value == m.value && r.headers == m.headers)
+            #expect(r.timestamp == m.timestamp && r.coordinates == m.coordinates && r.readError == m.readError)
+        }
+        #expect(throws: SpillError.self) { try SpillRecord.read(Array(bytes.dropLast())) }
+    }
+}
