@@ -28,6 +28,8 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "In-process partitions per topic.") var partitions = 1
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
+    @Flag(inversion: .prefixedNo, help: "Into an empty store, as fast as possible, from files: load by partitions of accounts (spill files in $TMPDIR, about the logs' size) instead of batch by batch.")
+    var loadByAccount = true
     @Option(help: "Produce the logs to this Kafka cluster instead (or @FILE written by dev-broker), keeping keys, headers and timestamps.")
     var brokers: String?
     @OptionGroup var triggers: TriggerOptions
@@ -48,7 +50,8 @@ struct Replay: AsyncParsableCommand {
         // As fast as possible, Entur's backoff advances virtual time; paced, it really waits.
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
         let dispatcher = TriggerDispatcher(store: store, entur: entur)
-        let replay = FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, speed: speed, batchSize: batchSize))
+        let replay = FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, speed: speed, batchSize: batchSize,
+                                                                                        loadByAccount: loadByAccount))
         let progress = ProgressLine(label: "replay")
         let started = ContinuousClock.now
         let report = try await replay.run(files.map(ReplaySource.file)) { progress.update($0) }

@@ -8,7 +8,8 @@ enum SummaryText {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Int(Double(report.messages) / seconds) : 0
         var lines: [String] = []
-        lines.append("replayed \(report.messages) messages (\(partitions) partition\(partitions == 1 ? "" : "s") per topic) in \(String(format: "%.2f", seconds)) s, \(rate) msg/s")
+        let how = report.loadedByAccount ? "loaded by account into the empty store" : "\(partitions) partition\(partitions == 1 ? "" : "s") per topic"
+        lines.append("replayed \(report.messages) messages (\(how)) in \(String(format: "%.2f", seconds)) s, \(rate) msg/s")
         if let w = report.watermark { lines.append("  watermark (newest event time)  \(RFC3339.format(milliseconds: w))") }
         lines.append("  events applied                 \(o.events - o.duplicateEvents - o.deadLetters), duplicates skipped \(o.duplicateEvents)")
         lines.append("  users created                  \(o.usersCreated)")

@@ -41,8 +41,12 @@ replay_export() { # NAME ARGS…
   rm -f "$name.sqlite"*
   "$FARESYNC" replay "$@" --store "sqlite:$name.sqlite" >"$name.summary" && "$FARESYNC" export --store "sqlite:$name.sqlite" --out "$name.export"
 }
-replay_export p1 s.jsonl --partitions 1
+# The baseline batch by batch; the others (into empty stores, from files) load by account, but for
+# inc8 and standard input (whose size is not known before it is read).
+replay_export p1 s.jsonl --partitions 1 --no-load-by-account
 replay_export p8 s.jsonl --partitions 8
+replay_export inc8 s.jsonl --partitions 8 --no-load-by-account
+replay_export stdin - --partitions 2 <s.jsonl
 awk '{print; print}' s.jsonl >dup.jsonl
 replay_export dup dup.jsonl --partitions 3
 python3 - s.jsonl >mixed.jsonl <<'PY'
@@ -66,9 +70,12 @@ replay_export mixed mixed.jsonl --partitions 2
 split -n l/3 s.jsonl part-
 replay_export parts part-aa part-ab part-ac --partitions 4
 [ -s p1.export ] && ok "export written ($(wc -l <p1.export) documents)" || bad "empty export"
-for v in p8 dup mixed parts; do
+for v in p8 inc8 stdin dup mixed parts; do
   if cmp -s p1.export "$v.export"; then ok "export identical: $v"; else bad "export differs: $v"; fi
 done
+grep -q "loaded by account" p8.summary && ! grep -q "loaded by account" inc8.summary && ! grep -q "loaded by account" stdin.summary \
+  && ok "an empty store from files is loaded by account; batch by batch with --no-load-by-account or from standard input" \
+  || bad "load by account taken or not: $(head -1 p8.summary) / $(head -1 inc8.summary) / $(head -1 stdin.summary)"
 cmp -s s.jsonl mixed.jsonl && bad "the interleaved log is not reordered" || ok "interleaved log differs from the original"
 
 # Entur failing 30 % of calls (seeded): every user has the same documents as without failures, or —
