@@ -287,6 +287,8 @@ final class SQLiteTransaction: StoreTransaction {
         return ids.map { fresh.remove(ByteKey($0)) != nil }
     }
 
+    var readsAhead: Bool { true }
+
     /// Reads the documents and accounts a batch will look up with one query each (presence alone is
     /// answered by the path index, without reading the rows).
     func prefetch(documents paths: [String], versions: [String], presence: [String], accounts abtIds: [String]) throws {

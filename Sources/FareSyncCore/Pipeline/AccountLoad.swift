@@ -42,7 +42,7 @@ struct AccountLoad {
         let partitions = Self.partitions(forBytes: bytes, options: options)
         let spill = try SpillDirectory(under: options.spillDirectory ?? Self.temporaryDirectory(), files: partitions)
         defer { spill.remove() }
-        let messages = try route(sources, into: spill, partitions: partitions)
+        let messages = try await route(sources, into: spill, partitions: partitions)
         return try await dispatcher.store.withGroupedCommits(.max) { () async throws -> ReplayReport? in
             // Checked again where no other writer can come in before the load is committed.
             guard try await dispatcher.store.write({ try $0.isEmpty() }) else { return nil }
@@ -78,28 +78,72 @@ struct AccountLoad {
     // MARK: Routing
 
     /// Writes every message to the spill file of its key's partition; returns how many there were.
-    private func route(_ sources: [ReplaySource], into directory: SpillDirectory, partitions: Int) throws -> Int {
-        let spill = SpillWriter(directory)
-        var sequence: UInt64 = 0
-        func add(_ message: SourceMessage) throws {
-            try spill.append(message, sequence: sequence, to: Self.partition(ofKey: message.key, partitions: partitions))
-            sequence += 1
+    /// Two stages, so that both cores work: one task reads the logs' lines into messages, the other
+    /// routes, encodes and writes them, in order.
+    private func route(_ sources: [ReplaySource], into directory: SpillDirectory, partitions: Int) async throws -> Int {
+        // Chunks of messages, not single ones: a hand-over per message cost more in thread switches
+        // than the work it moved to the other core.
+        let chunks = ChunkChannel<[SourceMessage]>(capacity: 4)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                do {
+                    try await Self.read(sources, into: chunks)
+                    chunks.finish()
+                    return 0
+                } catch {
+                    chunks.finish()
+                    throw error
+                }
+            }
+            group.addTask {
+                do {
+                    let spill = SpillWriter(directory)
+                    var sequence: UInt64 = 0
+                    while let chunk = await chunks.next() {
+                        for message in chunk {
+                            try spill.append(message, sequence: sequence, to: Self.partition(ofKey: message.key, partitions: partitions))
+                            sequence += 1
+                        }
+                    }
+                    try spill.close()
+                    return Int(sequence)
+                } catch {
+                    chunks.finish()
+                    throw error
+                }
+            }
+            var count = 0
+            for try await n in group { count += n }
+            return count
+        }
+    }
+
+    private static func read(_ sources: [ReplaySource], into chunks: ChunkChannel<[SourceMessage]>) async throws {
+        let size = 1024
+        var chunk: [SourceMessage] = []
+        chunk.reserveCapacity(size)
+        func add(_ message: SourceMessage) async {
+            chunk.append(message)
+            if chunk.count == size {
+                await chunks.send(chunk)
+                chunk = []
+                chunk.reserveCapacity(size)
+            }
         }
         var reader = EventLogReader()
         for source in sources {
             switch source {
             case .messages(let messages):
-                for message in messages { try add(message) }
+                for message in messages { await add(message) }
             case .file(let path):
                 let lines = try LineReader(path: path)
                 while let line = try lines.next() {
                     guard let message = reader.message(fromLine: line) else { continue }
-                    try add(message)
+                    await add(message)
                 }
             }
         }
-        try spill.close()
-        return Int(sequence)
+        if !chunk.isEmpty { await chunks.send(chunk) }
     }
 
     /// The account a key stands for: itself if it is an account id, else `abt_id` of it as a uid.
@@ -316,5 +360,78 @@ actor WriteTurns {
         failed = true
         for (_, continuation) in waiting { continuation.resume(throwing: CancellationError()) }
         waiting = [:]
+    }
+}
+
+/// A bounded hand-over from one producer to one consumer: `send` waits while `capacity` items are
+/// queued; `next` waits for one, and returns nil once finished and drained. After `finish` (by
+/// either side) `send` drops what it is given.
+final class ChunkChannel<T: Sendable>: Sendable {
+    private struct State {
+        var items: [T] = []
+        var finished = false
+        var consumer: CheckedContinuation<Void, Never>?
+        var producer: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func send(_ item: T) async {
+        while true {
+            let (sent, consumer): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
+                if s.finished { return (true, nil) }
+                guard s.items.count < capacity else { return (false, nil) }
+                s.items.append(item)
+                defer { s.consumer = nil }
+                return (true, s.consumer)
+            }
+            if sent {
+                consumer?.resume()
+                return
+            }
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if s.finished || s.items.count < capacity { return true }
+                    s.producer = c
+                    return false
+                }
+                if now { c.resume() }
+            }
+        }
+    }
+
+    func next() async -> T? {
+        while true {
+            let (item, done, producer): (T?, Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
+                if !s.items.isEmpty {
+                    defer { s.producer = nil }
+                    return (s.items.removeFirst(), false, s.producer)
+                }
+                return (nil, s.finished, nil)
+            }
+            producer?.resume()
+            if let item { return item }
+            if done { return nil }
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if s.finished || !s.items.isEmpty { return true }
+                    s.consumer = c
+                    return false
+                }
+                if now { c.resume() }
+            }
+        }
+    }
+
+    func finish() {
+        let (consumer, producer) = state.withLock { s in
+            s.finished = true
+            defer { s.consumer = nil; s.producer = nil }
+            return (s.consumer, s.producer)
+        }
+        consumer?.resume()
+        producer?.resume()
     }
 }

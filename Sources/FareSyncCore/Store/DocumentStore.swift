@@ -51,6 +51,9 @@ public protocol StoreTransaction: AnyObject {
     /// Claims a batch of events at once (a store may look them up in one query); for each id in
     /// order, whether it was new — of equal ids only the first in `ids` can be.
     func claimEvents(_ ids: [String]) throws -> [Bool]
+    /// Whether `prefetch` and `prefetchContractOrders` do anything (a store in memory has nothing to
+    /// read ahead, and the caller can skip gathering what to tell it).
+    var readsAhead: Bool { get }
     /// A hint before a batch: the documents (`documents`: read; `versions`: only version-compared;
     /// `presence`: only checked to exist) and accounts its triggers are about to look up, so a store
     /// can read them with a few set queries instead of one query each. Changes nothing.
@@ -105,10 +108,11 @@ public protocol StoreTransaction: AnyObject {
 }
 
 extension StoreTransaction {
+    public var readsAhead: Bool { false }
     public func writeBack() throws {}
 
     public func load(_ rows: PartitionRows) throws {
-        for d in rows.documents { try setDocument(d.path, d.value, canonicalText: d.text) }
+        for d in rows.documents { try setDocument(d.path, try JSONParser.parse(d.text, maxDepth: .max), canonicalText: d.text) }
         for a in rows.accounts { try setAccount(a.abtId, a.record) }
         for o in rows.contractOrders { try addContractOrder(uid: o.uid, orderId: o.orderId) }
         for r in rows.openReservations { try trackReservation(path: r.path, created: r.created, rejected: r.rejected) }
@@ -126,8 +130,7 @@ extension StoreTransaction {
 public struct PartitionRows: Sendable {
     public struct Document: Sendable {
         public var path: String
-        public var value: JSONValue
-        /// The value's canonical JSON text (`JSONWriter.string`).
+        /// The document's canonical JSON text (`JSONWriter.string`).
         public var text: String
         /// The top-level `version`, if a string.
         public var version: String?

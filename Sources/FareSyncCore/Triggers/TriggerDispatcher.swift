@@ -97,7 +97,7 @@ public final class TriggerDispatcher: Sendable {
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
             var claims = try tx.claimEvents(ids).makeIterator()
-            try Self.prefetch(decoded, tx: tx)
+            if tx.readsAhead { try Self.prefetch(decoded, tx: tx) }
             for (index, message) in messages.enumerated() {
                 triggers.outcomes.events += 1
                 switch decoded[index] {
