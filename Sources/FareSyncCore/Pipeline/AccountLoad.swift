@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// Replays logs into an *empty* store by partitions of accounts, instead of batch by batch in log
 /// order (README, "Loading an empty store").
@@ -21,9 +20,10 @@ import Synchronization
 /// 2. **Apply**: `workers` partitions at a time, each decoded and applied against an in-memory
 ///    transaction; the rows are written to the store as each partition finishes. An event whose
 ///    account is not its key's (a key that disagrees with the payload) is set aside and applied at
-///    the end, through the store, in arrival order. Claimed ids are checked against the store: an id
-///    that an earlier partition already claimed (one id carried by events of two accounts) makes the
-///    partition be applied again with that id taken, so that only the first applies it.
+///    the end, through the store, in arrival order. Partitions are written in index order, and
+///    claimed ids are checked against the store: an id that an earlier partition already claimed
+///    (one id carried by events of two accounts) makes the partition be applied again with that id
+///    taken, so that only the first applies it.
 /// 3. The events set aside, then one sweep with the newest event time as the watermark.
 ///
 /// Everything is written within one commit group: the load is all or nothing, and no other writer
@@ -301,137 +301,5 @@ struct AccountLoad {
             try tx.writeBack()
             return []
         }
-    }
-}
-
-/// Shared by the workers of a load: which partition is next, messages done, the newest event time,
-/// and the events set aside.
-final class LoadProgress: Sendable {
-    private struct State {
-        var next = 0
-        var done = 0
-        var watermark: Int64?
-        var setAside: [(sequence: UInt64, message: SourceMessage)] = []
-    }
-    private let state = Mutex(State())
-
-    func nextPartition(below count: Int) -> Int? {
-        state.withLock { s in
-            guard s.next < count else { return nil }
-            defer { s.next += 1 }
-            return s.next
-        }
-    }
-
-    func done(_ n: Int) -> Int { state.withLock { $0.done += n; return $0.done } }
-
-    func observe(_ time: Int64?) {
-        guard let time else { return }
-        state.withLock { $0.watermark = max($0.watermark ?? time, time) }
-    }
-
-    func setAside(_ records: [(sequence: UInt64, message: SourceMessage)]) {
-        state.withLock { $0.setAside.append(contentsOf: records) }
-    }
-
-    var watermark: Int64? { state.withLock { $0.watermark } }
-    var setAside: [(sequence: UInt64, message: SourceMessage)] { state.withLock { $0.setAside } }
-}
-
-/// Whose turn it is to write: partitions write in index order. After `fail()` every wait throws,
-/// so that no worker waits for a partition that will never be written.
-actor WriteTurns {
-    private var next = 0
-    private var failed = false
-    private var waiting: [Int: CheckedContinuation<Void, any Error>] = [:]
-
-    func wait(for index: Int) async throws {
-        if failed { throw CancellationError() }
-        if index == next { return }
-        try await withCheckedThrowingContinuation { waiting[index] = $0 }
-    }
-
-    func finished(_ index: Int) {
-        next = index + 1
-        waiting.removeValue(forKey: next)?.resume()
-    }
-
-    func fail() {
-        failed = true
-        for (_, continuation) in waiting { continuation.resume(throwing: CancellationError()) }
-        waiting = [:]
-    }
-}
-
-/// A bounded hand-over from one producer to one consumer: `send` waits while `capacity` items are
-/// queued; `next` waits for one, and returns nil once finished and drained. After `finish` (by
-/// either side) `send` drops what it is given.
-final class ChunkChannel<T: Sendable>: Sendable {
-    private struct State {
-        var items: [T] = []
-        var finished = false
-        var consumer: CheckedContinuation<Void, Never>?
-        var producer: CheckedContinuation<Void, Never>?
-    }
-    private let state = Mutex(State())
-    private let capacity: Int
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    func send(_ item: T) async {
-        while true {
-            let (sent, consumer): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
-                if s.finished { return (true, nil) }
-                guard s.items.count < capacity else { return (false, nil) }
-                s.items.append(item)
-                defer { s.consumer = nil }
-                return (true, s.consumer)
-            }
-            if sent {
-                consumer?.resume()
-                return
-            }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { s -> Bool in
-                    if s.finished || s.items.count < capacity { return true }
-                    s.producer = c
-                    return false
-                }
-                if now { c.resume() }
-            }
-        }
-    }
-
-    func next() async -> T? {
-        while true {
-            let (item, done, producer): (T?, Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
-                if !s.items.isEmpty {
-                    defer { s.producer = nil }
-                    return (s.items.removeFirst(), false, s.producer)
-                }
-                return (nil, s.finished, nil)
-            }
-            producer?.resume()
-            if let item { return item }
-            if done { return nil }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { s -> Bool in
-                    if s.finished || !s.items.isEmpty { return true }
-                    s.consumer = c
-                    return false
-                }
-                if now { c.resume() }
-            }
-        }
-    }
-
-    func finish() {
-        let (consumer, producer) = state.withLock { s in
-            s.finished = true
-            defer { s.consumer = nil; s.producer = nil }
-            return (s.consumer, s.producer)
-        }
-        consumer?.resume()
-        producer?.resume()
     }
 }

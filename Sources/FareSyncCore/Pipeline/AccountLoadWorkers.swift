@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Shared by the workers of a load: which partition is next, messages done, the newest event time,
+/// and the events set aside.
+final class LoadProgress: Sendable {
+    private struct State {
+        var next = 0
+        var done = 0
+        var watermark: Int64?
+        var setAside: [(sequence: UInt64, message: SourceMessage)] = []
+    }
+    private let state = Mutex(State())
+
+    func nextPartition(below count: Int) -> Int? {
+        state.withLock { s in
+            guard s.next < count else { return nil }
+            defer { s.next += 1 }
+            return s.next
+        }
+    }
+
+    func done(_ n: Int) -> Int { state.withLock { $0.done += n; return $0.done } }
+
+    func observe(_ time: Int64?) {
+        guard let time else { return }
+        state.withLock { $0.watermark = max($0.watermark ?? time, time) }
+    }
+
+    func setAside(_ records: [(sequence: UInt64, message: SourceMessage)]) {
+        state.withLock { $0.setAside.append(contentsOf: records) }
+    }
+
+    var watermark: Int64? { state.withLock { $0.watermark } }
+    var setAside: [(sequence: UInt64, message: SourceMessage)] { state.withLock { $0.setAside } }
+}
+
+/// Whose turn it is to write: partitions write in index order. After `fail()` every wait throws,
+/// so that no worker waits for a partition that will never be written.
+actor WriteTurns {
+    private var next = 0
+    private var failed = false
+    private var waiting: [Int: CheckedContinuation<Void, any Error>] = [:]
+
+    func wait(for index: Int) async throws {
+        if failed { throw CancellationError() }
+        if index == next { return }
+        try await withCheckedThrowingContinuation { waiting[index] = $0 }
+    }
+
+    func finished(_ index: Int) {
+        next = index + 1
+        waiting.removeValue(forKey: next)?.resume()
+    }
+
+    func fail() {
+        failed = true
+        for (_, continuation) in waiting { continuation.resume(throwing: CancellationError()) }
+        waiting = [:]
+    }
+}
