@@ -1,6 +1,7 @@
 import FareSyncCore
 import FareSyncSQLite
 import Foundation
+import Synchronization
 import Testing
 
 struct Boom: Error {}
@@ -264,5 +265,48 @@ final class TemporaryStore {
             #expect(try tx.countDocuments(inCollection: "reservations") == 1)
             #expect(try tx.countDocuments(inCollection: "fareContracts") == 1)
         }
+    }
+}
+
+/// A store that fails its `failAt`-th write (counting from 1), and forwards everything else.
+final class FailingStore: DocumentStore, @unchecked Sendable {
+    let inner: SQLiteStore
+    let failAt: Int
+    private let writes = Mutex(0)
+
+    init(_ inner: SQLiteStore, failAt: Int) {
+        self.inner = inner
+        self.failAt = failAt
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let n = writes.withLock { $0 += 1; return $0 }
+        return try await inner.write { tx in
+            if n == self.failAt { throw Boom() }
+            return try body(tx)
+        }
+    }
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.read(body) }
+    func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws { try await inner.exportDocuments(sink) }
+    func withGroupedCommits<T: Sendable>(_ n: Int, _ body: () async throws -> T) async throws -> T { try await inner.withGroupedCommits(n, body) }
+}
+
+@Suite struct AccountLoadFailureTests {
+    /// A write that fails in the middle of a load fails the replay with that error, and leaves the
+    /// store empty (the load is one commit group); loading again then ends like a batch-by-batch replay.
+    @Test func aFailedLoadLeavesTheStoreEmpty() async throws {
+        let lines = TrafficSimulator(SimulationOptions(users: 80, seed: 21, faults: true)).lines()
+        let expected = MemoryStore()
+        try await SQLiteStoreTests.replay(expected, lines, partitions: 1)
+        let tmp = try TemporaryStore()
+        let sqlite = try SQLiteStore(path: tmp.path)
+        // Write 1 is the check that the store is empty; then one write per partition.
+        await #expect(throws: Boom.self) {
+            try await SQLiteStoreTests.replay(FailingStore(sqlite, failAt: 4), lines, partitions: 1, byAccount: true)
+        }
+        #expect(try await sqlite.read { try $0.isEmpty() })
+        #expect(try await Export.string(sqlite) == "")
+        try await SQLiteStoreTests.replay(sqlite, lines, partitions: 1, byAccount: true)
+        #expect(try await Export.string(sqlite) == (try await Export.string(expected)))
     }
 }

@@ -186,22 +186,28 @@ struct AccountLoad {
         let shared = LoadProgress()
         let turns = WriteTurns()
         let workers = max(1, options.loadWorkers)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<workers {
-                group.addTask {
-                    do {
-                        while let index = shared.nextPartition(below: partitions) {
-                            let records = try spill.read(index)
-                            try await self.load(records, partition: index, partitions: partitions, shared: shared, turns: turns)
-                            progress(shared.done(records.count))
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<workers {
+                    group.addTask {
+                        do {
+                            while let index = shared.nextPartition(below: partitions) {
+                                let records = try spill.read(index)
+                                try await self.load(records, partition: index, partitions: partitions, shared: shared, turns: turns)
+                                progress(shared.done(records.count))
+                            }
+                        } catch {
+                            shared.fail(error)
+                            await turns.fail()
+                            throw error
                         }
-                    } catch {
-                        await turns.fail()
-                        throw error
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+        } catch {
+            // The first worker's error, not another's cancellation that it caused.
+            throw shared.failure ?? error
         }
         // The events whose key disagreed with their account, in arrival order, through the store.
         let setAside = shared.setAside.sorted { $0.sequence < $1.sequence }.map(\.message)

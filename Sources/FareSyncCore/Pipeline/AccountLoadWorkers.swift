@@ -1,13 +1,14 @@
 import Synchronization
 
 /// Shared by the workers of a load: which partition is next, messages done, the newest event time,
-/// and the events set aside.
+/// the events set aside, and the first error.
 final class LoadProgress: Sendable {
     private struct State {
         var next = 0
         var done = 0
         var watermark: Int64?
         var setAside: [(sequence: UInt64, message: SourceMessage)] = []
+        var failure: (any Error)?
     }
     private let state = Mutex(State())
 
@@ -30,6 +31,13 @@ final class LoadProgress: Sendable {
         state.withLock { $0.setAside.append(contentsOf: records) }
     }
 
+    /// Records the first error of a worker (after it, the others stop with cancellations).
+    func fail(_ error: any Error) {
+        guard !(error is CancellationError) else { return }
+        state.withLock { s in if s.failure == nil { s.failure = error } }
+    }
+
+    var failure: (any Error)? { state.withLock { $0.failure } }
     var watermark: Int64? { state.withLock { $0.watermark } }
     var setAside: [(sequence: UInt64, message: SourceMessage)] { state.withLock { $0.setAside } }
 }
