@@ -118,15 +118,20 @@ struct AccountLoad {
         }
     }
 
+    /// Reads the sources into chunks of at most 1024 messages and 1 MiB of keys and values (a chunk
+    /// of large messages must not hold many megabytes: the channel holds four).
     private static func read(_ sources: [ReplaySource], into chunks: ChunkChannel<[SourceMessage]>) async throws {
-        let size = 1024
+        let size = 1024, maxBytes = 1 << 20
         var chunk: [SourceMessage] = []
+        var bytes = 0
         chunk.reserveCapacity(size)
         func add(_ message: SourceMessage) async {
             chunk.append(message)
-            if chunk.count == size {
+            bytes += message.byteCount
+            if chunk.count == size || bytes >= maxBytes {
                 await chunks.send(chunk)
                 chunk = []
+                bytes = 0
                 chunk.reserveCapacity(size)
             }
         }
