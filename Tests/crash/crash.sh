@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Crash harness (issue 4): `crash.sh PATH-TO-faresync KILLS SEED`.
-# Runs `replay`, and the worker against a dev broker in another process, as subprocesses; SIGKILLs
-# each KILLS times at seeded random points (after a seeded random number of further events is
+# Runs `replay` (batch by batch, and loading an empty store by account), and the worker against a
+# dev broker in another process, as subprocesses; SIGKILLs each KILLS times at seeded random points (after a seeded random number of further events is
 # applied, or a seeded random delay when it applies too few); restarts; and checks the export is
 # byte-identical to an uninterrupted run (the worker's: modulo dead letters' firstSeen and the
 # log's unreadable line, which never reaches Kafka).
@@ -48,15 +48,37 @@ kill_at() { # STORE STEP DELAY COMMAND…
 "$FARESYNC" replay s.jsonl --store sqlite:clean.sqlite >/dev/null && "$FARESYNC" export --store sqlite:clean.sqlite --out clean.export
 total=$(applied clean.sqlite)
 
-# Replay, killed KILLS times.
+# Replay batch by batch, killed KILLS times.
 points=""
 for _ in $(seq "$KILLS"); do
   step=$(( RANDOM % (total / 4 + 1) + 1 ))
-  points="$points $(kill_at killed.sqlite "$step" 30 "$FARESYNC" replay s.jsonl --store sqlite:killed.sqlite --batch-size $(( RANDOM % 50 + 1 )) --partitions $(( RANDOM % 4 + 1 )))"
+  points="$points $(kill_at killed.sqlite "$step" 30 "$FARESYNC" replay s.jsonl --store sqlite:killed.sqlite --no-load-by-account \
+                    --batch-size $(( RANDOM % 50 + 1 )) --partitions $(( RANDOM % 4 + 1 )))"
 done
 "$FARESYNC" replay s.jsonl --store sqlite:killed.sqlite >/dev/null && "$FARESYNC" export --store sqlite:killed.sqlite --out killed.export
 echo "     replay SIGKILLed $KILLS times, with these events applied of $total:$points"
 cmp -s clean.export killed.export && ok "replay killed $KILLS times: export identical" || bad "replay killed $KILLS times: export differs"
+
+# The load of an empty store (all or nothing), killed after seeded random delays: each kill leaves
+# the store empty or complete, and the next run loads it (or, once complete, changes nothing).
+points=""
+whole=yes
+for _ in $(seq "$KILLS"); do
+  SPILL=$(mktemp -d)
+  TMPDIR=$SPILL "$FARESYNC" replay s.jsonl --store sqlite:loaded.sqlite >/dev/null 2>&1 &
+  pid=$!
+  sleep "0.$(printf '%02d' $(( RANDOM % 60 + 5 )))"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  n=$(applied loaded.sqlite)
+  points="$points $n"
+  [ "$n" = 0 ] || [ "$n" = "$total" ] || whole=no
+  rm -rf "$SPILL"
+done
+"$FARESYNC" replay s.jsonl --store sqlite:loaded.sqlite >/dev/null && "$FARESYNC" export --store sqlite:loaded.sqlite --out loaded.export
+echo "     load SIGKILLed $KILLS times, with these events applied of $total:$points"
+[ "$whole" = yes ] && ok "every killed load left the store empty or complete" || bad "a killed load left part of the store:$points"
+cmp -s clean.export loaded.export && ok "load killed $KILLS times: export identical" || bad "load killed $KILLS times: export differs"
 
 # The worker against a dev broker in another process, killed KILLS times.
 "$FARESYNC" dev-broker --bootstrap-file boot.txt >/dev/null 2>broker.err &
