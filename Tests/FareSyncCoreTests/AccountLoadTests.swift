@@ -139,4 +139,21 @@ import Testing
         }
         #expect(throws: SpillError.self) { try SpillRecord.read(Array(bytes.dropLast())) }
     }
+
+    /// The routing stages' hand-over: everything sent arrives in order; a consumer that stops
+    /// (`finish`) releases a producer waiting for room.
+    @Test func chunkChannelHandsOverInOrderAndReleasesTheProducer() async throws {
+        let channel = ChunkChannel<Int>(capacity: 2)
+        async let sent: Void = { for i in 0..<1000 { await channel.send(i) }; channel.finish() }()
+        var received: [Int] = []
+        while let i = await channel.next() { received.append(i) }
+        await sent
+        #expect(received == Array(0..<1000))
+
+        let stopped = ChunkChannel<Int>(capacity: 2)
+        async let blocked: Int = { for i in 0..<100 { await stopped.send(i) }; return 100 }()
+        #expect(await stopped.next() == 0)
+        stopped.finish()
+        #expect(await blocked == 100, "the producer's remaining sends return once the consumer finished")
+    }
 }

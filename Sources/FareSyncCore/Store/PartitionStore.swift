@@ -46,15 +46,15 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
         for i in state.accounts.indicesInByteOrder() {
             rows.accounts.append((state.accounts[i].key.string, state.accounts[i].value))
         }
-        var orders = ByteSorter(capacity: state.contractOrders.count)
-        let orderKeys = Array(state.contractOrders)
-        for key in orderKeys { orders.add(key.string) }
-        for i in orders.order() {
-            // Written as uid + "/" + order id; a uid, a document id, has no "/".
-            let key = orderKeys[i].string.utf8
-            let slash = key.firstIndex(of: UInt8(ascii: "/"))!
-            rows.contractOrders.append((String(key[..<slash])!, String(key[key.index(after: slash)...])!))
+        // Kept as uid + "/" + order id; a uid, a document id, has no "/".
+        let orderPairs = state.contractOrders.map { key -> (uid: String, orderId: String) in
+            let utf8 = key.string.utf8
+            let slash = utf8.firstIndex(of: UInt8(ascii: "/"))!
+            return (String(utf8[..<slash])!, String(utf8[utf8.index(after: slash)...])!)
         }
+        var orders = ByteSorter(capacity: orderPairs.count)
+        for pair in orderPairs { orders.add(pair.uid, pair.orderId) }
+        rows.contractOrders = orders.order().map { orderPairs[$0] }
         for i in state.reservations.indicesInByteOrder() {
             let (key, entry) = state.reservations[i]
             rows.openReservations.append((key.string, entry.created, entry.rejected))
