@@ -10,7 +10,12 @@ struct Demo: AsyncParsableCommand {
     var store: StoreURL = .sqlite("faresync-demo.sqlite")
     @Option(help: "Number of users.") var users = 200
     @Option(help: "Seed.") var seed: UInt64 = 2026
-    @Option(help: "In-process partitions per topic.") var partitions = 3
+    @Option(help: "Replay batch by batch with this many in-process partitions per topic (default: load the new store by account).")
+    var partitions: Int?
+
+    func validate() throws {
+        if let partitions, partitions < 1 { throw ValidationError("--partitions must be at least 1") }
+    }
 
     func run() async throws {
         if case .sqlite(let path) = store {
@@ -24,10 +29,11 @@ struct Demo: AsyncParsableCommand {
         let opened = try store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
         let started = ContinuousClock.now
-        let report = try await FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions)).run([.messages(messages)])
+        let report = try await FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions ?? 1, loadByAccount: partitions == nil))
+            .run([.messages(messages)])
         let summary = try await StoreSummary.read(opened)
         print(SummaryText.render(report: report, summary: summary, elapsed: ContinuousClock.now - started,
-                                 partitions: partitions, store: store.description))
+                                 partitions: partitions ?? 1, store: store.description))
         if case .sqlite = store {
             print("look inside: faresync export --store \(store)")
         }

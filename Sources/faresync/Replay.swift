@@ -25,7 +25,7 @@ struct Replay: AsyncParsableCommand {
 
     @Argument(help: "Event logs (kcat -J lines); '-' reads standard input.") var files: [String]
     @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
-    @Option(help: "In-process partitions per topic.") var partitions = 1
+    @Option(help: "In-process partitions per topic, when replaying batch by batch (a load by account does not use them).") var partitions = 1
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
     @Flag(inversion: .prefixedNo, help: "Into an empty store, as fast as possible, from files: load by partitions of accounts (spill files in $TMPDIR, about the logs' size) instead of batch by batch.")
