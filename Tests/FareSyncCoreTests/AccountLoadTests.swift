@@ -140,20 +140,20 @@ import Testing
         #expect(throws: SpillError.self) { try SpillRecord.read(Array(bytes.dropLast())) }
     }
 
-    /// The routing stages' hand-over: everything sent arrives in order; a consumer that stops
-    /// (`finish`) releases a producer waiting for room.
-    @Test func chunkChannelHandsOverInOrderAndReleasesTheProducer() async throws {
-        let channel = ChunkChannel<Int>(capacity: 2)
-        async let sent: Void = { for i in 0..<1000 { await channel.send(i) }; channel.finish() }()
+    /// The routing stages' hand-over (a `Lane` of chunks): everything put arrives in order; a
+    /// consumer that stops (`finish`) releases a producer waiting for room.
+    @Test func laneHandsOverInOrderAndReleasesTheProducer() async throws {
+        let lane = Lane<Int>(capacity: 2, maxBytes: .max) { _ in 0 }
+        async let sent: Void = { for i in 0..<1000 { await lane.put(i) }; lane.finish() }()
         var received: [Int] = []
-        while let i = await channel.next() { received.append(i) }
+        while let items = await lane.take(max: 2, maxBytes: .max) { received.append(contentsOf: items) }
         await sent
         #expect(received == Array(0..<1000))
 
-        let stopped = ChunkChannel<Int>(capacity: 2)
-        async let blocked: Int = { for i in 0..<100 { await stopped.send(i) }; return 100 }()
-        #expect(await stopped.next() == 0)
+        let stopped = Lane<Int>(capacity: 2, maxBytes: .max) { _ in 0 }
+        async let blocked: Int = { for i in 0..<100 { await stopped.put(i) }; return 100 }()
+        #expect(await stopped.take(max: 1, maxBytes: .max) == [0])
         stopped.finish()
-        #expect(await blocked == 100, "the producer's remaining sends return once the consumer finished")
+        #expect(await blocked == 100, "the producer's remaining puts return once the consumer finished")
     }
 }

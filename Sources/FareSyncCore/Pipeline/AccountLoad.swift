@@ -83,7 +83,7 @@ struct AccountLoad {
     private func route(_ sources: [ReplaySource], into directory: SpillDirectory, partitions: Int) async throws -> Int {
         // Chunks of messages, not single ones: a hand-over per message cost more in thread switches
         // than the work it moved to the other core.
-        let chunks = ChunkChannel<[SourceMessage]>(capacity: 4)
+        let chunks = Lane<[SourceMessage]>(capacity: 4, maxBytes: .max) { _ in 0 }
         return try await withThrowingTaskGroup(of: Int.self) { group in
             group.addTask {
                 do {
@@ -99,8 +99,8 @@ struct AccountLoad {
                 do {
                     let spill = SpillWriter(directory)
                     var sequence: UInt64 = 0
-                    while let chunk = await chunks.next() {
-                        for message in chunk {
+                    while let taken = await chunks.take(max: 4, maxBytes: .max) {
+                        for message in taken.joined() {
                             try spill.append(message, sequence: sequence, to: Self.partition(ofKey: message.key, partitions: partitions))
                             sequence += 1
                         }
@@ -120,7 +120,7 @@ struct AccountLoad {
 
     /// Reads the sources into chunks of at most 1024 messages and 1 MiB of keys and values (a chunk
     /// of large messages must not hold many megabytes: the channel holds four).
-    private static func read(_ sources: [ReplaySource], into chunks: ChunkChannel<[SourceMessage]>) async throws {
+    private static func read(_ sources: [ReplaySource], into chunks: Lane<[SourceMessage]>) async throws {
         let size = 1024, maxBytes = 1 << 20
         var chunk: [SourceMessage] = []
         var bytes = 0
@@ -129,7 +129,7 @@ struct AccountLoad {
             chunk.append(message)
             bytes += message.byteCount
             if chunk.count == size || bytes >= maxBytes {
-                await chunks.send(chunk)
+                await chunks.put(chunk)
                 chunk = []
                 bytes = 0
                 chunk.reserveCapacity(size)
@@ -148,7 +148,7 @@ struct AccountLoad {
                 }
             }
         }
-        if !chunk.isEmpty { await chunks.send(chunk) }
+        if !chunk.isEmpty { await chunks.put(chunk) }
     }
 
     /// The account a key stands for: itself if it is an account id, else `abt_id` of it as a uid.

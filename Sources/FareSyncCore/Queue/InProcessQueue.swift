@@ -20,14 +20,14 @@ public final class InProcessQueue: Sendable {
 
     public let partitions: Int
     public let capacity: Int
-    private let lanes: [Lane]
+    private let lanes: [Lane<Delivery>]
     private let offsets = Mutex<[String: [Int64]]>([:])
 
     public init(partitions: Int, capacity: Int = 4096, maxBytes: Int = 16 << 20) {
         precondition(partitions >= 1 && capacity >= 1)
         self.partitions = partitions
         self.capacity = capacity
-        lanes = (0..<partitions).map { _ in Lane(capacity: capacity, maxBytes: maxBytes) }
+        lanes = (0..<partitions).map { _ in Lane(capacity: capacity, maxBytes: maxBytes) { $0.message.byteCount } }
     }
 
     /// Appends a message to its topic's partition; waits while that lane is full.
@@ -55,10 +55,13 @@ public final class InProcessQueue: Sendable {
     }
 }
 
-/// A bounded single-consumer buffer with waiting on both sides.
-final class Lane: Sendable {
+/// A bounded single-consumer buffer with waiting on both sides: at most `capacity` items and
+/// `maxBytes` of them (by `size`; a single larger item is still accepted when it is empty).
+/// After `finish`, `put` drops what it is given and `take` drains what is left, then gives nil.
+/// The in-process queue's lanes, and the hand-over between the stages of a load's routing.
+final class Lane<Item: Sendable>: Sendable {
     private struct State {
-        var items = Deque<InProcessQueue.Delivery>()
+        var items = Deque<Item>()
         var bytes = 0
         var finished = false
         var waitingConsumer: CheckedContinuation<Void, Never>?
@@ -68,27 +71,27 @@ final class Lane: Sendable {
 
     private let capacity: Int
     private let maxBytes: Int
+    private let size: @Sendable (Item) -> Int
     private let state = Mutex(State())
 
-    init(capacity: Int, maxBytes: Int) {
+    init(capacity: Int, maxBytes: Int, size: @escaping @Sendable (Item) -> Int) {
         self.capacity = capacity
         self.maxBytes = maxBytes
+        self.size = size
     }
-
-    static func size(_ d: InProcessQueue.Delivery) -> Int { d.message.byteCount }
 
     /// Room for another message: below both limits, or empty (a single large message always fits).
     private func hasRoom(_ s: State) -> Bool {
         s.count == 0 || (s.count < capacity && s.bytes < maxBytes)
     }
 
-    func put(_ item: InProcessQueue.Delivery) async {
+    func put(_ item: Item) async {
         while true {
             let (stored, consumer): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
                 guard hasRoom(s) || s.finished else { return (false, nil) }
                 if !s.finished {
                     s.items.append(item)
-                    s.bytes += Self.size(item)
+                    s.bytes += size(item)
                 }
                 defer { s.waitingConsumer = nil }
                 return (true, s.waitingConsumer)
@@ -118,20 +121,21 @@ final class Lane: Sendable {
         for p in producers { p.resume() }
     }
 
-    func take(max: Int, maxBytes: Int) async -> [InProcessQueue.Delivery]? {
+    private enum Step { case items([Item], [CheckedContinuation<Void, Never>]), done, wait }
+
+    func take(max: Int, maxBytes: Int) async -> [Item]? {
         while true {
-            enum Step { case items([InProcessQueue.Delivery], [CheckedContinuation<Void, Never>]), done, wait }
             let step: Step = state.withLock { s in
                 if s.count > 0 {
                     let n = min(max, s.count)
                     // Taken messages leave the buffer at once (moved, not copied): a consumed
                     // message is never kept alive here.
-                    var out: [InProcessQueue.Delivery] = []
+                    var out: [Item] = []
                     out.reserveCapacity(n)
                     var taken = 0
-                    while out.count < n, out.isEmpty || taken + Self.size(s.items[0]) <= maxBytes {
+                    while out.count < n, out.isEmpty || taken + size(s.items[0]) <= maxBytes {
                         let item = s.items.removeFirst()
-                        taken += Self.size(item)
+                        taken += size(item)
                         out.append(item)
                     }
                     s.bytes -= taken
