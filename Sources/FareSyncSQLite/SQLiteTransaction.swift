@@ -89,6 +89,15 @@ final class SQLiteTransaction: StoreTransaction {
 
     init(_ db: Database) { self.db = db }
 
+    // The writes of `flush()` and `load(_:)`.
+    static let upsertDocument = """
+        INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
+        ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
+        """
+    static let insertAccount = "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)"
+    static let insertContractOrder = "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)"
+    static let insertOpenReservation = "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)"
+
     /// What the transaction held (pending documents and their JSON trees, rows read ahead),
     /// handed out so that it is freed by whoever holds the result rather than by the writer.
     private var leftovers = Leftovers()
@@ -148,10 +157,7 @@ final class SQLiteTransaction: StoreTransaction {
             stored = [:]
         }
         if !documents.isEmpty {
-            let upsert = try db.cachedStatement(sql: """
-                INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
-                ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
-                """)
+            let upsert = try db.cachedStatement(sql: Self.upsertDocument)
             let delete = try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?")
             for i in documents.indicesInByteOrder() {
                 let (path, value) = documents[i]
@@ -166,7 +172,7 @@ final class SQLiteTransaction: StoreTransaction {
             setSinceCompaction = []
         }
         if !newAccounts.isEmpty {
-            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)")
+            let insert = try db.cachedStatement(sql: Self.insertAccount)
             for i in newAccounts.indicesInByteOrder() {
                 let (abtId, record) = newAccounts[i]
                 try insert.execute(arguments: [abtId.string, record.uid, record.created])
@@ -174,7 +180,7 @@ final class SQLiteTransaction: StoreTransaction {
             newAccounts = [:]
         }
         if !orders.isEmpty {
-            let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
+            let insert = try db.cachedStatement(sql: Self.insertContractOrder)
             let keys = Array(orders)
             var sorter = ByteSorter(capacity: keys.count)
             for key in keys { sorter.add(key.uid.string, key.orderId.string) }
@@ -185,7 +191,7 @@ final class SQLiteTransaction: StoreTransaction {
             orders = []
         }
         if !reservations.isEmpty {
-            let track = try db.cachedStatement(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)")
+            let track = try db.cachedStatement(sql: Self.insertOpenReservation)
             let untrack = try db.cachedStatement(sql: "DELETE FROM open_reservations WHERE path = ?")
             for i in reservations.indicesInByteOrder() {
                 let (path, entry) = reservations[i]
@@ -483,10 +489,7 @@ final class SQLiteTransaction: StoreTransaction {
     /// commit. What the overlay held or had read of the same keys is forgotten (normally nothing:
     /// the loader writes each partition's keys once), so later reads go to SQLite and see the rows.
     func load(_ rows: PartitionRows) throws {
-        let upsert = try db.cachedStatement(sql: """
-            INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
-            ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
-            """)
+        let upsert = try db.cachedStatement(sql: Self.upsertDocument)
         let forgetDocuments = !documents.isEmpty || !stored.isEmpty
         for d in rows.documents {
             if forgetDocuments {
@@ -495,7 +498,7 @@ final class SQLiteTransaction: StoreTransaction {
             }
             try upsert.execute(arguments: [d.path, d.text, d.version])
         }
-        let account = try db.cachedStatement(sql: "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)")
+        let account = try db.cachedStatement(sql: Self.insertAccount)
         let forgetAccounts = !accounts.isEmpty || !newAccounts.isEmpty
         for a in rows.accounts {
             if forgetAccounts {
@@ -504,13 +507,13 @@ final class SQLiteTransaction: StoreTransaction {
             }
             try account.execute(arguments: [a.abtId, a.record.uid, a.record.created])
         }
-        let order = try db.cachedStatement(sql: "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)")
+        let order = try db.cachedStatement(sql: Self.insertContractOrder)
         let forgetOrders = !storedOrders.isEmpty
         for o in rows.contractOrders {
             if forgetOrders { storedOrders[OrderKey(o.uid, o.orderId)] = nil }
             try order.execute(arguments: [o.uid, o.orderId])
         }
-        let track = try db.cachedStatement(sql: "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)")
+        let track = try db.cachedStatement(sql: Self.insertOpenReservation)
         let forgetReservations = !reservations.isEmpty
         for r in rows.openReservations {
             if forgetReservations { reservations[ByteKey(r.path)] = nil }

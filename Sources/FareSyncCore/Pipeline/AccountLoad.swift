@@ -135,19 +135,7 @@ struct AccountLoad {
                 chunk.reserveCapacity(size)
             }
         }
-        var reader = EventLogReader()
-        for source in sources {
-            switch source {
-            case .messages(let messages):
-                for message in messages { await add(message) }
-            case .file(let path):
-                let lines = try LineReader(path: path)
-                while let line = try lines.next() {
-                    guard let message = reader.message(fromLine: line) else { continue }
-                    await add(message)
-                }
-            }
-        }
+        try await ReplaySource.forEachMessage(in: sources) { await add($0) }
         if !chunk.isEmpty { await chunks.put(chunk) }
     }
 

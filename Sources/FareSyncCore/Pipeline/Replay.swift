@@ -134,20 +134,27 @@ public struct Replay: Sendable {
 
     private func produce(_ sources: [ReplaySource], into queue: InProcessQueue) async throws {
         var pacer = Pacer(speed: options.speed)
+        try await ReplaySource.forEachMessage(in: sources) { message in
+            try await pacer.wait(for: message)
+            await queue.append(message)
+        }
+    }
+}
+
+extension ReplaySource {
+    /// Calls `body` with every message of `sources`, in order: the messages given, and each log
+    /// line that holds a message (numbered, where it has no offset, across the files of one call).
+    static func forEachMessage(in sources: [ReplaySource], _ body: (SourceMessage) async throws -> Void) async throws {
         var reader = EventLogReader()
         for source in sources {
             switch source {
             case .messages(let messages):
-                for message in messages {
-                    try await pacer.wait(for: message)
-                    await queue.append(message)
-                }
+                for message in messages { try await body(message) }
             case .file(let path):
                 let lines = try LineReader(path: path)
                 while let line = try lines.next() {
                     guard let message = reader.message(fromLine: line) else { continue }
-                    try await pacer.wait(for: message)
-                    await queue.append(message)
+                    try await body(message)
                 }
             }
         }
