@@ -72,6 +72,8 @@ public struct Replay: Sendable {
     ///
     /// Up to `options.batchesPerCommit` batches share a commit: a replay that stops early loses the
     /// batches since the last commit, whose events the next replay of the same logs applies again.
+    /// Into an empty store, as fast as possible, from sources of known size (`options.loadByAccount`),
+    /// the logs are loaded by account instead (`AccountLoad`): all or nothing, in one commit group.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
         if options.loadByAccount, options.speed == 0,
            let report = try await AccountLoad(dispatcher: dispatcher, options: options).runIfEmpty(sources, progress: progress) {
