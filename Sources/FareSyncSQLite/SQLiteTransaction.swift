@@ -162,7 +162,7 @@ final class SQLiteTransaction: StoreTransaction {
             for i in documents.indicesInByteOrder() {
                 let (path, value) = documents[i]
                 if let value {
-                    try upsert.execute(arguments: [path.string, value.canonicalText(), value.version])
+                    try StatementStep.run(upsert, .text(path.string), .text(value.canonicalText()), .text(value.version), in: db)
                 } else if !isMissing(path) {
                     try delete.execute(arguments: [path.string])
                 }
@@ -175,7 +175,7 @@ final class SQLiteTransaction: StoreTransaction {
             let insert = try db.cachedStatement(sql: Self.insertAccount)
             for i in newAccounts.indicesInByteOrder() {
                 let (abtId, record) = newAccounts[i]
-                try insert.execute(arguments: [abtId.string, record.uid, record.created])
+                try StatementStep.run(insert, .text(abtId.string), .text(record.uid), .int(record.created), in: db)
             }
             newAccounts = [:]
         }
@@ -185,7 +185,7 @@ final class SQLiteTransaction: StoreTransaction {
             var sorter = ByteSorter(capacity: keys.count)
             for key in keys { sorter.add(key.uid.string, key.orderId.string) }
             for key in sorter.order().map({ keys[$0] }) {
-                try insert.execute(arguments: [key.uid.string, key.orderId.string])
+                try StatementStep.run(insert, .text(key.uid.string), .text(key.orderId.string), in: db)
                 storedOrders[key] = true  // stored now: a read-ahead "no" must not outlive the flush
             }
             orders = []
@@ -196,7 +196,7 @@ final class SQLiteTransaction: StoreTransaction {
             for i in reservations.indicesInByteOrder() {
                 let (path, entry) = reservations[i]
                 if let entry {
-                    try track.execute(arguments: [path.string, entry.created, entry.rejected])
+                    try StatementStep.run(track, .text(path.string), .int(entry.created), .int(entry.rejected ? 1 : 0), in: db)
                 } else if !isMissing(path) {
                     try untrack.execute(arguments: [path.string])
                 }
@@ -273,24 +273,14 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Effectively once
 
     func claimEvent(_ id: String) throws -> Bool {
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO processed_events(id) VALUES (?)").execute(arguments: [id])
-        return db.changesCount > 0
+        try claimEvents([id])[0]
     }
 
-    /// Claims a batch with one set statement: an insert of all the ids (read as one JSON array by
-    /// `json_each`) that ignores those already there and returns the ones it inserted — the new
-    /// ones. Of equal ids in the batch only the first can be new. Ids that cannot travel as JSON
-    /// (`jsonArray`) take the one-by-one path.
+    /// Claims ids one step of a prepared insert each: `INSERT OR IGNORE`, and SQLite's count of
+    /// changed rows says whether the id was new. Of equal ids only the first can be new.
     func claimEvents(_ ids: [String]) throws -> [Bool] {
-        guard ids.count > 1, let list = Self.jsonArray(ids) else {
-            return try ids.map(claimEvent)
-        }
-        let inserted = try Row.fetchCursor(db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO processed_events(id) SELECT value FROM json_each(?) RETURNING id
-            """), arguments: [list])
-        var fresh = Set<ByteKey>()
-        while let row = try inserted.next() { fresh.insert(ByteKey(row[0])) }
-        return ids.map { fresh.remove(ByteKey($0)) != nil }
+        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO processed_events(id) VALUES (?)")
+        return try ids.map { try StatementStep.run(insert, .text($0), in: db) > 0 }
     }
 
     var readsAhead: Bool { true }
@@ -496,7 +486,7 @@ final class SQLiteTransaction: StoreTransaction {
                 documents[ByteKey(d.path)] = nil
                 stored[ByteKey(d.path)] = nil
             }
-            try upsert.execute(arguments: [d.path, d.text, d.version])
+            try StatementStep.run(upsert, .text(d.path), .text(d.text), .text(d.version), in: db)
         }
         let account = try db.cachedStatement(sql: Self.insertAccount)
         let forgetAccounts = !accounts.isEmpty || !newAccounts.isEmpty
@@ -505,19 +495,19 @@ final class SQLiteTransaction: StoreTransaction {
                 accounts[ByteKey(a.abtId)] = nil
                 newAccounts[ByteKey(a.abtId)] = nil
             }
-            try account.execute(arguments: [a.abtId, a.record.uid, a.record.created])
+            try StatementStep.run(account, .text(a.abtId), .text(a.record.uid), .int(a.record.created), in: db)
         }
         let order = try db.cachedStatement(sql: Self.insertContractOrder)
         let forgetOrders = !storedOrders.isEmpty
         for o in rows.contractOrders {
             if forgetOrders { storedOrders[OrderKey(o.uid, o.orderId)] = nil }
-            try order.execute(arguments: [o.uid, o.orderId])
+            try StatementStep.run(order, .text(o.uid), .text(o.orderId), in: db)
         }
         let track = try db.cachedStatement(sql: Self.insertOpenReservation)
         let forgetReservations = !reservations.isEmpty
         for r in rows.openReservations {
             if forgetReservations { reservations[ByteKey(r.path)] = nil }
-            try track.execute(arguments: [r.path, r.created, r.rejected])
+            try StatementStep.run(track, .text(r.path), .int(r.created), .int(r.rejected ? 1 : 0), in: db)
         }
         for e in rows.parked { try park(e) }
     }
