@@ -65,8 +65,8 @@ import Testing
         #expect(partitions > 32)
         func isRouted(_ m: SourceMessage) -> Bool {
             guard case .success(let event) = EventDecoder.decode(m) else { return true }
-            return AccountLoad.isRouted(event, key: m.key, partition: AccountLoad.partition(ofKey: m.key, partitions: partitions),
-                                        partitions: partitions)
+            let partition = AccountLoad.partition(ofKey: m.key, partitions: partitions)
+            return m.withKey { AccountLoad.isRouted(event, key: $0, partition: partition, partitions: partitions) }
         }
         let routed = messages.filter(isRouted), misrouted = messages.filter { !isRouted($0) }
         #expect(misrouted.count > 50, "the test sends many events to the wrong partition")
@@ -138,6 +138,32 @@ import Testing
             #expect(r.timestamp == m.timestamp && r.coordinates == m.coordinates && r.readError == m.readError)
         }
         #expect(throws: SpillError.self) { try SpillRecord.read(Array(bytes.dropLast())) }
+    }
+
+    /// A message read back from a spill file points into the file's bytes and keeps them alive; a
+    /// detached copy (what a load holds to its end: the events set aside) does not.
+    @Test func aDetachedSpilledMessageDoesNotKeepItsFile() throws {
+        var bytes: [UInt8] = []
+        SpillRecord.append(SourceMessage(topic: "t", key: [1], value: [2, 3], headers: [MessageHeader("h", "v")]), sequence: 0, to: &bytes)
+        weak var file: SpillBytes?
+        var kept: SourceMessage?
+        var detached: SourceMessage?
+        do {
+            let read = SpillBytes(count: bytes.count)
+            read.fill { buffer in
+                bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                return bytes.count
+            }
+            file = read
+            let records = try SpillRecord.read(read)
+            kept = records[0].message
+            detached = records[0].message.detached()
+        }
+        #expect(file != nil, "a message read in place keeps its file")
+        #expect(kept?.value == [2, 3])
+        kept = nil
+        #expect(file == nil, "a detached message does not")
+        #expect(detached?.key == [1] && detached?.value == [2, 3] && detached?.headers == [MessageHeader("h", "v")])
     }
 
     /// The routing stages' hand-over (a `Lane` of chunks): everything put arrives in order; a

@@ -115,6 +115,25 @@ public struct SourceMessage: Sendable {
         }
     }
 
+    /// Calls `body` with the key's bytes (nil for a null key), in place: no copy.
+    public func withKey<R>(_ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        switch storage {
+        case .owned(let key, _, _):
+            guard let key else { return body(nil) }
+            return key.withUnsafeBytes { body($0) }
+        case .buffer(let buffer):
+            return withExtendedLifetime(buffer) { body(buffer.keyBytes) }
+        }
+    }
+
+    /// This message with key, value and headers of its own: a message read in place no longer
+    /// keeps its buffer (and whatever that holds) alive.
+    public func detached() -> SourceMessage {
+        guard case .buffer = storage else { return self }
+        return SourceMessage(topic: topic, key: key, value: value, headers: headers, timestamp: timestamp,
+                             coordinates: coordinates, readError: readError)
+    }
+
     /// The bytes of key and value together, counted in place.
     public var byteCount: Int {
         switch storage {

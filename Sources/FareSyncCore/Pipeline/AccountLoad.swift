@@ -157,7 +157,7 @@ struct AccountLoad {
     }
 
     /// Whether `event`'s account lies in the partition its message's key was routed to.
-    static func isRouted(_ event: CloudEvent, key: [UInt8]?, partition: Int, partitions: Int) -> Bool {
+    static func isRouted(_ event: CloudEvent, key: UnsafeRawBufferPointer?, partition: Int, partitions: Int) -> Bool {
         guard partitions > 1 else { return true }
         let owner: String, isAccount: Bool
         switch event.payload {
@@ -263,8 +263,9 @@ struct AccountLoad {
             for (sequence, message) in records[start..<end] {
                 let result = EventDecoder.decode(message)
                 if case .success(let event) = result,
-                   !Self.isRouted(event, key: message.key, partition: partition, partitions: partitions) {
-                    setAside.append((sequence, message))
+                   !message.withKey({ Self.isRouted(event, key: $0, partition: partition, partitions: partitions) }) {
+                    // Held to the end of the load: with bytes of its own, not its spill file's.
+                    setAside.append((sequence, message.detached()))
                     continue
                 }
                 messages.append(message)

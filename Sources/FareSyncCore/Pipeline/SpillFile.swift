@@ -49,14 +49,28 @@ enum SpillRecord {
         for i in 0..<4 { out[start + i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i))) }
     }
 
-    /// Reads the records of `bytes` in order.
+    /// Reads the records of `bytes` in order (a copy of them; the tests' entry).
     static func read(_ bytes: [UInt8]) throws(SpillError) -> [(sequence: UInt64, message: SourceMessage)] {
+        let file = SpillBytes(count: bytes.count)
+        file.fill { buffer in
+            bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            return bytes.count
+        }
+        return try read(file)
+    }
+
+    /// Reads the records of a spill file in order. Keys and values are read in place: each message
+    /// keeps `file` alive and points into it (`SpilledMessage`). Topics and header lists that repeat
+    /// the previous record's are the same string and list.
+    static func read(_ file: SpillBytes) throws(SpillError) -> [(sequence: UInt64, message: SourceMessage)] {
         var records: [(sequence: UInt64, message: SourceMessage)] = []
-        var cursor = Cursor(data: bytes)
+        var cursor = Cursor(data: file.bytes)
+        var topic: (bytes: UnsafeRawBufferPointer, string: String)?
+        var headers: (bytes: UnsafeRawBufferPointer, list: [MessageHeader])?
         while !cursor.atEnd {
             let length = Int(try cursor.u32())
             let end = cursor.position + length
-            guard end <= bytes.count else { throw SpillError("a record runs past the end of its file") }
+            guard end <= file.bytes.count else { throw SpillError("a record runs past the end of its file") }
             let sequence = try cursor.u64()
             let flags = try cursor.byte()
             var coordinates: MessageCoordinates?
@@ -64,19 +78,36 @@ enum SpillRecord {
                 coordinates = MessageCoordinates(partition: Int32(bitPattern: try cursor.u32()), offset: Int64(bitPattern: try cursor.u64()))
             }
             let timestamp = flags & hasTimestamp != 0 ? Int64(bitPattern: try cursor.u64()) : nil
-            let topic = String(decoding: try cursor.bytes(), as: UTF8.self)
+            let topicBytes = try cursor.bytes()
+            if topic == nil || !topic!.bytes.elementsEqual(topicBytes) {
+                topic = (topicBytes, String(decoding: topicBytes, as: UTF8.self))
+            }
             let key = flags & hasKey != 0 ? try cursor.bytes() : nil
             let value = flags & hasValue != 0 ? try cursor.bytes() : nil
-            var headers: [MessageHeader] = []
+            let headersStart = cursor.position
+            var list: [MessageHeader] = []
             let count = try cursor.u32()
             for _ in 0..<count {
                 let name = String(decoding: try cursor.bytes(), as: UTF8.self)
-                headers.append(MessageHeader(name, try cursor.optionalBytes()))
+                list.append(MessageHeader(name, try cursor.optionalBytes().map { Array($0) }))
             }
-            let readError = flags & hasReadError != 0 ? String(decoding: try cursor.bytes(), as: UTF8.self) : nil
+            let headersBytes = UnsafeRawBufferPointer(rebasing: file.bytes[headersStart..<cursor.position])
+            if let previous = headers, previous.bytes.elementsEqual(headersBytes) {
+                list = previous.list
+            } else {
+                headers = (headersBytes, list)
+            }
+            let message: SourceMessage
+            if flags & hasReadError != 0 {
+                let readError = String(decoding: try cursor.bytes(), as: UTF8.self)
+                message = SourceMessage(topic: topic!.string, key: key.map { Array($0) }, value: value.map { Array($0) }, headers: list,
+                                        timestamp: timestamp, coordinates: coordinates, readError: readError)
+            } else {
+                message = SourceMessage(topic: topic!.string, buffer: SpilledMessage(file, key: key, value: value, headers: list),
+                                        timestamp: timestamp, coordinates: coordinates)
+            }
             guard cursor.position == end else { throw SpillError("a record's length does not match its fields") }
-            records.append((sequence, SourceMessage(topic: topic, key: key, value: value, headers: headers, timestamp: timestamp,
-                                                    coordinates: coordinates, readError: readError)))
+            records.append((sequence, message))
         }
         return records
     }
@@ -95,7 +126,7 @@ enum SpillRecord {
     }
 
     private struct Cursor {
-        let data: [UInt8]
+        let data: UnsafeRawBufferPointer
         var position = 0
 
         var atEnd: Bool { position >= data.count }
@@ -107,32 +138,69 @@ enum SpillRecord {
         }
 
         mutating func u32() throws(SpillError) -> UInt32 {
-            var v: UInt32 = 0
-            for i in 0..<4 { v |= UInt32(try byte()) << (8 * UInt32(i)) }
-            return v
+            guard data.count - position >= 4 else { throw SpillError("a record ends early") }
+            defer { position += 4 }
+            return UInt32(littleEndian: data.loadUnaligned(fromByteOffset: position, as: UInt32.self))
         }
 
         mutating func u64() throws(SpillError) -> UInt64 {
-            var v: UInt64 = 0
-            for i in 0..<8 { v |= UInt64(try byte()) << (8 * UInt64(i)) }
-            return v
+            guard data.count - position >= 8 else { throw SpillError("a record ends early") }
+            defer { position += 8 }
+            return UInt64(littleEndian: data.loadUnaligned(fromByteOffset: position, as: UInt64.self))
         }
 
-        mutating func optionalBytes() throws(SpillError) -> [UInt8]? {
+        mutating func optionalBytes() throws(SpillError) -> UnsafeRawBufferPointer? {
             let length = try u32()
             if length == .max { return nil }
             return try take(Int(length))
         }
 
-        mutating func bytes() throws(SpillError) -> [UInt8] {
+        mutating func bytes() throws(SpillError) -> UnsafeRawBufferPointer {
             try take(Int(try u32()))
         }
 
-        private mutating func take(_ n: Int) throws(SpillError) -> [UInt8] {
+        private mutating func take(_ n: Int) throws(SpillError) -> UnsafeRawBufferPointer {
             guard n <= data.count - position else { throw SpillError("a record ends early") }
             defer { position += n }
-            return Array(data[position..<position + n])
+            return UnsafeRawBufferPointer(rebasing: data[position..<position + n])
         }
+    }
+}
+
+/// The bytes of one spill file, read whole and not changed after; the messages read from it keep
+/// them alive and read their keys and values in place.
+final class SpillBytes: @unchecked Sendable {
+    /// Unchecked: written only by `fill`, before the object is shared; read-only after.
+    private(set) var bytes: UnsafeRawBufferPointer
+    private let storage: UnsafeMutableRawBufferPointer
+
+    init(count: Int) {
+        storage = .allocate(byteCount: max(count, 1), alignment: 8)
+        bytes = UnsafeRawBufferPointer(rebasing: storage[0..<0])
+    }
+
+    /// Lets `body` write the bytes; it returns how many it wrote (at most the count allocated).
+    func fill<E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) {
+        let count = try body(storage)
+        bytes = UnsafeRawBufferPointer(rebasing: storage[0..<min(count, storage.count)])
+    }
+
+    deinit { storage.deallocate() }
+}
+
+/// A message read back from a spill file: its key and value in place in the file's bytes.
+final class SpilledMessage: MessageBuffer, @unchecked Sendable {
+    /// Unchecked: every stored property is set in `init` and never changed; `file` is read-only.
+    private let file: SpillBytes
+    let keyBytes: UnsafeRawBufferPointer?
+    let valueBytes: UnsafeRawBufferPointer?
+    let headers: [MessageHeader]
+
+    init(_ file: SpillBytes, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, headers: [MessageHeader]) {
+        self.file = file
+        keyBytes = key
+        valueBytes = value
+        self.headers = headers
     }
 }
 
@@ -162,8 +230,8 @@ final class SpillDirectory: Sendable {
 
     /// The records of file `index` (none if nothing was spilled to it).
     func read(_ index: Int) throws -> [(sequence: UInt64, message: SourceMessage)] {
-        guard let bytes = try Self.contents(of: filePath(index)) else { return [] }
-        return try SpillRecord.read(bytes)
+        guard let file = try Self.contents(of: filePath(index)) else { return [] }
+        return try SpillRecord.read(file)
     }
 
     /// Removes the directory and its files.
@@ -173,7 +241,7 @@ final class SpillDirectory: Sendable {
     }
 
     /// A whole file's bytes, or nil if it does not exist.
-    static func contents(of path: String) throws -> [UInt8]? {
+    static func contents(of path: String) throws -> SpillBytes? {
         guard let f = fopen(path, "rb") else {
             if errno == ENOENT { return nil }
             throw FileError.current(path)
@@ -182,10 +250,12 @@ final class SpillDirectory: Sendable {
         var st = stat()
         guard fstat(fileno(f), &st) == 0 else { throw FileError.current(path) }
         let size = Int(st.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
-        let read = bytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, size, f) }
-        guard read == size else { throw FileError.current(path) }
-        return bytes
+        let file = SpillBytes(count: size)
+        try file.fill { buffer throws(FileError) -> Int in
+            guard fread(buffer.baseAddress, 1, size, f) == size else { throw FileError.current(path) }
+            return size
+        }
+        return file
     }
 }
 
