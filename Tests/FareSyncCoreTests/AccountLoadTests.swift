@@ -118,6 +118,23 @@ import Testing
         #expect(again.report.outcomes.duplicateEvents == again.report.outcomes.events - again.report.outcomes.deadLetters)
     }
 
+    /// A key's partition is its account's: an account id's own, a uid's that of `abt_id(uid)` (the
+    /// routing computes it over the key's bytes; keys that are not ASCII take the string path).
+    @Test func aKeysPartitionIsItsAccounts() {
+        var uids = (0..<2000).map { "uid-\($0)-" + String(repeating: "x", count: $0 % 40) }
+        uids += ["", "é", "日本", "ATB:CustomerAccount", "ATB:CustomerAccount:"]
+        var keys = uids.map { Array($0.utf8) } + [[0xFF], [0x41, 0xC3], [0x00]]
+        keys += (0..<200).map { Array(SimulatedEntur.abtId(uid: "u\($0)").utf8) }
+        for partitions in [2, 7, 48, 512] {
+            for key in keys {
+                let account = key.starts(with: AccountLoad.accountPrefix)
+                    ? key : Array(SimulatedEntur.abtId(uid: String(decoding: key, as: UTF8.self)).utf8)
+                #expect(AccountLoad.partition(ofKey: key, partitions: partitions) == AccountLoad.partition(ofAccount: account, partitions: partitions),
+                        "key \(key) in \(partitions) partitions")
+            }
+        }
+    }
+
     /// Spill records read back exactly as written: null and empty keys and values, bytes that are
     /// not UTF-8, headers with null values, no coordinates or timestamp, a read error.
     @Test func spillRecordsReadBackAsWritten() throws {

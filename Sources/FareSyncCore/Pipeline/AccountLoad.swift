@@ -1,3 +1,5 @@
+import Crypto
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -147,13 +149,33 @@ struct AccountLoad {
     /// The partition of a message key (a null key: partition 0).
     static func partition(ofKey key: [UInt8]?, partitions: Int) -> Int {
         guard let key, partitions > 1 else { return 0 }
-        return partition(ofAccount: account(ofKey: key), partitions: partitions)
+        if key.starts(with: accountPrefix) { return partition(ofAccount: key, partitions: partitions) }
+        guard key.allSatisfy({ $0 < 0x80 }) else {
+            // `abtId` reads the uid as a Swift string, which repairs bytes that are not UTF-8.
+            return partition(ofAccount: account(ofKey: key), partitions: partitions)
+        }
+        // A uid key (most of a log's messages): the hash of `abt_id(uid)` — the prefix, then the hex
+        // of the first 8 bytes of the uid's SHA-256 — without making strings of them.
+        var h = fnv(accountPrefix)
+        for byte in SHA256.hash(data: key).prefix(8) {
+            h = (h ^ UInt64(hexDigits[Int(byte >> 4)])) &* 0x100_0000_01b3
+            h = (h ^ UInt64(hexDigits[Int(byte & 0xF)])) &* 0x100_0000_01b3
+        }
+        return Int(h % UInt64(partitions))
     }
 
     static func partition(ofAccount account: some Sequence<UInt8>, partitions: Int) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
-        for b in account { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return Int(h % UInt64(partitions))
+        Int(fnv(account) % UInt64(partitions))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// FNV-1a of `bytes`, continuing from `h`.
+    @inline(__always)
+    private static func fnv(_ bytes: some Sequence<UInt8>, from h: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
+        var h = h
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
     }
 
     /// Whether `event`'s account lies in the partition its message's key was routed to.

@@ -20,7 +20,7 @@ enum SpillRecord {
     /// Appends the record of `message`, arrived as number `sequence`, to `out`.
     static func append(_ message: SourceMessage, sequence: UInt64, to out: inout [UInt8]) {
         let start = out.count
-        out.append(contentsOf: [0, 0, 0, 0])
+        put(UInt32(0), &out)
         put(sequence, &out)
         let key = message.key, value = message.value
         var flags: UInt8 = 0
@@ -35,18 +35,18 @@ enum SpillRecord {
             put(UInt64(bitPattern: c.offset), &out)
         }
         if let ts = message.timestamp { put(UInt64(bitPattern: ts), &out) }
-        putBytes(Array(message.topic.utf8), &out)
+        putBytes(message.topic.utf8, &out)
         if let key { putBytes(key, &out) }
         if let value { putBytes(value, &out) }
         let headers = message.headers
         put(UInt32(headers.count), &out)
         for header in headers {
-            putBytes(Array(header.name.utf8), &out)
+            putBytes(header.name.utf8, &out)
             if let v = header.value { putBytes(v, &out) } else { put(UInt32.max, &out) }
         }
-        if let error = message.readError { putBytes(Array(error.utf8), &out) }
+        if let error = message.readError { putBytes(error.utf8, &out) }
         let length = UInt32(out.count - start - 4)
-        for i in 0..<4 { out[start + i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i))) }
+        out.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self) }
     }
 
     /// Reads the records of `bytes` in order (a copy of them; the tests' entry).
@@ -113,14 +113,14 @@ enum SpillRecord {
     }
 
     private static func put(_ v: UInt32, _ out: inout [UInt8]) {
-        for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
     }
 
     private static func put(_ v: UInt64, _ out: inout [UInt8]) {
-        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
     }
 
-    private static func putBytes(_ bytes: [UInt8], _ out: inout [UInt8]) {
+    private static func putBytes(_ bytes: some Collection<UInt8>, _ out: inout [UInt8]) {
         put(UInt32(bytes.count), &out)
         out.append(contentsOf: bytes)
     }
