@@ -1,4 +1,5 @@
 @testable import FareSyncCore
+import Foundation
 import Testing
 
 /// Loading an empty store by partitions of accounts (`AccountLoad`) ends the store exactly as
@@ -47,6 +48,47 @@ import Testing
         #expect(twice.export == baseline.export, "every line duplicated")
         let shuffled = try await Self.load(DeterminismTests.messages(DeterminismTests.interleave(lines, seed: seed)), partitionBytes: 4 << 10)
         #expect(shuffled.export == baseline.export, "topics interleaved differently")
+    }
+
+    /// One log file is routed as two halves at once (`loadSplitBytes`). Lines without offsets are
+    /// numbered by the reader after the lines before them: if the second half has such lines, it is
+    /// routed again after the first, so that they are numbered as one reader numbers them (the dead
+    /// letters carry these coordinates, and the faults make dead letters).
+    @Test(arguments: [true, false])
+    func aLogFileRoutedInTwoHalvesEndsLikeBatchByBatch(offsets: Bool) async throws {
+        var lines = TrafficSimulator(SimulationOptions(users: 150, seed: 5, faults: true)).lines()
+        if !offsets { lines = lines.map(Self.withoutOffset) }
+        let messages = DeterminismTests.messages(lines)
+        #expect(offsets || messages.allSatisfy { $0.readError != nil || $0.coordinates != nil })
+        let baseline = try await Self.batchByBatch(messages)
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("faresync-halves-\(UInt64.random(in: 0...UInt64.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("log.jsonl").path
+        let text = lines.map { Array($0) + [0x0A] }.joined()
+        try Data(text).write(to: URL(fileURLWithPath: path))
+        let halves = try #require(try AccountLoad.halves(of: [.file(path)], minimumBytes: 0))
+        let bytes = Array(text)
+        #expect(halves.size == bytes.count && halves.middle >= bytes.count / 2 && bytes[halves.middle - 1] == 0x0A)
+        #expect(try AccountLoad.halves(of: [.file(path)], minimumBytes: bytes.count + 1) == nil)
+
+        let store = MemoryStore()
+        var options = ReplayOptions(batchSize: 50)
+        options.loadPartitionBytes = 8 << 10
+        options.loadSplitBytes = 0
+        let report = try await Replay(dispatcher: TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock())), options: options)
+            .run([.file(path)])
+        #expect(report.loadedByAccount)
+        #expect(report.messages == messages.count)
+        #expect(try await Export.string(store) == baseline.export)
+    }
+
+    /// The line without its `"offset":N` member.
+    static func withoutOffset(_ line: [UInt8]) -> [UInt8] {
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: #","offset":[0-9]+"#, options: .regularExpression) else { return line }
+        return Array(text.replacingCharacters(in: range, with: "").utf8)
     }
 
     /// A key that is not its event's account (here: every third message takes the next one's key)

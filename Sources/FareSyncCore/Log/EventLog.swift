@@ -4,9 +4,12 @@
 /// `headers`, `key` may be missing. A line without `offset` is numbered in file order per topic and
 /// partition (partition 0 when missing). Blank lines are skipped. A line that is not such a record
 /// becomes an unreadable message, which the pipeline dead-letters: it never stops a replay.
-public struct EventLogReader {
+public struct EventLogReader: Sendable {
     private var nextOffset: [Counter: Int64] = [:]
     private var scanner = LogLineScanner()
+    /// How many lines so far had no `offset` and were numbered by this reader (their offsets depend
+    /// on the lines before them).
+    public private(set) var numberedLines = 0
 
     /// A partition of a topic, the topic told apart by its bytes.
     private struct Counter: Hashable {
@@ -26,6 +29,7 @@ public struct EventLogReader {
         case .success(var record):
             let counter = Counter(partition: record.partition ?? 0, topic: ByteKey(record.message.topic))
             let next = nextOffset[counter]
+            if record.offset == nil { numberedLines += 1 }
             let offset = record.offset ?? next ?? 0
             if offset >= next ?? 0 { nextOffset[counter] = offset == .max ? .max : offset + 1 }
             record.message.coordinates = MessageCoordinates(partition: record.partition ?? 0, offset: offset)

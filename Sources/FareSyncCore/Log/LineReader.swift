@@ -42,18 +42,31 @@ public final class LineReader {
         }
     }
 
+    /// Opens `path` (a regular file) to read the lines that start in `range` of its bytes;
+    /// `range.lowerBound` must be 0 or just after a line break.
+    public convenience init(path: String, range: Range<Int>) throws {
+        try self.init(path: path)
+        guard fseeko(file, off_t(range.lowerBound), SEEK_SET) == 0 else { throw FileError.current(path) }
+        remaining = range.count
+    }
+
+    /// Bytes left to read of a range (`init(path:range:)`); unlimited otherwise.
+    private var remaining = Int.max
+
     deinit {
         free(buffer)
         if ownsFile { fclose(file) }
     }
 
-    /// The next line's bytes, or nil at the end of the file.
+    /// The next line's bytes, or nil at the end of the file (or of the range).
     public func next() throws -> [UInt8]? {
+        guard remaining > 0 else { return nil }
         let n = getline(&buffer, &capacity, file)
         if n < 0 {
             if ferror(file) != 0 { throw FileError.current(path) }
             return nil
         }
+        remaining -= n
         var length = n
         if length > 0, buffer![length - 1] == 0x0A { length -= 1 }
         if length > 0, buffer![length - 1] == 0x0D { length -= 1 }

@@ -42,9 +42,16 @@ struct AccountLoad {
         guard let bytes = Self.size(of: sources) else { return nil }
         guard try await dispatcher.store.read({ try $0.isEmpty() }) else { return nil }
         let partitions = Self.partitions(forBytes: bytes, options: options)
-        let spill = try SpillDirectory(under: options.spillDirectory ?? Self.temporaryDirectory(), files: partitions)
+        let halves = try Self.halves(of: sources, minimumBytes: options.loadSplitBytes)
+        let spill = try SpillDirectory(under: options.spillDirectory ?? Self.temporaryDirectory(), files: partitions,
+                                       segments: halves == nil ? 1 : 2)
         defer { spill.remove() }
-        let messages = try await route(sources, into: spill, partitions: partitions)
+        let messages: Int
+        if let halves {
+            messages = try await route(halves, into: spill, partitions: partitions)
+        } else {
+            messages = try await route(sources, into: spill, partitions: partitions)
+        }
         return try await dispatcher.store.withGroupedCommits(.max) { () async throws -> ReplayReport? in
             // Checked again where no other writer can come in before the load is committed.
             guard try await dispatcher.store.write({ try $0.isEmpty() }) else { return nil }
@@ -118,6 +125,75 @@ struct AccountLoad {
             for try await n in group { count += n }
             return count
         }
+    }
+
+    /// One log file of at least `minimumBytes`, cut in two at the line break nearest its middle; nil
+    /// for anything else (several sources, standard input, messages, a file without such a break).
+    static func halves(of sources: [ReplaySource], minimumBytes: Int) throws -> Halves? {
+        guard sources.count == 1, case .file(let path) = sources[0], path != "-" else { return nil }
+        guard let f = fopen(path, "rb") else { throw FileError.current(path) }
+        defer { fclose(f) }
+        var st = stat()
+        guard fstat(fileno(f), &st) == 0 else { throw FileError.current(path) }
+        let size = Int(st.st_size)
+        guard size >= max(minimumBytes, 2), fseeko(f, off_t(size / 2 - 1), SEEK_SET) == 0 else { return nil }
+        // The first line that starts at or after the middle.
+        var position = size / 2 - 1
+        while true {
+            let c = getc(f)
+            if c == EOF { return nil }
+            position += 1
+            if c == 0x0A { break }
+        }
+        return position < size ? Halves(path: path, middle: position, size: size) : nil
+    }
+
+    /// A log file in two parts: the lines before `middle` and those from it.
+    struct Halves: Equatable {
+        let path: String
+        let middle: Int
+        let size: Int
+    }
+
+    /// Routes the two halves of one log file at once, each read, parsed, routed and spilled by a
+    /// task of its own (segments 0 and 1 of the spill files): one core each, no hand-over between
+    /// them. A line without `offset` is numbered after the lines before it in its topic partition,
+    /// which the second half cannot know: if it had such lines, it is routed again, after the
+    /// first, continuing the first half's numbering.
+    private func route(_ halves: Halves, into directory: SpillDirectory, partitions: Int) async throws -> Int {
+        let path = halves.path
+        async let first = Self.routeLines(path, 0..<halves.middle, reader: EventLogReader(), into: directory, segment: 0,
+                                          firstSequence: 0, partitions: partitions)
+        async let second = Self.routeLines(path, halves.middle..<halves.size, reader: EventLogReader(), into: directory, segment: 1,
+                                           firstSequence: Self.secondHalfSequence, partitions: partitions)
+        let (firstCount, reader) = try await first
+        let (secondCount, secondReader) = try await second
+        guard secondReader.numberedLines > 0 else { return firstCount + secondCount }
+        directory.remove(segment: 1)
+        let (again, _) = try Self.routeLines(path, halves.middle..<halves.size, reader: reader, into: directory, segment: 1,
+                                             firstSequence: Self.secondHalfSequence, partitions: partitions)
+        return firstCount + again
+    }
+
+    /// The arrival number of the second half's first message: after any first half's.
+    static let secondHalfSequence: UInt64 = 1 << 48
+
+    /// Reads, routes and spills the lines that start in `range` of a log file; returns how many
+    /// messages they held and the reader (which numbers lines without offsets) as it ends.
+    private static func routeLines(_ path: String, _ range: Range<Int>, reader: EventLogReader, into directory: SpillDirectory,
+                                   segment: Int, firstSequence: UInt64, partitions: Int) throws -> (Int, EventLogReader) {
+        var reader = reader
+        let lines = try LineReader(path: path, range: range)
+        let spill = SpillWriter(directory, segment: segment)
+        var sequence = firstSequence
+        while let line = try lines.next() {
+            guard let message = reader.message(fromLine: line) else { continue }
+            try spill.append(message, sequence: sequence, to: partition(ofKey: message.key, partitions: partitions))
+            sequence += 1
+            if sequence & 0xFFF == 0 { try Task.checkCancellation() }
+        }
+        try spill.close()
+        return (Int(sequence - firstSequence), reader)
     }
 
     /// Reads the sources into chunks of at most 1024 messages and 1 MiB of keys and values (a chunk

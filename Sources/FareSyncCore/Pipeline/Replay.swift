@@ -29,6 +29,8 @@ public struct ReplayOptions: Sendable {
     public var loadPartitionsMax: Int = 512
     /// Partitions applied at once.
     public var loadWorkers: Int = 2
+    /// A single log file of at least this many bytes is routed as two halves at once.
+    public var loadSplitBytes: Int = 4 << 20
     /// Where the load's spill files go (a new directory in it, removed at the end); default
     /// `$TMPDIR`, else `/tmp`. They take about the size of the logs.
     public var spillDirectory: String?

@@ -210,33 +210,47 @@ struct SpillError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = "spill file: " + description }
 }
 
-/// A directory of spill files, one per partition of accounts (written by a `SpillWriter`),
-/// removed with everything in it by `remove()`.
+/// A directory of spill files, one per partition of accounts and segment of the logs (each segment
+/// written by a `SpillWriter` of its own), removed with everything in it by `remove()`.
 final class SpillDirectory: Sendable {
     let path: String
     let files: Int
+    /// Parts of the logs, in order, routed separately: a partition's records are those of its file
+    /// in each segment, one segment after the other.
+    let segments: Int
 
-    /// Creates a new directory under `base` for `files` spill files.
-    init(under base: String, files: Int) throws {
+    /// Creates a new directory under `base` for `files` spill files in each of `segments`.
+    init(under base: String, files: Int, segments: Int = 1) throws {
         var template = Array((base + "/faresync-load-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw FileError(path: base, reason: "cannot create a directory for the load's spill files: " + String(cString: strerror(errno)))
         }
         path = String(cString: made)
         self.files = files
+        self.segments = segments
     }
 
-    func filePath(_ index: Int) -> String { "\(path)/\(index)" }
+    func filePath(_ index: Int, segment: Int = 0) -> String { segment == 0 ? "\(path)/\(index)" : "\(path)/\(index).\(segment)" }
 
-    /// The records of file `index` (none if nothing was spilled to it).
+    /// The records of partition `index`, segment by segment (none if nothing was spilled to it).
     func read(_ index: Int) throws -> [(sequence: UInt64, message: SourceMessage)] {
-        guard let file = try Self.contents(of: filePath(index)) else { return [] }
-        return try SpillRecord.read(file)
+        var records: [(sequence: UInt64, message: SourceMessage)] = []
+        for segment in 0..<segments {
+            guard let file = try Self.contents(of: filePath(index, segment: segment)) else { continue }
+            let read = try SpillRecord.read(file)
+            if records.isEmpty { records = read } else { records += read }
+        }
+        return records
+    }
+
+    /// Removes the files of one segment (to route it again).
+    func remove(segment: Int) {
+        for index in 0..<files { unlink(filePath(index, segment: segment)) }
     }
 
     /// Removes the directory and its files.
     func remove() {
-        for index in 0..<files { unlink(filePath(index)) }
+        for segment in 0..<segments { remove(segment: segment) }
         rmdir(path)
     }
 
@@ -268,8 +282,11 @@ final class SpillWriter {
     /// Bytes gathered per file before a write.
     private static let bufferBytes = 64 << 10
 
-    init(_ directory: SpillDirectory) {
+    private let segment: Int
+
+    init(_ directory: SpillDirectory, segment: Int = 0) {
         self.directory = directory
+        self.segment = segment
         writers = Array(repeating: nil, count: directory.files)
         buffers = Array(repeating: [], count: directory.files)
     }
@@ -295,7 +312,7 @@ final class SpillWriter {
 
     private func write(_ index: Int) throws {
         guard !buffers[index].isEmpty else { return }
-        if writers[index] == nil { writers[index] = try FileWriter(path: directory.filePath(index)) }
+        if writers[index] == nil { writers[index] = try FileWriter(path: directory.filePath(index, segment: segment)) }
         try writers[index]!.write(buffers[index])
         buffers[index].removeAll(keepingCapacity: true)
     }
