@@ -2,7 +2,8 @@
 // Built by Fuzz/build.sh together with the decoding sources of FareSyncCore, with
 // `swiftc -sanitize=fuzzer,address`. Besides "does not crash", it checks invariants:
 //  - the parser's canonical output parses back to the same value, and is stable;
-//  - a decoded event's data, written and parsed again, decodes to the same event;
+//  - a decoded event's data, written and parsed again, decodes to the same event, and a contract's
+//    canonical text (taken from the message when written canonically) is its data written;
 //  - a log line that reads as a message is written back and reads as the same message;
 //  - the log reader's fast path reads a line as the general parser does, or not at all.
 
@@ -19,6 +20,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     let message = SourceMessage(topic: "fare-contracts", key: nil, value: bytes)
     if case .success(let event) = EventDecoder.decode(message) {
+        if let text = event.canonicalData {
+            precondition(text == JSONWriter.string(.object(event.data)), "a contract's canonical text is not its data written canonically")
+        }
         var envelope = CloudEvent.structured(id: event.id, type: event.type, time: event.time, subject: event.subject,
                                              data: event.data, source: event.source)
         envelope["time"] = .string(RFC3339.format(milliseconds: event.time))

@@ -1,4 +1,5 @@
 import FareSyncCore
+import Foundation
 import Testing
 
 @Suite struct JSONTests {
@@ -95,6 +96,50 @@ import Testing
         let v = try JSONParser.parse(#""a\"b\\c\/d\n\u00e9\ud83d\ude00\u0001""#)
         #expect(v.stringValue == "a\"b\\c/d\né😀\u{01}")
         #expect(JSONWriter.string(v) == #""a\"b\\c/d\né😀\u0001""#)
+    }
+
+    /// A member's text is taken as its canonical text only when it is written exactly as
+    /// `JSONWriter` writes it; any whitespace, unsorted members or escape inside it, and it is not.
+    @Test(arguments: [
+        (#"{"data":{"a":[1,-2.50,"é",true,null,{}],"b":"x"},"id":"1"}"#, true),
+        (#"{"id":"1" , "data":{"a":[]}}"#, true),  // whitespace outside the member is no matter
+        (#"{"data":{"a": 1}}"#, false),
+        (#"{"data":{"b":1,"a":2}}"#, false),
+        (#"{"data":{"a":"\/"}}"#, false),
+        (#"{"data":{"a":"\u0041"}}"#, false),
+        (#"{"data":{"a":"\n"}}"#, false),  // canonical as written, but an escape: written again
+        (#"{"data":[1 ,2]}"#, false),
+        (#"{"x":{"data":{"a":1}}}"#, false),  // only a top-level member
+    ])
+    func canonicalTextIsTakenOnlyWhenWrittenCanonically(text: String, taken: Bool) throws {
+        let bytes = Array(text.utf8)
+        let (value, range) = try bytes.withUnsafeBytes { try JSONParser.parse($0, capturing: "data") }
+        #expect(value == (try JSONParser.parse(text)))
+        #expect((range != nil) == taken)
+        if let range, let data = value["data"] {
+            #expect(Array(bytes[range]) == JSONWriter.bytes(data))
+        }
+    }
+
+    /// A fare contract event's canonical text is its data written canonically, whether the event
+    /// carried it so written or not.
+    @Test func aContractsCanonicalTextIsItsDataWrittenCanonically() throws {
+        let messages = TrafficSimulator(SimulationOptions(users: 40, seed: 9)).messages()
+        var contracts = 0
+        for message in messages {
+            guard case .success(let event) = EventDecoder.decode(message), event.type == .fareContractChanged else { continue }
+            contracts += 1
+            #expect(event.canonicalData == JSONWriter.string(.object(event.data)))
+            // The same event spaced out: its data is written again.
+            var text = String(decoding: try #require(message.value), as: UTF8.self)
+            text = text.replacingOccurrences(of: ",", with: " , ")
+            var copy = message
+            copy.value = Array(text.utf8)
+            let spaced = EventDecoder.decode(copy)
+            guard case .success(let again) = spaced else { Issue.record("a spaced-out event does not decode: \(spaced)"); continue }
+            #expect(again.canonicalData == event.canonicalData)
+        }
+        #expect(contracts > 20)
     }
 
     @Test func integersAsJSONSchemaReadsThem() {

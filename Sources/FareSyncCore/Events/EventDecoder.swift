@@ -22,21 +22,28 @@ public enum EventDecoder {
 
     static func decodeThrowing(_ message: SourceMessage) throws(Rejection) -> CloudEvent {
         if let readError = message.readError { throw Rejection(.malformedLogLine, readError) }
-        // The value is parsed where it is: a consumed message's bytes are not copied first.
-        let parsed = try message.withValue { (value) throws(Rejection) -> JSONValue in
+        let binary = message.header("ce_specversion") != nil
+        // The value is parsed where it is: a consumed message's bytes are not copied first. A fare
+        // contract's data is stored as its canonical text: if the event carries it so written, that
+        // text is taken as it is instead of written again.
+        let (parsed, canonicalData) = try message.withValue { (value) throws(Rejection) -> (JSONValue, String?) in
             guard let value else { throw Rejection(.invalidJSON, "the message has no value (tombstone)") }
             if value.isEmpty { throw Rejection(.invalidJSON, "the message value is empty") }
             if value.count > maxValueBytes {
                 throw Rejection(.tooLarge, "the message value is \(value.count) bytes, more than \(maxValueBytes)")
             }
             do throws(JSONParseError) {
-                return try JSONParser.parse(value)
+                if binary { return (try JSONParser.parse(value), nil) }
+                let (parsed, canonical) = try JSONParser.parse(value, capturing: "data")
+                guard let canonical, parsed["type"]?.stringValue == EventType.fareContractChanged.rawValue else { return (parsed, nil) }
+                // Valid UTF-8: the parser checked every string in it.
+                return (parsed, String(decoding: UnsafeRawBufferPointer(rebasing: value[canonical]), as: UTF8.self))
             } catch {
                 throw Rejection(.invalidJSON, error.description)
             }
         }
         let envelope: JSONObject
-        if case .some = message.header("ce_specversion") {
+        if binary {
             envelope = try binaryEnvelope(message, data: parsed)
         } else {
             guard let object = parsed.objectValue else {
@@ -44,7 +51,7 @@ public enum EventDecoder {
             }
             envelope = object
         }
-        return try decode(envelope: envelope)
+        return try decode(envelope: envelope, canonicalData: canonicalData)
     }
 
     static func binaryEnvelope(_ message: SourceMessage, data: JSONValue) throws(Rejection) -> JSONObject {
@@ -66,8 +73,9 @@ public enum EventDecoder {
         return envelope
     }
 
-    /// Checks a structured-mode envelope and its data.
-    public static func decode(envelope: JSONObject) throws(Rejection) -> CloudEvent {
+    /// Checks a structured-mode envelope and its data. `canonicalData`, if given, is `data` as
+    /// canonical JSON text (`JSONWriter`), as the message carried it.
+    public static func decode(envelope: JSONObject, canonicalData: String? = nil) throws(Rejection) -> CloudEvent {
         let r = FieldReader(envelope, path: "", reason: .invalidEnvelope)
         let specversion = try r.string("specversion")
         guard specversion == "1.0" else {
@@ -93,7 +101,7 @@ public enum EventDecoder {
         case .fareContractChanged: payload = .fareContractChanged(try FareContract(d))
         }
         var canonical: String?
-        if case .fareContractChanged = payload { canonical = JSONWriter.string(.object(data)) }
+        if case .fareContractChanged = payload { canonical = canonicalData ?? JSONWriter.string(.object(data)) }
         return CloudEvent(id: id, source: source, type: type, time: time, subject: subject, payload: payload, data: data,
                           canonicalData: canonical)
     }

@@ -33,12 +33,25 @@ public struct JSONParser {
     }
 
     private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> JSONValue {
+        try parse(buffer: buffer, maxDepth: maxDepth, capture: nil).0
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capture: String?) throws(JSONParseError) -> (JSONValue, Range<Int>?) {
         var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+        parser.capture = capture
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
         guard parser.index == buffer.count else { throw parser.error("unexpected data after the JSON value") }
-        return value
+        return (value, parser.captured)
+    }
+
+    /// Parses one JSON text from bytes in place, and says where the value of the top-level object's
+    /// member `member` lies in `bytes` if it is written exactly as `JSONWriter` writes it (no
+    /// whitespace, members sorted, strings without escapes): those bytes are then its canonical
+    /// text, and need not be written again.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, capturing member: String) throws(JSONParseError) -> (JSONValue, canonical: Range<Int>?) {
+        try parse(buffer: bytes.assumingMemoryBound(to: UInt8.self), maxDepth: defaultMaxDepth, capture: member)
     }
 
     /// Parses a JSON text; if it is an object, its members named in `rawStrings` whose values are
@@ -65,6 +78,12 @@ public struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
     private var index = 0
+    /// False once the text parsed since it was last set has whitespace, unsorted members or escapes
+    /// (written otherwise than `JSONWriter` writes it).
+    private var canonical = true
+    /// The top-level member whose value's range is kept if canonical (`parse(_:capturing:)`).
+    private var capture: String?
+    private var captured: Range<Int>?
 
     private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -78,7 +97,9 @@ public struct JSONParser {
     private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
-            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            case 0x20, 0x0A, 0x0D, 0x09:
+                index += 1
+                canonical = false
             default: return
             }
         }
@@ -149,7 +170,16 @@ public struct JSONParser {
                     raw[name] = try parseStringBytes()
                 }
             } else {
-                let value = try parseValue(depth: depth)
+                let value: JSONValue
+                if depth == 1, let capture, UTF8Order.equal(name, capture) {
+                    // The captured member: is its value's text canonical on its own?
+                    let start = index
+                    canonical = true
+                    value = try parseValue(depth: depth)
+                    if canonical { captured = start..<index }
+                } else {
+                    value = try parseValue(depth: depth)
+                }
                 if let last = members.last {
                     switch UTF8Order.compare(last.name, name) {
                     case .orderedSame: throw error("duplicate member name \"\(name)\"", at: nameOffset)
@@ -166,6 +196,7 @@ public struct JSONParser {
             throw error("expected ',' or '}'")
         }
         if !sorted {
+            canonical = false
             members.sort { UTF8Order.less($0.name, $1.name) }
             for i in 1..<members.count where members[i - 1].name.utf8.elementsEqual(members[i].name.utf8) {
                 throw error("duplicate member name \"\(members[i].name)\"")
@@ -234,6 +265,7 @@ public struct JSONParser {
             guard let s = Self.validString(slice) else { throw error("invalid UTF-8 in a string", at: start) }
             return s
         case .unescaped(let buffer):
+            canonical = false
             let s = buffer.withUnsafeBufferPointer { Self.validString($0) }
             guard let s else { throw error("invalid UTF-8 in a string", at: start) }
             return s
