@@ -345,6 +345,12 @@ struct AccountLoad {
         var setAside: [(sequence: UInt64, message: SourceMessage)]
     }
 
+    /// Events decoded and applied at a time in memory. Small batches keep an event's decoded tree in
+    /// the cache between decoding and the triggers: measured on a 1 M-event load, batches of 32–256
+    /// took 13.5–14.7 CPU-seconds for the partitions, batches of 4000 (the store's batch size)
+    /// 16.2–19.7. There is no store transaction per batch to pay for in memory.
+    static let applyBatch = 64
+
     private func applyInMemory(_ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
                                taken: [String]) async throws -> Applied {
         let store = PartitionStore(taken: taken)
@@ -352,8 +358,9 @@ struct AccountLoad {
         var newest: Int64?
         var setAside: [(sequence: UInt64, message: SourceMessage)] = []
         var start = 0
+        let batch = min(options.batchSize, Self.applyBatch)
         while start < records.count {
-            let end = min(start + options.batchSize, records.count)
+            let end = min(start + batch, records.count)
             var messages: [SourceMessage] = []
             var decoded: [Result<CloudEvent, Rejection>] = []
             messages.reserveCapacity(end - start)
