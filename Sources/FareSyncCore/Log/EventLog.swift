@@ -21,11 +21,16 @@ public struct EventLogReader: Sendable {
 
     /// Parses one line (nil for a blank line).
     public mutating func message(fromLine line: [UInt8]) -> SourceMessage? {
+        line.withUnsafeBufferPointer { message(fromLine: $0) }
+    }
+
+    /// Parses one line read in place (nil for a blank line); the message keeps no reference to it.
+    public mutating func message(fromLine line: UnsafeBufferPointer<UInt8>) -> SourceMessage? {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
-        let parsed = scanner.record(line).map { Result.success($0) } ?? Self.parse(line)
+        let parsed = scanner.record(in: line).map { Result.success($0) } ?? Self.parse(Array(line))
         switch parsed {
         case .failure(let rejection):
-            return .unreadableLine(line, error: rejection.error)
+            return .unreadableLine(Array(line), error: rejection.error)
         case .success(var record):
             let counter = Counter(partition: record.partition ?? 0, topic: ByteKey(record.message.topic))
             let next = nextOffset[counter]

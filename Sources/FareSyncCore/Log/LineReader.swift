@@ -60,6 +60,12 @@ public final class LineReader {
 
     /// The next line's bytes, or nil at the end of the file (or of the range).
     public func next() throws -> [UInt8]? {
+        try nextInPlace().map { Array($0) }
+    }
+
+    /// The next line's bytes in the reader's buffer, valid until the next call (no copy), or nil at
+    /// the end of the file (or of the range).
+    public func nextInPlace() throws -> UnsafeBufferPointer<UInt8>? {
         guard remaining > 0 else { return nil }
         let n = getline(&buffer, &capacity, file)
         if n < 0 {
@@ -70,7 +76,7 @@ public final class LineReader {
         var length = n
         if length > 0, buffer![length - 1] == 0x0A { length -= 1 }
         if length > 0, buffer![length - 1] == 0x0D { length -= 1 }
-        return buffer!.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return UnsafeBufferPointer(start: UnsafeRawPointer(buffer!).assumingMemoryBound(to: UInt8.self), count: length)
     }
 }
 

@@ -37,7 +37,8 @@ struct LogLineScanner {
         static let headers = Seen(rawValue: 64), key = Seen(rawValue: 128), payload = Seen(rawValue: 256)
     }
 
-    private mutating func record(in b: UnsafeBufferPointer<UInt8>) -> EventLogReader.Record? {
+    /// The record of a line read in place.
+    mutating func record(in b: UnsafeBufferPointer<UInt8>) -> EventLogReader.Record? {
         var cursor = Cursor(b)
         guard cursor.skip(UInt8(ascii: "{")) else { return nil }
         var seen: Seen = []

@@ -186,7 +186,7 @@ struct AccountLoad {
         let lines = try LineReader(path: path, range: range)
         let spill = SpillWriter(directory, segment: segment)
         var sequence = firstSequence
-        while let line = try lines.next() {
+        while let line = try lines.nextInPlace() {
             guard let message = reader.message(fromLine: line) else { continue }
             try spill.append(message, sequence: sequence, to: partition(ofKey: message.key, partitions: partitions))
             sequence += 1

@@ -156,7 +156,7 @@ extension ReplaySource {
                 for message in messages { try await body(message) }
             case .file(let path):
                 let lines = try LineReader(path: path)
-                while let line = try lines.next() {
+                while let line = try lines.nextInPlace() {
                     guard let message = reader.message(fromLine: line) else { continue }
                     try await body(message)
                 }

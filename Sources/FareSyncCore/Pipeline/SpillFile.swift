@@ -172,20 +172,40 @@ enum SpillRecord {
 final class SpillBytes: @unchecked Sendable {
     /// Unchecked: written only by `fill`, before the object is shared; read-only after.
     private(set) var bytes: UnsafeRawBufferPointer
-    private let storage: UnsafeMutableRawBufferPointer
+    private enum Storage {
+        case allocated(UnsafeMutableRawBufferPointer)
+        case mapped(UnsafeMutableRawPointer, Int)
+    }
+    private let storage: Storage
 
     init(count: Int) {
-        storage = .allocate(byteCount: max(count, 1), alignment: 8)
-        bytes = UnsafeRawBufferPointer(rebasing: storage[0..<0])
+        let allocated = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 8)
+        storage = .allocated(allocated)
+        bytes = UnsafeRawBufferPointer(rebasing: allocated[0..<0])
+    }
+
+    /// The whole of the open file `fd`, `count` bytes, mapped read-only (not copied: a spill file is
+    /// read once, in full).
+    init?(mapping fd: Int32, count: Int) {
+        guard count > 0, let base = mmap(nil, count, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else { return nil }
+        madvise(base, count, MADV_SEQUENTIAL)
+        storage = .mapped(base, count)
+        bytes = UnsafeRawBufferPointer(start: base, count: count)
     }
 
     /// Lets `body` write the bytes; it returns how many it wrote (at most the count allocated).
     func fill<E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) {
-        let count = try body(storage)
-        bytes = UnsafeRawBufferPointer(rebasing: storage[0..<min(count, storage.count)])
+        guard case .allocated(let buffer) = storage else { preconditionFailure("a mapped file is read-only") }
+        let count = try body(buffer)
+        bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        switch storage {
+        case .allocated(let buffer): buffer.deallocate()
+        case .mapped(let base, let count): munmap(base, count)
+        }
+    }
 }
 
 /// A message read back from a spill file: its key and value in place in the file's bytes.
@@ -254,7 +274,8 @@ final class SpillDirectory: Sendable {
         rmdir(path)
     }
 
-    /// A whole file's bytes, or nil if it does not exist.
+    /// A whole file's bytes (mapped; read into memory where it cannot be mapped), or nil if it does
+    /// not exist.
     static func contents(of path: String) throws -> SpillBytes? {
         guard let f = fopen(path, "rb") else {
             if errno == ENOENT { return nil }
@@ -264,6 +285,7 @@ final class SpillDirectory: Sendable {
         var st = stat()
         guard fstat(fileno(f), &st) == 0 else { throw FileError.current(path) }
         let size = Int(st.st_size)
+        if let mapped = SpillBytes(mapping: fileno(f), count: size) { return mapped }
         let file = SpillBytes(count: size)
         try file.fill { buffer throws(FileError) -> Int in
             guard fread(buffer.baseAddress, 1, size, f) == size else { throw FileError.current(path) }

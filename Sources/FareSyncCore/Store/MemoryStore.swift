@@ -124,11 +124,11 @@ final class MemoryTransaction: StoreTransaction {
     }
 
     func parkedEvents(account: String) throws -> [ParkedEvent] {
-        parked { $0.account.utf8.elementsEqual(account.utf8) }
+        parked { UTF8Order.equal($0.account, account) }
     }
 
     func parkedEvents(contractId: String) throws -> [ParkedEvent] {
-        parked { $0.contractId.utf8.elementsEqual(contractId.utf8) }
+        parked { UTF8Order.equal($0.contractId, contractId) }
     }
 
     func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {
