@@ -37,7 +37,7 @@ test: setup
 	bash Tests/cli/check_kafka.sh $(FARESYNC)
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
 	bash Fuzz/run.sh 20
-	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --memory-small 2000 --memory-large 8000 --e2e-events 3000
+	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000
 
 ## The benchmarks of BENCHMARKS.md, release build, full sizes (several minutes).
 bench: setup

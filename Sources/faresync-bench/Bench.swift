@@ -12,6 +12,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Messages for the consumer benchmark.") var consumerMessages = 120_000
     @Option(help: "Rounds of the consumer benchmark (best of each).") var rounds = 5
     @Option(help: "Events replayed for the throughput benchmark.") var replayEvents = 1_000_000
+    @Option(help: "Rounds of the replay benchmark, replay and floor alternating (best of each).") var replayRounds = 3
     @Option(help: "Events of the smaller memory run.") var memorySmall = 100_000
     @Option(help: "Events of the larger memory run.") var memoryLarge = 1_000_000
     @Option(help: "Events for the end-to-end run against the dev broker.") var e2eEvents = 200_000
@@ -36,8 +37,11 @@ struct Bench: AsyncParsableCommand {
 
         let replayLog = dir + "/replay.jsonl"
         let events = try ReplayBench.writeLog(events: replayEvents, to: replayLog)
-        say("replay: \(events) events into a fresh SQLite store")
-        let r = try await ReplayBench.run(log: replayLog, events: events, directory: dir)
+        say("replay: \(events) events into a fresh SQLite store, best of \(replayRounds) rounds each (replay, then floor, per round)")
+        let r = try await ReplayBench.run(log: replayLog, events: events, directory: dir, rounds: replayRounds)
+        for (i, round) in r.rounds.enumerated() {
+            say(String(format: "  round %d: replay %8.0f, raw %8.0f events/s, ratio %.3f", i + 1, round.replay, round.raw, round.replay / round.raw))
+        }
         let replayRatio = r.replayRate / r.rawRate
         say(String(format: "  faresync replay        %10.0f events/s", r.replayRate))
         say(String(format: "  raw GRDB upserts       %10.0f events/s (%d final documents)   ratio %.3f (goal >= 0.5)", r.rawRate, r.documents, replayRatio))
