@@ -142,6 +142,39 @@ import Testing
         #expect(contracts > 20)
     }
 
+    /// A rejection names the failing member by its full path, down into arrays of objects.
+    @Test func rejectionsNameTheMembersPath() throws {
+        func rejection(_ change: (inout JSONObject) -> Void) throws -> String {
+            let right = TravelRight(id: "TR", status: .unused, fareProductRef: "P", startDateTime: "2026-11-20T00:00:00Z",
+                                    endDateTime: "2026-11-20T01:00:00Z", authorityRef: "A", tariffZoneRefs: ["Z1"],
+                                    usedAccesses: [.init(startDateTime: "2026-11-20T00:00:00Z", endDateTime: "2026-11-20T00:10:00Z")])
+            var data = FareContract(id: "FC", version: "1", created: "2026-11-20T00:00:00Z", orderId: "O", customerAccountId: "ACC",
+                                    state: .activated, paymentType: ["VIPPS"], totalAmount: "1", totalTaxAmount: "0",
+                                    travelRights: [right, right]).json
+            change(&data)
+            let envelope = CloudEvent.structured(id: "e", type: .fareContractChanged, time: 0, subject: nil, data: data)
+            let result = EventDecoder.decode(SourceMessage(topic: "t", key: nil, value: JSONWriter.bytes(.object(envelope))))
+            guard case .failure(let r) = result else { return "decoded" }
+            return r.error
+        }
+        func setRight(_ data: inout JSONObject, _ index: Int, _ name: String, _ value: JSONValue) {
+            var rights = data["travelRights"]!.arrayValue!
+            var right = rights[index].objectValue!
+            right[name] = value
+            rights[index] = .object(right)
+            data["travelRights"] = .array(rights)
+        }
+        #expect(try rejection { $0["state"] = .int(9) }.hasPrefix("data.state: 9 is not one of"))
+        #expect(try rejection { $0["paymentType"] = .array([.string("A"), .int(1)]) } == "data.paymentType[1]: expected a string, got number")
+        #expect(try rejection { setRight(&$0, 1, "status", .int(12)) }.hasPrefix("data.travelRights[1].status: 12 is not one of"))
+        #expect(try rejection { setRight(&$0, 0, "tariffZoneRefs", .array([.null])) } == "data.travelRights[0].tariffZoneRefs[0]: expected a string, got null")
+        #expect(try rejection { setRight(&$0, 1, "maximumNumberOfAccesses", .number("1.5")) }
+            == "data.travelRights[1].maximumNumberOfAccesses: 1.5 is not an integer in 0...9007199254740991")
+        #expect(try rejection { setRight(&$0, 1, "usedAccesses", .array([.object(JSONObject([("startDateTime", .string("x")), ("endDateTime", .string("y"))]))])) }
+            == "data.travelRights[1].usedAccesses[0].startDateTime: \"x\" is not an RFC 3339 date-time")
+        #expect(try rejection { $0["travelRights"] = .array([.int(1)]) } == "data.travelRights[0]: expected an object, got number")
+    }
+
     @Test func integersAsJSONSchemaReadsThem() {
         #expect(JSONNumber.integerValue(of: "3.0") == 3)
         #expect(JSONNumber.integerValue(of: "30e-1") == 3)

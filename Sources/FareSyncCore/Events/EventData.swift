@@ -39,6 +39,8 @@ public struct UserCreated: Sendable, Equatable {
 /// PaymentType of a reservation: 1 PaymentCard, 2 Vipps, 3 Visa, 4 Mastercard, 5 Amex, 6 BankAxept, 7 ApplePay, 8 GooglePay.
 public enum PaymentType: Int64, Sendable, CaseIterable {
     case paymentCard = 1, vipps, visa, mastercard, amex, bankAxept, applePay, googlePay
+
+    static let rawValues = allCases.map(\.rawValue)
 }
 
 /// `ticketing.reservation.created`: the ticket service reserved an offer for a user.
@@ -73,7 +75,7 @@ public struct ReservationCreated: Sendable, Equatable {
         orderId = try r.documentID("orderId")
         paymentId = try r.integer("paymentId")
         transactionId = try r.integer("transactionId")
-        paymentType = PaymentType(rawValue: try r.enumInteger("paymentType", allowed: PaymentType.allCases.map(\.rawValue)))!
+        paymentType = PaymentType(rawValue: try r.enumInteger("paymentType", allowed: PaymentType.rawValues))!
         url = try r.string("url")
         created = try r.dateTime("created").text
         customerAccountId = try r.optionalString("customerAccountId")

@@ -4,6 +4,8 @@ public struct FareContract: Sendable, Equatable {
     /// `state`: 0 Unspecified, 1 NotActivated, 2 Activated, 3 Cancelled, 4 Refunded, 5 Moved, 6 Expired, 7 Archived.
     public enum State: Int64, Sendable, CaseIterable {
         case unspecified = 0, notActivated, activated, cancelled, refunded, moved, expired, archived
+
+        static let rawValues = allCases.map(\.rawValue)
     }
 
     public var id: String
@@ -45,7 +47,7 @@ public struct FareContract: Sendable, Equatable {
         orderId = try r.documentID("orderId")
         customerAccountId = try r.nonEmptyString("customerAccountId")
         purchasedBy = try r.optionalString("purchasedBy")
-        state = State(rawValue: try r.enumInteger("state", allowed: State.allCases.map(\.rawValue)))!
+        state = State(rawValue: try r.enumInteger("state", allowed: State.rawValues))!
         paymentType = try r.stringArray("paymentType")
         totalAmount = try r.matching("totalAmount", StringFormat.isDecimal, "a decimal string")
         totalTaxAmount = try r.matching("totalTaxAmount", StringFormat.isDecimal, "a decimal string")
@@ -81,6 +83,8 @@ public struct TravelRight: Sendable, Equatable {
     public enum Status: Int64, Sendable, CaseIterable {
         case unspecified = 0, reserved, ordered, paidFor, unused, activated, partiallyUsed, used, archived, other
         case cancelled = 20, refunded = 21
+
+        static let rawValues = allCases.map(\.rawValue)
     }
 
     /// One use of a travel right.
@@ -141,7 +145,7 @@ public struct TravelRight: Sendable, Equatable {
 
     init(_ r: FieldReader) throws(Rejection) {
         id = try r.string("id")
-        status = Status(rawValue: try r.enumInteger("status", allowed: Status.allCases.map(\.rawValue)))!
+        status = Status(rawValue: try r.enumInteger("status", allowed: Status.rawValues))!
         fareProductRef = try r.string("fareProductRef")
         startDateTime = try r.dateTime("startDateTime").text
         endDateTime = try r.dateTime("endDateTime").text

@@ -1,14 +1,32 @@
 /// Reads and checks the members of a JSON object the way the JSON Schemas in `Schemas/` do, and
 /// names the failing member by its path (`data.travelRights[0].status`) in the rejection.
+///
+/// Paths are only spelled out for a rejection: a reader of an array's element keeps its parent's path
+/// and its index apart, and the checks that succeed (nearly all) format nothing.
 struct FieldReader {
     let object: JSONObject
-    let path: String
     let reason: DeadLetterReason
+    private let base: String
+    private let element: (name: String, index: Int)?
 
     init(_ object: JSONObject, path: String, reason: DeadLetterReason = .invalidData) {
         self.object = object
-        self.path = path
+        self.base = path
+        self.element = nil
         self.reason = reason
+    }
+
+    private init(_ object: JSONObject, parent: FieldReader, name: String, index: Int) {
+        self.object = object
+        self.base = parent.path
+        self.element = (name, index)
+        self.reason = parent.reason
+    }
+
+    /// Where this object is: `data`, `data.travelRights[0]`.
+    var path: String {
+        guard let element else { return base }
+        return (base.isEmpty ? "" : base + ".") + "\(element.name)[\(element.index)]"
     }
 
     /// The largest integer JSON Schemas here allow (2^53 - 1, the app's JavaScript limit).
@@ -69,7 +87,7 @@ struct FieldReader {
     }
 
     func integer(_ name: String, in range: ClosedRange<Int64> = 0...maxInteger) throws(Rejection) -> Int64 {
-        try Self.integer(try value(name), at: at(name), in: range, reason: reason)
+        try Self.integer(try value(name), at: self.at(name), in: range, reason: reason)
     }
 
     func optionalInteger(_ name: String, in range: ClosedRange<Int64> = 0...maxInteger) throws(Rejection) -> Int64? {
@@ -77,15 +95,17 @@ struct FieldReader {
         return try integer(name, in: range)
     }
 
-    static func integer(_ v: JSONValue, at path: String, in range: ClosedRange<Int64>, reason: DeadLetterReason) throws(Rejection) -> Int64 {
-        guard case .number(let literal) = v else { throw Rejection(reason, "\(path): expected an integer, got \(v.typeName)") }
+    static func integer(_ v: JSONValue, at path: @autoclosure () -> String, in range: ClosedRange<Int64>,
+                        reason: DeadLetterReason) throws(Rejection) -> Int64 {
+        guard case .number(let literal) = v else { throw Rejection(reason, "\(path()): expected an integer, got \(v.typeName)") }
         guard let i = JSONNumber.integerValue(of: literal) else {
-            throw Rejection(reason, "\(path): \(literal) is not an integer in \(range.lowerBound)...\(range.upperBound)")
+            throw Rejection(reason, "\(path()): \(literal) is not an integer in \(range.lowerBound)...\(range.upperBound)")
         }
-        guard range.contains(i) else { throw Rejection(reason, "\(path): \(literal) is outside \(range.lowerBound)...\(range.upperBound)") }
+        guard range.contains(i) else { throw Rejection(reason, "\(path()): \(literal) is outside \(range.lowerBound)...\(range.upperBound)") }
         return i
     }
 
+    /// An integer that must be one of `allowed` (an enum's raw values).
     func enumInteger(_ name: String, allowed: [Int64]) throws(Rejection) -> Int64 {
         let v = try value(name)
         guard case .number(let literal) = v else { throw fail(name, "expected an integer, got \(v.typeName)") }
@@ -132,19 +152,19 @@ struct FieldReader {
     }
 
     func stringArray(_ name: String) throws(Rejection) -> [String] {
-        try Self.strings(try array(name), at: at(name), reason: reason)
+        try Self.strings(try array(name), at: self.at(name), reason: reason)
     }
 
     func optionalStringArray(_ name: String) throws(Rejection) -> [String]? {
         guard let a = try optionalArray(name) else { return nil }
-        return try Self.strings(a, at: at(name), reason: reason)
+        return try Self.strings(a, at: self.at(name), reason: reason)
     }
 
-    static func strings(_ values: [JSONValue], at path: String, reason: DeadLetterReason) throws(Rejection) -> [String] {
+    static func strings(_ values: [JSONValue], at path: @autoclosure () -> String, reason: DeadLetterReason) throws(Rejection) -> [String] {
         var out: [String] = []
         out.reserveCapacity(values.count)
         for (i, v) in values.enumerated() {
-            guard let s = v.stringValue else { throw Rejection(reason, "\(path)[\(i)]: expected a string, got \(v.typeName)") }
+            guard let s = v.stringValue else { throw Rejection(reason, "\(path())[\(i)]: expected a string, got \(v.typeName)") }
             out.append(s)
         }
         return out
@@ -153,9 +173,10 @@ struct FieldReader {
     /// Each element of an array member as an object reader.
     func objects(_ values: [JSONValue], name: String) throws(Rejection) -> [FieldReader] {
         var out: [FieldReader] = []
+        out.reserveCapacity(values.count)
         for (i, v) in values.enumerated() {
             guard let o = v.objectValue else { throw Rejection(reason, "\(at(name))[\(i)]: expected an object, got \(v.typeName)") }
-            out.append(FieldReader(o, path: "\(at(name))[\(i)]", reason: reason))
+            out.append(FieldReader(o, parent: self, name: name, index: i))
         }
         return out
     }
