@@ -177,6 +177,26 @@ import Testing
         }
     }
 
+    /// A partition keeps a document set with its canonical text as that text (and its version): it
+    /// still reads back whole, exports whole, and is written as that text.
+    @Test func aDocumentKeptAsItsTextReadsBackWhole() async throws {
+        let store = PartitionStore(taken: [])
+        let data = JSONObject([("id", .string("FC")), ("version", .string("12")), ("travelRights", .array([.object(JSONObject([("a", .int(1))]))]))])
+        let text = JSONWriter.string(.object(data))
+        try await store.write { tx in
+            try tx.setDocument("customers/u/fareContracts/FC", .object(data), canonicalText: text)
+            try tx.setDocument("users/u", .object(JSONObject([("uid", .string("u"))])))
+        }
+        let read = try await store.read { tx in (try tx.document("customers/u/fareContracts/FC"), try tx.documentVersion("customers/u/fareContracts/FC")) }
+        #expect(read.0 == .object(data))
+        #expect(read.1 == "12")
+        let exported = try await Export.string(store)
+        #expect(exported.contains(text))
+        let rows = store.finalRows().rows.documents
+        #expect(rows.map(\.path) == ["customers/u/fareContracts/FC", "users/u"])
+        #expect(rows[0].text == text && rows[0].version == "12")
+    }
+
     /// Spill records read back exactly as written: null and empty keys and values, bytes that are
     /// not UTF-8, headers with null values, no coordinates or timestamp, a read error.
     @Test func spillRecordsReadBackAsWritten() throws {

@@ -56,6 +56,9 @@ final class MemoryTransaction: StoreTransaction {
     var state: MemoryState
     private let recordingUndo: Bool
     /// The canonical text documents were set with, where given (kept only if not nil; no undo).
+    /// A document set with its text is then kept as that text and, as a tree, only its top-level
+    /// `version` (what the triggers read of a fare contract): the full tree is freed with the event
+    /// that carried it, while still in the cache, instead of with the whole state.
     var canonicalTexts: [ByteKey: String]?
     private var undo: [(inout MemoryState) -> Void] = []
 
@@ -84,12 +87,22 @@ final class MemoryTransaction: StoreTransaction {
         undo.removeAll()
     }
 
-    func document(_ path: String) throws -> JSONValue? { state.documents[ByteKey(path)] }
+    func document(_ path: String) throws -> JSONValue? {
+        let key = ByteKey(path)
+        // A document kept as its text (see `canonicalTexts`): read back from it.
+        if let text = canonicalTexts?[key] { return try JSONParser.parse(text) }
+        return state.documents[key]
+    }
     func hasDocument(_ path: String) throws -> Bool { state.documents[ByteKey(path)] != nil }
     func documentVersion(_ path: String) throws -> String? { state.documents[ByteKey(path)]?["version"]?.stringValue }
     func setDocument(_ path: String, _ value: JSONValue) throws { try setDocument(path, value, canonicalText: nil) }
     func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
         let key = ByteKey(path)
+        if canonicalTexts != nil, let canonicalText {
+            change(\.documents, key, to: .object(JSONObject(sortedUniqueMembers: value["version"].map { [("version", $0)] } ?? [])))
+            canonicalTexts![key] = canonicalText
+            return
+        }
         change(\.documents, key, to: value)
         if canonicalTexts != nil { canonicalTexts![key] = canonicalText }
     }

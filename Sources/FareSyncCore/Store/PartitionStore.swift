@@ -20,7 +20,7 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
 
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
         let documents = tx.state.documents
-        for i in documents.indicesInByteOrder() { try sink(documents[i].key.string, documents[i].value) }
+        for i in documents.indicesInByteOrder() { try sink(documents[i].key.string, try tx.document(documents[i].key.string)!) }
     }
 
     /// What the partition's events left: its rows, sorted by key, and apart from them the ids it
