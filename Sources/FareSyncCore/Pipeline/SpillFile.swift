@@ -85,16 +85,16 @@ enum SpillRecord {
             let key = flags & hasKey != 0 ? try cursor.bytes() : nil
             let value = flags & hasValue != 0 ? try cursor.bytes() : nil
             let headersStart = cursor.position
-            var list: [MessageHeader] = []
-            let count = try cursor.u32()
-            for _ in 0..<count {
-                let name = String(decoding: try cursor.bytes(), as: UTF8.self)
-                list.append(MessageHeader(name, try cursor.optionalBytes().map { Array($0) }))
+            for _ in 0..<(try cursor.u32()) {
+                _ = try cursor.bytes()
+                _ = try cursor.optionalBytes()
             }
             let headersBytes = UnsafeRawBufferPointer(rebasing: file.bytes[headersStart..<cursor.position])
+            let list: [MessageHeader]
             if let previous = headers, previous.bytes.elementsEqual(headersBytes) {
                 list = previous.list
             } else {
+                list = try headerList(headersBytes)
                 headers = (headersBytes, list)
             }
             let message: SourceMessage
@@ -110,6 +110,17 @@ enum SpillRecord {
             records.append((sequence, message))
         }
         return records
+    }
+
+    /// The header list of a record's header bytes (their count, then each name and value).
+    private static func headerList(_ bytes: UnsafeRawBufferPointer) throws(SpillError) -> [MessageHeader] {
+        var cursor = Cursor(data: bytes)
+        var list: [MessageHeader] = []
+        for _ in 0..<(try cursor.u32()) {
+            let name = String(decoding: try cursor.bytes(), as: UTF8.self)
+            list.append(MessageHeader(name, try cursor.optionalBytes().map { Array($0) }))
+        }
+        return list
     }
 
     private static func put(_ v: UInt32, _ out: inout [UInt8]) {
