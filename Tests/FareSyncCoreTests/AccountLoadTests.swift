@@ -245,6 +245,26 @@ import Testing
         #expect(detached?.key == [1] && detached?.value == [2, 3] && detached?.headers == [MessageHeader("h", "v")])
     }
 
+    /// Reading a partition's spill files removes them (the load gives their space back as it goes,
+    /// not all at its end); the records read stay readable, from both segments, in order.
+    @Test func readingAPartitionRemovesItsSpillFiles() throws {
+        let directory = try SpillDirectory(under: NSTemporaryDirectory(), files: 2, segments: 2)
+        defer { directory.remove() }
+        for segment in 0..<2 {
+            let writer = SpillWriter(directory, segment: segment)
+            try writer.append(SourceMessage(topic: "t", key: [UInt8(segment)], value: Array("value \(segment)".utf8)),
+                              sequence: UInt64(segment), to: 1)
+            try writer.close()
+        }
+        let paths = [directory.filePath(1, segment: 0), directory.filePath(1, segment: 1)]
+        #expect(paths.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        let records = try directory.read(1)
+        #expect(!paths.contains { FileManager.default.fileExists(atPath: $0) })
+        #expect(records.map(\.sequence) == [0, 1])
+        #expect(records.map(\.message.value) == [Array("value 0".utf8), Array("value 1".utf8)])
+        #expect(try directory.read(0).isEmpty)
+    }
+
     /// The routing stages' hand-over (a `Lane` of chunks): everything put arrives in order; a
     /// consumer that stops (`finish`) releases a producer waiting for room.
     @Test func laneHandsOverInOrderAndReleasesTheProducer() async throws {

@@ -165,7 +165,7 @@ struct AccountLoad {
 
     private func applyInMemory(_ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
                                taken: [String]) async throws -> Applied {
-        let store = PartitionStore(taken: taken)
+        let store = PartitionStore(taken: taken, events: records.count)
         let local = TriggerDispatcher(store: store, entur: dispatcher.entur, rules: dispatcher.rules)
         var newest: Int64?
         var setAside: [(sequence: UInt64, message: SourceMessage)] = []

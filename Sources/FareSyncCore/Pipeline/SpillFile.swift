@@ -264,10 +264,15 @@ final class SpillDirectory: Sendable {
     func filePath(_ index: Int, segment: Int = 0) -> String { segment == 0 ? "\(path)/\(index)" : "\(path)/\(index).\(segment)" }
 
     /// The records of partition `index`, segment by segment (none if nothing was spilled to it).
+    /// Each file is removed once read: its bytes stay mapped for as long as a record holds them, and
+    /// its space is given back then, by whichever thread lets go of the last record — during the
+    /// load, not all at its end.
     func read(_ index: Int) throws -> [(sequence: UInt64, message: SourceMessage)] {
         var records: [(sequence: UInt64, message: SourceMessage)] = []
         for segment in 0..<segments {
-            guard let file = try Self.contents(of: filePath(index, segment: segment)) else { continue }
+            let path = filePath(index, segment: segment)
+            guard let file = try Self.contents(of: path) else { continue }
+            unlink(path)
             let read = try SpillRecord.read(file)
             if records.isEmpty { records = read } else { records += read }
         }

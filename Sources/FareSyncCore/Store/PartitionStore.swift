@@ -5,10 +5,13 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
     private let tx: MemoryTransaction
     private let taken: Set<ByteKey>
 
-    init(taken: [String]) {
+    /// `events`: how many events will be applied, to size the maps once instead of growing them.
+    init(taken: [String], events: Int = 0) {
         var state = MemoryState()
         self.taken = Set(taken.map(ByteKey.init))
         state.processed = self.taken
+        state.processed.reserveCapacity(events)
+        state.documents.reserveCapacity(events / 2)
         tx = MemoryTransaction(state: state, recordingUndo: false)
         tx.canonicalTexts = [:]
     }
