@@ -5,13 +5,14 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
     private let tx: MemoryTransaction
     private let taken: Set<ByteKey>
 
-    /// `events`: how many events will be applied, to size the maps once instead of growing them.
+    /// `events`: how many events will be applied. Their claimed ids are sized for once instead of
+    /// grown (each event claims at most one); the documents are not, as their number depends on
+    /// the events' kinds.
     init(taken: [String], events: Int = 0) {
         var state = MemoryState()
         self.taken = Set(taken.map(ByteKey.init))
         state.processed = self.taken
-        state.processed.reserveCapacity(events)
-        state.documents.reserveCapacity(events / 2)
+        state.processed.reserveCapacity(self.taken.count + events)
         tx = MemoryTransaction(state: state, recordingUndo: false)
         tx.canonicalTexts = [:]
     }
