@@ -21,3 +21,11 @@ public struct KafkaError: Error, CustomStringConvertible, Sendable {
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, context()) }
     }
 }
+
+extension String {
+    /// The text librdkafka wrote into an error buffer (`errstr`): up to its first NUL, or all of it
+    /// if it has none; bytes that are not UTF-8 are repaired.
+    init(errorBuffer buffer: [CChar]) {
+        self.init(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

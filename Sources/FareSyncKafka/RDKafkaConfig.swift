@@ -18,7 +18,7 @@ final class RDKafkaConfig {
         var errstr = [CChar](repeating: 0, count: 512)
         let result = rd_kafka_conf_set(pointer, key, value, &errstr, errstr.count)
         if result != RD_KAFKA_CONF_OK {
-            throw KafkaError("configuration \(key)=\(value): \(String(cString: errstr))")
+            throw KafkaError("configuration \(key)=\(value): \(String(errorBuffer: errstr))")
         }
     }
 

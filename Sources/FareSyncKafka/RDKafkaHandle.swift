@@ -12,7 +12,7 @@ final class RDKafkaHandle: @unchecked Sendable {
         let conf = config.consume()
         guard let rk = rd_kafka_new(type, conf, &errstr, errstr.count) else {
             config.restore(conf)
-            throw KafkaError("cannot create a Kafka client: \(String(cString: errstr))")
+            throw KafkaError("cannot create a Kafka client: \(String(errorBuffer: errstr))")
         }
         pointer = rk
     }
