@@ -14,38 +14,58 @@ enum StepValue {
 /// the claims of a 1 M-event load took ~1 CPU-second less this way). Used only inside a write
 /// transaction, on GRDB's own connection, for statements that return no rows.
 enum StatementStep {
-    /// Binds `values` to parameters 1…n of `statement`, runs it, resets it, and returns how many rows
-    /// it changed (SQLite's `changes()`).
+    /// Binds `values` to parameters 1…n of `statement`, runs it, resets it, and returns how many
+    /// rows it changed (SQLite's `changes()`).
+    ///
+    /// Texts are bound without a copy (`SQLITE_STATIC`): each is bound inside its own `withUTF8`,
+    /// and the statement is run, reset and its bindings cleared before the innermost returns, so
+    /// SQLite never keeps a pointer into a string after it.
     @discardableResult
     static func run(_ statement: Statement, _ values: StepValue..., in db: Database) throws -> Int {
         let handle = statement.sqliteStatement
-        defer {
+        do {
+            return try bind(values[...], at: 1, handle, statement, db)
+        } catch {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
+            throw error
         }
-        for (i, value) in values.enumerated() {
-            let index = Int32(i + 1)
-            let rc: Int32
-            switch value {
-            case .text(.some(var text)):
-                rc = text.withUTF8 { utf8 in
-                    // SQLITE_TRANSIENT: SQLite copies the bytes before this returns. A zero-length
-                    // text must not be bound from a null pointer, which would bind NULL.
-                    guard let base = utf8.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, transient) }
-                    return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                        sqlite3_bind_text(handle, index, $0, Int32(utf8.count), transient)
+    }
+
+    /// Binds `values` from parameter `index` on, then steps, resets and clears the statement.
+    private static func bind(_ values: ArraySlice<StepValue>, at index: Int32, _ handle: OpaquePointer?, _ statement: Statement,
+                             _ db: Database) throws -> Int {
+        guard let value = values.first else {
+            let rc = sqlite3_step(handle)
+            let changes = Int(sqlite3_changes(db.sqliteConnection))
+            let failure = rc == SQLITE_DONE ? nil : error(rc, statement, db)
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+            if let failure { throw failure }
+            return changes
+        }
+        let rest = values.dropFirst()
+        switch value {
+        case .text(.some(var text)):
+            return try text.withUTF8 { utf8 in
+                // A zero-length text must not be bound from a null pointer, which would bind NULL.
+                let rc = utf8.baseAddress.map { base in
+                    base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                        sqlite3_bind_text(handle, index, $0, Int32(utf8.count), nil)
                     }
-                }
-            case .text(.none):
-                rc = sqlite3_bind_null(handle, index)
-            case .int(let n):
-                rc = sqlite3_bind_int64(handle, index, n)
+                } ?? sqlite3_bind_text(handle, index, "", 0, transient)
+                guard rc == SQLITE_OK else { throw error(rc, statement, db) }
+                return try bind(rest, at: index + 1, handle, statement, db)
             }
+        case .text(.none):
+            let rc = sqlite3_bind_null(handle, index)
             guard rc == SQLITE_OK else { throw error(rc, statement, db) }
+            return try bind(rest, at: index + 1, handle, statement, db)
+        case .int(let n):
+            let rc = sqlite3_bind_int64(handle, index, n)
+            guard rc == SQLITE_OK else { throw error(rc, statement, db) }
+            return try bind(rest, at: index + 1, handle, statement, db)
         }
-        let rc = sqlite3_step(handle)
-        guard rc == SQLITE_DONE else { throw error(rc, statement, db) }
-        return Int(sqlite3_changes(db.sqliteConnection))
     }
 
     private static func error(_ rc: Int32, _ statement: Statement, _ db: Database) -> DatabaseError {
