@@ -158,8 +158,8 @@ extension AccountLoad {
         // of the first 8 bytes of the uid's SHA-256 — without making strings of them.
         var h = fnv(accountPrefix)
         for byte in SHA256.hash(data: key).prefix(8) {
-            h = (h ^ UInt64(hexDigits[Int(byte >> 4)])) &* 0x100_0000_01b3
-            h = (h ^ UInt64(hexDigits[Int(byte & 0xF)])) &* 0x100_0000_01b3
+            h = fnv(h, hexDigits[Int(byte >> 4)])
+            h = fnv(h, hexDigits[Int(byte & 0xF)])
         }
         return Int(h % UInt64(partitions))
     }
@@ -174,8 +174,14 @@ extension AccountLoad {
     @inline(__always)
     private static func fnv(_ bytes: some Sequence<UInt8>, from h: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
         var h = h
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        for b in bytes { h = fnv(h, b) }
         return h
+    }
+
+    /// One step of FNV-1a: `h` continued by the byte `b`.
+    @inline(__always)
+    private static func fnv(_ h: UInt64, _ b: UInt8) -> UInt64 {
+        (h ^ UInt64(b)) &* 0x100_0000_01b3
     }
 
     /// Whether `event`'s account lies in the partition its message's key was routed to.
