@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "faresync-bench", targets: ["faresync-bench"]),
         .library(name: "FareSyncCore", targets: ["FareSyncCore"]),
         .library(name: "FareSyncSQLite", targets: ["FareSyncSQLite"]),
+        .library(name: "FareSyncFirestore", targets: ["FareSyncFirestore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -20,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Events, documents, triggers, reconciler, in-process queue, simulated Entur, and the
@@ -38,6 +41,21 @@ let package = Package(
             dependencies: [
                 "FareSyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The Firestore mirror: the store's change feed into a Cloud Firestore emulator over its REST
+        // API (async-http-client), and the comparison of the two.
+        .target(
+            name: "FareSyncFirestore",
+            dependencies: [
+                "FareSyncCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // librdkafka (Debian: librdkafka-dev) and its mock cluster. The only place C is imported.
@@ -64,6 +82,7 @@ let package = Package(
                 "FareSyncCore",
                 "FareSyncSQLite",
                 "FareSyncKafka",
+                "FareSyncFirestore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -93,6 +112,10 @@ let package = Package(
         .testTarget(
             name: "FareSyncSQLiteTests",
             dependencies: ["FareSyncCore", "FareSyncSQLite"]
+        ),
+        .testTarget(
+            name: "FareSyncFirestoreTests",
+            dependencies: ["FareSyncCore", "FareSyncFirestore"]
         ),
         .testTarget(
             name: "FareSyncKafkaTests",

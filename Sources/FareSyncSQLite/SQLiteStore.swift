@@ -91,6 +91,18 @@ public final class SQLiteStore: DocumentStore {
         """,
         // The top-level `version` of each document, so that comparing versions reads no JSON.
         "ALTER TABLE documents ADD COLUMN version TEXT",
+        // The change feed: each document's latest position, tombstones of deleted documents, the
+        // newest position handed out (kept apart, so that no position is handed out twice even when
+        // its document and tombstone are gone), and the registered consumers.
+        """
+        ALTER TABLE documents ADD COLUMN position INTEGER;
+        UPDATE documents SET position = rowid;
+        CREATE INDEX documents_position ON documents(position);
+        CREATE TABLE tombstones(position INTEGER PRIMARY KEY, path TEXT NOT NULL);
+        CREATE TABLE feed(one INTEGER PRIMARY KEY CHECK (one = 1), identity TEXT NOT NULL, head INTEGER NOT NULL);
+        INSERT INTO feed VALUES (1, lower(hex(randomblob(16))), (SELECT coalesce(max(position), 0) FROM documents));
+        CREATE TABLE feed_consumers(name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: Database) throws {
@@ -124,6 +136,10 @@ public final class SQLiteStore: DocumentStore {
             return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db)) }
         }
         return try await pool.read { db in try body(SQLiteTransaction(db)) }
+    }
+
+    public func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await pool.read { db in try body(SQLiteTransaction(db)) }
     }
 
     /// Lets up to `transactionsPerCommit` write transactions share one SQLite transaction until

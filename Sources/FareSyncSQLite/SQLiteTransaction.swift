@@ -91,9 +91,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     // The writes of `flush()` and `load(_:)`.
     static let upsertDocument = """
-        INSERT INTO documents(path, data, version) VALUES (?, ?, ?)
-        ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version
+        INSERT INTO documents(path, data, version, position) VALUES (?, ?, ?, ?)
+        ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version, position = excluded.position
         """
+    static let insertTombstone = "INSERT INTO tombstones(position, path) VALUES (?, ?)"
     static let insertAccount = "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)"
     static let insertContractOrder = "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)"
     static let insertOpenReservation = "INSERT OR REPLACE INTO open_reservations(path, created, rejected) VALUES (?, ?, ?)"
@@ -159,14 +160,19 @@ final class SQLiteTransaction: StoreTransaction {
         if !documents.isEmpty {
             let upsert = try db.cachedStatement(sql: Self.upsertDocument)
             let delete = try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?")
+            let tombstone = try db.cachedStatement(sql: Self.insertTombstone)
+            var head = try feedHead()
             for i in documents.indicesInByteOrder() {
                 let (path, value) = documents[i]
                 if let value {
-                    try StatementStep.run(upsert, .text(path.string), .text(value.canonicalText()), .text(value.version), in: db)
-                } else if !isMissing(path) {
-                    try delete.execute(arguments: [path.string])
+                    head += 1
+                    try StatementStep.run(upsert, .text(path.string), .text(value.canonicalText()), .text(value.version), .int(head), in: db)
+                } else if !isMissing(path), try StatementStep.run(delete, .text(path.string), in: db) > 0 {
+                    head += 1
+                    try StatementStep.run(tombstone, .int(head), .text(path.string), in: db)
                 }
             }
+            try setFeedHead(head)
             leftovers.items.append(documents)
             documents = [:]
             setSinceCompaction = []
@@ -481,13 +487,16 @@ final class SQLiteTransaction: StoreTransaction {
     func load(_ rows: PartitionRows) throws {
         let upsert = try db.cachedStatement(sql: Self.upsertDocument)
         let forgetDocuments = !documents.isEmpty || !stored.isEmpty
+        var head = try feedHead()
         for d in rows.documents {
             if forgetDocuments {
                 documents[ByteKey(d.path)] = nil
                 stored[ByteKey(d.path)] = nil
             }
-            try StatementStep.run(upsert, .text(d.path), .text(d.text), .text(d.version), in: db)
+            head += 1
+            try StatementStep.run(upsert, .text(d.path), .text(d.text), .text(d.version), .int(head), in: db)
         }
+        try setFeedHead(head)
         let account = try db.cachedStatement(sql: Self.insertAccount)
         let forgetAccounts = !accounts.isEmpty || !newAccounts.isEmpty
         for a in rows.accounts {
@@ -522,6 +531,57 @@ final class SQLiteTransaction: StoreTransaction {
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO offsets(consumer, topic, part, next, newest_event_time) VALUES (?, ?, ?, ?, ?)")
             .execute(arguments: [consumer, topic, Int64(partition), position.next, position.newestEventTime])
+    }
+}
+
+// MARK: The change feed
+
+extension SQLiteTransaction {
+    func feedIdentity() throws -> String {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT identity FROM feed")) ?? ""
+    }
+
+    /// The newest position committed, or handed out earlier in this transaction (its writes not
+    /// yet flushed have none).
+    func feedHead() throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT head FROM feed")) ?? 0
+    }
+
+    fileprivate func setFeedHead(_ head: Int64) throws {
+        try db.cachedStatement(sql: "UPDATE feed SET head = ?").execute(arguments: [head])
+    }
+
+    /// Two queries that each walk an index in position order and stop at `limit`, merged: one query
+    /// over their union would sort every change after `position` before cutting the page.
+    func changes(after position: Int64, limit: Int) throws -> [DocumentChange] {
+        try flush()
+        let documents = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT position, path, data FROM documents WHERE position > ? ORDER BY position LIMIT ?
+            """), arguments: [position, limit]).map { DocumentChange(position: $0[0], path: $0[1], text: $0[2] as String) }
+        let tombstones = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT position, path FROM tombstones WHERE position > ? ORDER BY position LIMIT ?
+            """), arguments: [position, limit]).map { DocumentChange(position: $0[0], path: $0[1], text: nil) }
+        return DocumentChange.merge(documents, tombstones, limit: limit)
+    }
+
+    func feedPosition(consumer: String) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT position FROM feed_consumers WHERE name = ?"), arguments: [consumer])
+    }
+
+    func setFeedPosition(consumer: String, _ position: Int64?) throws {
+        if let position {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO feed_consumers(name, position) VALUES (?, ?)").execute(arguments: [consumer, position])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM feed_consumers WHERE name = ?").execute(arguments: [consumer])
+        }
+    }
+
+    func pruneTombstones() throws -> Int {
+        try db.execute(sql: """
+            DELETE FROM tombstones
+            WHERE position <= coalesce((SELECT min(position) FROM feed_consumers), (SELECT head FROM feed))
+            """)
+        return db.changesCount
     }
 }
 

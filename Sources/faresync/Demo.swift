@@ -12,6 +12,7 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Seed.") var seed: UInt64 = 2026
     @Option(help: "Replay batch by batch with this many in-process partitions per topic (default: load the new store by account).")
     var partitions: Int?
+    @OptionGroup var firestoreOptions: FirestoreOptions
 
     func validate() throws {
         if let partitions, partitions < 1 { throw ValidationError("--partitions must be at least 1") }
@@ -29,11 +30,12 @@ struct Demo: AsyncParsableCommand {
         let opened = try store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
         let started = ContinuousClock.now
-        let report = try await FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions ?? 1, loadByAccount: partitions == nil))
-            .run([.messages(messages)])
+        let replay = FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions ?? 1, loadByAccount: partitions == nil))
+        let (report, mirrored) = try await firestoreOptions.mirroring(opened) { try await replay.run([.messages(messages)]) }
         let summary = try await StoreSummary.read(opened)
         print(SummaryText.render(report: report, summary: summary, elapsed: ContinuousClock.now - started,
                                  partitions: partitions ?? 1, store: store.description))
+        if let mirrored { print(mirrored) }
         if case .sqlite = store {
             print("look inside: faresync export --store \(store)")
         }

@@ -33,6 +33,7 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Produce the logs to this Kafka cluster instead (or @FILE written by dev-broker), keeping keys, headers and timestamps.")
     var brokers: String?
     @OptionGroup var triggers: TriggerOptions
+    @OptionGroup var firestoreOptions: FirestoreOptions
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one event log") }
@@ -54,11 +55,15 @@ struct Replay: AsyncParsableCommand {
                                                                                         loadByAccount: loadByAccount))
         let progress = ProgressLine(label: "replay")
         let started = ContinuousClock.now
-        let report = try await replay.run(files.map(ReplaySource.file)) { progress.update($0) }
-        progress.finish()
+        let (report, mirrored) = try await firestoreOptions.mirroring(store) {
+            let report = try await replay.run(files.map(ReplaySource.file)) { progress.update($0) }
+            progress.finish()
+            return report
+        }
         let summary = try await StoreSummary.read(store)
         print(SummaryText.render(report: report, summary: summary, elapsed: ContinuousClock.now - started,
                                  partitions: partitions, store: self.store.description))
+        if let mirrored { print(mirrored) }
     }
 }
 

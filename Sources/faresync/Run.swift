@@ -24,6 +24,7 @@ struct Run: AsyncParsableCommand {
     @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")
     var kafkaSettings: [String] = []
     @OptionGroup var triggers: TriggerOptions
+    @OptionGroup var firestoreOptions: FirestoreOptions
 
     func validate() throws {
         guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
@@ -61,6 +62,11 @@ struct Run: AsyncParsableCommand {
         let worker = KafkaWorker(options: options, dispatcher: dispatcher, logger: logger)
 
         var services = [ServiceGroupConfiguration.ServiceConfiguration(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)]
+        let mirror = firestoreOptions.mirror(of: opened)
+        if let mirror {
+            try await mirror.register()
+            services.append(.init(service: mirror))
+        }
         if let httpPort {
             let health = HealthServer(host: httpHost, port: httpPort, worker: worker, store: opened, registry: registry, logger: logger)
             services.append(.init(service: health.application))
@@ -70,5 +76,8 @@ struct Run: AsyncParsableCommand {
         try await group.run()
         let o = dispatcher.outcomes
         standardError("run: \(o.events) messages, \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered")
+        // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its
+        // position is safe in the emulator).
+        if let mirror, exitAtEnd { standardError("run: " + (try await mirror.catchUpShowingProgress())) }
     }
 }

@@ -36,6 +36,19 @@ final class ProgressLine: @unchecked Sendable {
     init(label: String) { self.label = label }
 
     func update(_ count: Int) {
+        show { seconds in
+            let rate = seconds > 0 ? Int(Double(count) / seconds) : 0
+            return "\(count) messages, \(rate) msg/s"
+        }
+    }
+
+    /// For a consumer of the change feed: where it is, and where it is going.
+    func update(position: Int64, of target: Int64) {
+        show { _ in "feed position \(position) of \(target)" }
+    }
+
+    /// Redraws the line with `text` (given the seconds since the start), at most every half second.
+    private func show(_ text: (Double) -> String) {
         guard enabled else { return }
         lock.lock()
         defer { lock.unlock() }
@@ -43,9 +56,7 @@ final class ProgressLine: @unchecked Sendable {
         guard now - last >= .milliseconds(500) else { return }
         last = now
         shown = true
-        let seconds = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
-        let rate = seconds > 0 ? Int(Double(count) / seconds) : 0
-        FileHandle.standardError.write(Data("\r\(label): \(count) messages, \(rate) msg/s   ".utf8))
+        FileHandle.standardError.write(Data("\r\(label): \(text((now - started).seconds))   ".utf8))
     }
 
     func finish() {

@@ -2,10 +2,22 @@
 /// optional fraction, `Z` or `±HH:MM`; `t` and `z` in either case; year 0001 or later; the day
 /// must exist in its month; no leap second), read into milliseconds since the Unix epoch.
 ///
-/// Fractions finer than a millisecond are truncated. No wall clock and no locale is involved.
+/// Fractions finer than the unit asked for are truncated. No wall clock and no locale is involved.
 public enum RFC3339 {
     /// Milliseconds since 1970-01-01T00:00:00Z, or nil when `text` is not an RFC 3339 date-time.
     public static func milliseconds(_ text: String) -> Int64? {
+        guard let (seconds, nanos) = instant(text) else { return nil }
+        return seconds * 1000 + Int64(nanos / 1_000_000)
+    }
+
+    /// Microseconds since 1970-01-01T00:00:00Z (Firestore's precision), finer fractions truncated.
+    public static func microseconds(_ text: String) -> Int64? {
+        guard let (seconds, nanos) = instant(text) else { return nil }
+        return seconds * 1_000_000 + Int64(nanos / 1000)
+    }
+
+    /// Seconds since the epoch and nanoseconds within that second (finer fractions truncated).
+    static func instant(_ text: String) -> (seconds: Int64, nanos: Int)? {
         let b = Array(text.utf8)
         guard b.count >= 20 else { return nil }
         func digits(_ range: Range<Int>) -> Int? {
@@ -26,16 +38,16 @@ public enum RFC3339 {
         guard year >= 1, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
               hour <= 23, minute <= 59, second <= 59 else { return nil }
         var i = 19
-        var millis = 0
+        var nanos = 0
         if b[i] == UInt8(ascii: ".") {
             i += 1
             let start = i
             while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
-                if i - start < 3 { millis = millis * 10 + Int(b[i] - 0x30) }
+                if i - start < 9 { nanos = nanos * 10 + Int(b[i] - 0x30) }
                 i += 1
             }
             guard i > start else { return nil }
-            for _ in min(i - start, 3)..<3 { millis *= 10 }
+            for _ in min(i - start, 9)..<9 { nanos *= 10 }
         }
         guard i < b.count else { return nil }
         var offsetMinutes = 0
@@ -54,13 +66,22 @@ public enum RFC3339 {
         guard i == b.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
-        return seconds * 1000 + Int64(millis)
+        return (seconds, nanos)
     }
 
     /// Formats milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     public static func format(milliseconds ms: Int64) -> String {
-        let millis = Int(((ms % 1000) + 1000) % 1000)
-        let totalSeconds = (ms - Int64(millis)) / 1000
+        format(ms, perSecond: 1000, digits: 3)
+    }
+
+    /// Formats microseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (Firestore's timestamps).
+    public static func format(microseconds us: Int64) -> String {
+        format(us, perSecond: 1_000_000, digits: 6)
+    }
+
+    private static func format(_ ticks: Int64, perSecond: Int64, digits: Int) -> String {
+        let fraction = Int(((ticks % perSecond) + perSecond) % perSecond)
+        let totalSeconds = (ticks - Int64(fraction)) / perSecond
         var days = Int(totalSeconds / 86_400)
         var secondOfDay = Int(totalSeconds % 86_400)
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
@@ -69,7 +90,7 @@ public enum RFC3339 {
             let s = String(v)
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, digits))Z"
     }
 
     static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }

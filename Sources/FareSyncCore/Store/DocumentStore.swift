@@ -10,6 +10,11 @@ public protocol DocumentStore: Sendable {
     /// Runs `body` on a consistent snapshot. `body` must not write.
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 
+    /// Runs `body` on a snapshot of what is committed: unlike `read`, never on the pending writes of
+    /// a commit group. Consumers of the change feed read through it, so that they never pass a
+    /// position that could still roll back. `body` must not write.
+    func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+
     /// Every document (no bookkeeping), sorted by path in UTF-8 byte order.
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws
 
@@ -23,6 +28,11 @@ public protocol DocumentStore: Sendable {
 }
 
 extension DocumentStore {
+    /// A store without commit groups reads only what is committed.
+    public func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await read(body)
+    }
+
     public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
         try await body()
     }
@@ -105,6 +115,23 @@ public protocol StoreTransaction: AnyObject {
     /// Where a consumer stands in a topic's partition, if it ever stored a position.
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition?
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws
+
+    // MARK: The change feed (`DocumentChange`)
+    /// The store's identity: positions of one store's feed mean nothing in another's.
+    func feedIdentity() throws -> String
+    /// The position of the newest committed change (0 when there is none).
+    func feedHead() throws -> Int64
+    /// The changes after `position`, in position order, at most `limit`.
+    func changes(after position: Int64, limit: Int) throws -> [DocumentChange]
+    /// Where a registered consumer of the feed (the mirror, the dead-letter publisher) stands.
+    func feedPosition(consumer: String) throws -> Int64?
+    /// Registers a consumer at `position` (nil: forgets it). Tombstones are kept until every
+    /// registered consumer has passed them.
+    func setFeedPosition(consumer: String, _ position: Int64?) throws
+    /// Removes the tombstones every registered consumer has passed — all of them when none is
+    /// registered — and returns how many.
+    @discardableResult
+    func pruneTombstones() throws -> Int
 }
 
 extension StoreTransaction {

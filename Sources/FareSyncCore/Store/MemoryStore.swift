@@ -3,9 +3,13 @@ import Synchronization
 /// The `memory:` store: everything in process memory, gone at exit. Transactions run one at a time
 /// under a lock; a transaction that throws is rolled back from its undo log.
 public final class MemoryStore: DocumentStore {
-    private let state = Mutex(MemoryState())
+    private let state: Mutex<MemoryState>
 
-    public init() {}
+    public init() {
+        var initial = MemoryState()
+        initial.feed = MemoryFeed(identity: "memory-" + String(UInt64.random(in: .min ... .max), radix: 16))
+        state = Mutex(initial)
+    }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         try state.withLock { state in
@@ -49,6 +53,20 @@ struct MemoryState: Sendable {
     var contractOrders: Set<ByteKey> = []
     var reservations: [ByteKey: ReservationEntry] = [:]
     var offsets: [ByteKey: ConsumerPosition] = [:]
+    /// The change feed; nil where nobody reads one (a load's partitions, whose rows the store they
+    /// are loaded into gives positions).
+    var feed: MemoryFeed?
+}
+
+/// The memory store's change feed: each document's latest position, and tombstones.
+struct MemoryFeed: Sendable {
+    let identity: String
+    var head: Int64 = 0
+    var positions: [ByteKey: Int64] = [:]
+    var tombstones: [Int64: ByteKey] = [:]
+    var consumers: [ByteKey: Int64] = [:]
+
+    init(identity: String) { self.identity = identity }
 }
 
 /// A transaction that changes the state in place and keeps an undo log to roll back.
@@ -98,6 +116,7 @@ final class MemoryTransaction: StoreTransaction {
     func setDocument(_ path: String, _ value: JSONValue) throws { try setDocument(path, value, canonicalText: nil) }
     func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
         let key = ByteKey(path)
+        if state.feed != nil { recordChange(key, deleted: false) }
         if canonicalTexts != nil, let canonicalText {
             change(\.documents, key, to: .object(JSONObject(sortedUniqueMembers: value["version"].map { [("version", $0)] } ?? [])))
             canonicalTexts![key] = canonicalText
@@ -108,6 +127,7 @@ final class MemoryTransaction: StoreTransaction {
     }
     func deleteDocument(_ path: String) throws {
         let key = ByteKey(path)
+        if state.feed != nil, state.documents[key] != nil { recordChange(key, deleted: true) }
         change(\.documents, key, to: nil)
         if canonicalTexts != nil { canonicalTexts![key] = nil }
     }
@@ -175,6 +195,53 @@ final class MemoryTransaction: StoreTransaction {
     func isEmpty() throws -> Bool {
         state.documents.isEmpty && state.processed.isEmpty && state.accounts.isEmpty && state.parked.isEmpty
             && state.contractOrders.isEmpty && state.reservations.isEmpty
+    }
+
+    // MARK: The change feed
+
+    /// Gives the document at `key` the next position, or a tombstone there.
+    private func recordChange(_ key: ByteKey, deleted: Bool) {
+        let head = state.feed!.head
+        if recordingUndo { undo.append { $0.feed!.head = head } }
+        state.feed!.head = head + 1
+        change(\.feed!.positions, key, to: deleted ? nil : head + 1)
+        if deleted { change(\.feed!.tombstones, head + 1, to: key) }
+    }
+
+    private var feed: MemoryFeed {
+        get throws {
+            guard let feed = state.feed else { throw StoreError("this store keeps no change feed") }
+            return feed
+        }
+    }
+
+    func feedIdentity() throws -> String { try feed.identity }
+    func feedHead() throws -> Int64 { try feed.head }
+
+    func changes(after position: Int64, limit: Int) throws -> [DocumentChange] {
+        let feed = try feed
+        let documents = feed.positions.filter { $0.value > position }.sorted { $0.value < $1.value }.prefix(limit).map { key, p in
+            DocumentChange(position: p, path: key.string, text: JSONWriter.string(state.documents[key]!))
+        }
+        let tombstones = feed.tombstones.filter { $0.key > position }.sorted { $0.key < $1.key }.prefix(limit).map { p, key in
+            DocumentChange(position: p, path: key.string, text: nil)
+        }
+        return DocumentChange.merge(Array(documents), Array(tombstones), limit: limit)
+    }
+
+    func feedPosition(consumer: String) throws -> Int64? { try feed.consumers[ByteKey(consumer)] }
+
+    func setFeedPosition(consumer: String, _ position: Int64?) throws {
+        _ = try feed
+        change(\.feed!.consumers, ByteKey(consumer), to: position)
+    }
+
+    func pruneTombstones() throws -> Int {
+        let feed = try feed
+        let passed = feed.consumers.values.min() ?? feed.head
+        let pruned = feed.tombstones.keys.filter { $0 <= passed }
+        for p in pruned { change(\.feed!.tombstones, p, to: nil) }
+        return pruned.count
     }
 
     private static func offsetKey(_ consumer: String, _ topic: String, _ partition: Int32) -> ByteKey {

@@ -221,6 +221,7 @@ public final class TriggerDispatcher: Sendable {
         let result = try await store.write { tx in
             var triggers = Triggers(tx: tx, rules: rules)
             try triggers.sweep(watermark: watermark)
+            try tx.pruneTombstones()
             try beforeCommit?(triggers.written)
             return BatchResult(outcomes: triggers.outcomes, newestEventTime: nil, eventTimes: [], deadLetters: triggers.written)
         }
