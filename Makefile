@@ -21,6 +21,8 @@ setup:
 	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
 	  fi
 	@python3 -c "import jsonschema, rfc3339_validator" 2>/dev/null || python3 -m pip install -q jsonschema rfc3339-validator
+	@python3 -c "import google.cloud.firestore" 2>/dev/null || python3 -m pip install -q google-cloud-firestore
+	@command -v java >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless; }
 
 build: setup
 	$(SWIFT) build
@@ -36,6 +38,7 @@ test: setup
 	bash Tests/cli/check_cli.sh $(FARESYNC)
 	bash Tests/cli/check_kafka.sh $(FARESYNC)
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
+	bash Tests/firestore/check_firestore.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
 	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000
 
