@@ -138,7 +138,8 @@ public actor FirestoreMirror: Service {
                 if target == nil { target = head }
                 let applied = try await step()
                 backoff = .milliseconds(100)
-                let position = attachment?.position ?? 0
+                // No attachment: the emulator's position changed under the mirror, which starts over.
+                guard let position = attachment?.position else { continue }
                 progress?(position, target!)
                 if applied == 0 || position >= target! {
                     try await register(force: true)

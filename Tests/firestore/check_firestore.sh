@@ -165,5 +165,62 @@ sed 's/^/     /' live.out
 kill -TERM "$RUN"; wait "$RUN" 2> /dev/null || true
 check "mirror --verify after the live run (caught up by 'mirror')" bash -c "'$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' > /dev/null && '$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' --verify"
 
+mirror_position() { # the mirror's position as the emulator holds it (0 when none)
+  curl -s --max-time 10 -H "Authorization: Bearer owner" "http://127.0.0.1:$PORT/v1/projects/$PROJECT/databases/(default)/documents/_faresync/mirror" \
+    | python3 -c 'import json,sys; print(int(json.load(sys.stdin).get("fields", {}).get("position", {}).get("integerValue", 0)))'
+}
+wait_for_position_above() { # N: waits (up to 60 s) until the mirror's position passes N
+  for _ in $(seq 600); do [ "$(mirror_position)" -gt "$1" ] && return 0; sleep 0.1; done
+  return 1
+}
+
+# 8. A 100 k-event replay mirrored while the emulator stops answering for 10 s (SIGSTOP), then is
+#    killed and restarted empty: the replay exits 0 once the mirror caught up, and nothing differs.
+"$FARESYNC" simulate --users 15000 --seed 41 --out big.jsonl 2> /dev/null
+events=$(wc -l < big.jsonl)
+"$FARESYNC" replay big.jsonl --store "sqlite:$WORK/big.sqlite" > big.out 2> big.err &
+REPLAY=$!
+if wait_for_position_above 0; then
+  kill -STOP -- -"$EMULATOR_PID"
+  sleep 10
+  kill -CONT -- -"$EMULATOR_PID"
+  wait_for_position_above 5000 || true
+  restarted_at=$(mirror_position)
+  stop_emulator
+  sleep 1
+  start_emulator
+else
+  restarted_at="never"
+fi
+if wait "$REPLAY"; then pass "replay of $events events with --firestore exits 0 (emulator stopped 10 s, then restarted empty at position $restarted_at)"
+else fail "replay of $events events with --firestore"; tail -5 big.err; fi
+grep "^mirrored to" big.out | sed 's/^/     /'
+check "mirror --verify after the 100 k-event replay and the emulator's faults" "$FARESYNC" mirror --store "sqlite:$WORK/big.sqlite" --verify
+
+# 9. The worker SIGKILLed 5 times while it mirrors, restarted each time; then run to the end.
+kill "$BROKER_PID" 2> /dev/null; wait "$BROKER_PID" 2> /dev/null || true
+rm -f boot.txt
+"$FARESYNC" dev-broker --bootstrap-file boot.txt > broker.out 2> broker.err &
+BROKER_PID=$!
+for _ in $(seq 100); do [ -s boot.txt ] && break; sleep 0.1; done
+"$FARESYNC" simulate --users 3000 --seed 43 --brokers @boot.txt 2> /dev/null
+WORKER=(run --brokers @boot.txt --group kills --store "sqlite:$WORK/kills.sqlite" --sweep-interval 1 --log-level error
+        --kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500)
+mid=0
+for kill in 1 2 3 4 5; do
+  "$FARESYNC" "${WORKER[@]}" 2>> kills.err &
+  pid=$!
+  # Let the worker join, consume and mirror a while, a different while each time.
+  sleep "$(python3 -c "import random; random.seed($kill); print(round(3.5 + random.random() * 4, 2))")"
+  before=$(mirror_position)
+  kill -9 "$pid"; wait "$pid" 2> /dev/null
+  head=$(sqlite3 "$WORK/kills.sqlite" "SELECT head FROM feed" 2> /dev/null || echo 0)
+  [ "$before" -lt "$head" ] && mid=$((mid + 1))
+  echo "     kill $kill: the store at feed position $head, the mirror at $before"
+done
+if "$FARESYNC" "${WORKER[@]}" --exit-at-end 2>> kills.err; then pass "the worker, restarted after 5 SIGKILLs ($mid of them with the mirror behind the store), runs to the end"
+else fail "the last worker run"; tail -5 kills.err; fi
+check "mirror --verify after the killed workers" "$FARESYNC" mirror --store "sqlite:$WORK/kills.sqlite" --verify
+
 echo "firestore: $passed passed, $failed failed"
 [ "$failed" = 0 ]
