@@ -40,7 +40,7 @@ test: setup
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
 	bash Tests/firestore/check_firestore.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
-	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000
+	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --mirror-events 5000 --mirror-rounds 1
 
 ## The benchmarks of BENCHMARKS.md, release build, full sizes (several minutes).
 bench: setup

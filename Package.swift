@@ -100,6 +100,7 @@ let package = Package(
                 "FareSyncCore",
                 "FareSyncSQLite",
                 "FareSyncKafka",
+                "FareSyncFirestore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

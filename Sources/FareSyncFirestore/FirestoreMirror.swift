@@ -49,7 +49,7 @@ public actor FirestoreMirror: Service {
     }
 
     /// A change and the Firestore write that applies it.
-    struct PendingWrite {
+    struct PendingWrite: Sendable {
         var change: DocumentChange
         var write: JSONValue
     }
@@ -166,29 +166,33 @@ public actor FirestoreMirror: Service {
     }
 
     /// Commits the next page of changes; how many changes it applied (0: caught up).
+    ///
+    /// While a page is committed, the next one is read and encoded (`readAhead`): the emulator's
+    /// answer, not FareSync's encoding, then bounds the mirror.
     public func step() async throws -> Int {
         let attached = try await attach()
-        var (head, changes) = try await store.readCommitted { [position = attached.position] tx in
-            (try tx.feedHead(), try tx.changes(after: position, limit: Self.maxWrites - 1))
-        }
+        let page = try await nextPage(after: attached.position)
+        var writes = page.writes
         // A commit also clears the refusal records of the documents it writes, and writes the position.
         var writesNeeded = 1
-        for (i, change) in changes.enumerated() {
-            writesNeeded += refused[change.path] == nil ? 1 : 2
+        for (i, pending) in writes.enumerated() {
+            writesNeeded += refused[pending.change.path] == nil ? 1 : 2
             if writesNeeded > Self.maxWrites {
-                changes.removeLast(changes.count - i)
+                writes.removeLast(writes.count - i)
                 break
             }
         }
-        updateLag(head: head, position: attached.position, pending: !changes.isEmpty)
-        guard !changes.isEmpty else {
+        updateLag(head: page.head, position: attached.position, pending: !writes.isEmpty)
+        guard let last = writes.last?.change.position else {
             try await register(force: false)
             return 0
         }
-        let writes = changes.map { PendingWrite(change: $0, write: Self.write($0, endpoint: client.endpoint)) }
+        readAhead = (last, Task.detached { [store, endpoint = client.endpoint] in try await Self.page(of: store, after: last, endpoint: endpoint) })
         do {
             try await commit(writes[...])
         } catch let error as FirestoreError {
+            readAhead?.page.cancel()
+            readAhead = nil
             if case .refused(_, let status, _) = error, ["FAILED_PRECONDITION", "NOT_FOUND", "ABORTED", "ALREADY_EXISTS"].contains(status) {
                 // Someone else moved `_faresync/mirror` (or the emulator restarted empty): start over
                 // from what the emulator says.
@@ -199,8 +203,33 @@ public actor FirestoreMirror: Service {
             throw error
         }
         try await register(force: false)
-        updateLag(head: head, position: attachment?.position ?? 0, pending: (attachment?.position ?? 0) < head)
-        return changes.count
+        updateLag(head: page.head, position: attachment?.position ?? 0, pending: (attachment?.position ?? 0) < page.head)
+        return writes.count
+    }
+
+    /// A page of the feed, read and encoded.
+    struct Page: Sendable {
+        var head: Int64
+        var writes: [PendingWrite]
+    }
+
+    /// The page after `position` read while the commit before it was in flight, if any.
+    private var readAhead: (after: Int64, page: Task<Page, any Error>)?
+
+    private func nextPage(after position: Int64) async throws -> Page {
+        if let ahead = readAhead {
+            readAhead = nil
+            if ahead.after == position, let page = try? await ahead.page.value { return page }
+        }
+        return try await Self.page(of: store, after: position, endpoint: client.endpoint)
+    }
+
+    /// Reads the changes after `position` (as many as one commit can take) and encodes them.
+    static func page(of store: any DocumentStore, after position: Int64, endpoint: FirestoreEndpoint) async throws -> Page {
+        let (head, changes) = try await store.readCommitted { tx in
+            (try tx.feedHead(), try tx.changes(after: position, limit: maxWrites - 1))
+        }
+        return Page(head: head, writes: changes.map { PendingWrite(change: $0, write: write($0, endpoint: endpoint)) })
     }
 
     // MARK: Attaching to the emulator

@@ -4,7 +4,27 @@ import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of
 /// two sizes, and end-to-end events/s of the worker — measured side by side in one run, ending with
-/// `BENCH consumer_ratio=… replay_ratio=… rss_ratio=… e2e_eps=…`. It asserts no speed.
+/// `BENCH consumer_ratio=… replay_ratio=… rss_ratio=… e2e_eps=… mirror_ratio=… firestore_worker_ratio=…`.
+/// It asserts no speed.
+extension Bench {
+    /// Events per second of a worker, from its summary line (`run: N messages in S s, …`).
+    static func workerRate(_ standardErrorFile: String) throws -> Double {
+        let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
+        let summary = text.split(separator: "\n").last { line in
+            let words = line.split(separator: " ")
+            return words.count > 4 && words[0] == "run:" && Double(words[1]) != nil && words[2] == "messages"
+        }
+        guard let line = summary else {
+            throw BenchError("no summary line in \(standardErrorFile)")
+        }
+        let words = line.split(separator: " ")
+        guard words.count > 4, let messages = Double(words[1]), let seconds = Double(words[4]), seconds > 0 else {
+            throw BenchError("cannot read \(line)")
+        }
+        return messages / seconds
+    }
+}
+
 @main
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "faresync-bench")
@@ -16,10 +36,14 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Events of the smaller memory run.") var memorySmall = 100_000
     @Option(help: "Events of the larger memory run.") var memoryLarge = 1_000_000
     @Option(help: "Events for the end-to-end run against the dev broker.") var e2eEvents = 200_000
+    @Option(help: "Events of the log whose store the Firestore mirror benchmark mirrors.") var mirrorEvents = 100_000
+    @Option(help: "Rounds of the Firestore mirror benchmark, floor and mirror alternating (best of each).") var mirrorRounds = 2
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
     func run() async throws {
+        // The children mirror only where told to.
+        unsetenv("FIRESTORE_EMULATOR_HOST")
         let exe = faresync ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faresync").path
         let dir = workDirectory ?? NSTemporaryDirectory() + "faresync-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -72,14 +96,40 @@ struct Bench: AsyncParsableCommand {
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
         let published = try Child.run([exe, "replay", e2eLog, "--brokers", "@" + bootFile])
         guard published.status == 0 else { throw BenchError("replay --brokers failed with status \(published.status)") }
-        let run = try Child.run([exe, "run", "--brokers", "@" + bootFile, "--store", "sqlite:\(dir)/e2e.sqlite", "--exit-at-end",
-                                 "--sweep-interval", "60", "--log-level", "error"])
+        let worker = [exe, "run", "--brokers", "@" + bootFile, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error"]
+        let run = try Child.run(worker + ["--store", "sqlite:\(dir)/e2e.sqlite"], standardErrorFile: dir + "/e2e.err")
         guard run.status == 0 else { throw BenchError("run failed with status \(run.status)") }
         let e2eRate = rate(e2eCount, run.elapsed)
         say(String(format: "  %d events in %.1f s (group join included): %.0f events/s, %d partitions per topic", e2eCount,
                    Double(run.elapsed.components.seconds) + Double(run.elapsed.components.attoseconds) / 1e18, e2eRate, partitions))
 
-        say(String(format: "BENCH consumer_ratio=%.3f replay_ratio=%.3f rss_ratio=%.3f e2e_eps=%.0f", consumerRatio, replayRatio, rssRatio, e2eRate))
+        say("firestore: the mirror into a fresh Cloud Firestore emulator, and the worker with and without --firestore")
+        let emulator = try await FirestoreBench.Emulator.start()
+        defer { emulator.stop() }
+        let mirrorLog = dir + "/mirror.jsonl"
+        let mirrorCount = try ReplayBench.writeLog(events: mirrorEvents, to: mirrorLog, seed: 17)
+        let loaded = try Child.run([exe, "replay", mirrorLog, "--store", "sqlite:\(dir)/mirror.sqlite"])
+        guard loaded.status == 0 else { throw BenchError("faresync replay failed with status \(loaded.status)") }
+        let m = try await FirestoreBench.run(exe: exe, store: dir + "/mirror.sqlite", emulator: emulator, rounds: mirrorRounds)
+        for (i, round) in m.rounds.enumerated() {
+            say(String(format: "  round %d: minimal client %7.0f, faresync mirror %7.0f documents/s, ratio %.3f", i + 1, round.floor, round.mirror,
+                       round.mirror / round.floor))
+        }
+        let mirrorRatio = m.mirrorRate / m.floorRate
+        say(String(format: "  %d documents (%d events): minimal client %.0f, faresync mirror %.0f documents/s   mirror_ratio %.3f (goal >= 0.9)",
+                   m.documents, mirrorCount, m.floorRate, m.mirrorRate, mirrorRatio))
+        // The worker's own time (its summary line), without the mirror's catch-up after it.
+        let mirrored = try Child.run(worker + ["--group", "faresync-firestore", "--store", "sqlite:\(dir)/e2e-firestore.sqlite",
+                                               "--firestore", emulator.host], standardErrorFile: dir + "/e2e-firestore.err")
+        guard mirrored.status == 0 else { throw BenchError("run --firestore failed with status \(mirrored.status)") }
+        let plain = try Self.workerRate(dir + "/e2e.err")
+        let withMirror = try Self.workerRate(dir + "/e2e-firestore.err")
+        let workerRatio = withMirror / plain
+        say(String(format: "  worker without --firestore %8.0f events/s, with %8.0f events/s   firestore_worker_ratio %.3f (goal >= 0.9)",
+                   plain, withMirror, workerRatio))
+
+        say(String(format: "BENCH consumer_ratio=%.3f replay_ratio=%.3f rss_ratio=%.3f e2e_eps=%.0f mirror_ratio=%.3f firestore_worker_ratio=%.3f",
+                   consumerRatio, replayRatio, rssRatio, e2eRate, mirrorRatio, workerRatio))
     }
 }
 

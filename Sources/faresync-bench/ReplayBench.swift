@@ -96,7 +96,7 @@ enum Child {
     /// Runs a program to its end; its peak resident set and time. The peak is the VmHWM faresync
     /// reports of itself (FARESYNC_PEAK_MEMORY_FILE): wait4's ru_maxrss would count this benchmark's
     /// own memory, which a spawned child shares until it execs.
-    static func run(_ arguments: [String], quiet: Bool = true) throws -> Outcome {
+    static func run(_ arguments: [String], quiet: Bool = true, standardErrorFile: String? = nil) throws -> Outcome {
         let peakFile = NSTemporaryDirectory() + "faresync-peak-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         defer { unlink(peakFile) }
         let environment = ProcessInfo.processInfo.environment.merging(["FARESYNC_PEAK_MEMORY_FILE": peakFile]) { $1 }
@@ -108,7 +108,7 @@ enum Child {
         defer { posix_spawn_file_actions_destroy(&actions) }
         if quiet {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, standardErrorFile ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         }
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
@@ -124,23 +124,31 @@ enum Child {
         return Outcome(status: status, peakKiB: peak, elapsed: elapsed)
     }
 
-    /// Starts a program in the background; returns its pid.
-    static func start(_ arguments: [String]) throws -> pid_t {
+    /// Starts a program in the background; returns its pid. With `ownGroup`, in a process group of
+    /// its own (whose id is the pid), so that `stop` ends whatever it started too.
+    static func start(_ arguments: [String], ownGroup: Bool = false) throws -> pid_t {
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownGroup {
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
-        let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        let rc = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
         guard rc == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
         return pid
     }
 
-    static func stop(_ pid: pid_t) {
-        kill(pid, SIGTERM)
+    static func stop(_ pid: pid_t, group: Bool = false) {
+        kill(group ? -pid : pid, SIGTERM)
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)
     }

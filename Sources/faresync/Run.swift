@@ -73,9 +73,10 @@ struct Run: AsyncParsableCommand {
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let started = ContinuousClock.now
         try await group.run()
         let o = dispatcher.outcomes
-        standardError("run: \(o.events) messages, \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered")
+        standardError("run: \(o.events) messages in \(String(format: "%.2f", (ContinuousClock.now - started).seconds)) s, \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered")
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its
         // position is safe in the emulator).
         if let mirror, exitAtEnd { standardError("run: " + (try await mirror.catchUpShowingProgress())) }

@@ -1,0 +1,102 @@
+import FareSyncCore
+import FareSyncFirestore
+import FareSyncSQLite
+import Foundation
+
+/// The Firestore mirror against the emulator's own ceiling: `faresync mirror` filling a fresh
+/// emulator from a store, against a minimal client committing the same documents, 500 writes a
+/// commit, as fast as the emulator takes them (the writes built before its clock starts).
+enum FirestoreBench {
+    static let jar = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
+    static let project = "demo-faresync"
+
+    /// A running emulator: its process group and address.
+    struct Emulator {
+        let pid: pid_t
+        let host: String
+
+        static func start() async throws -> Emulator {
+            guard FileManager.default.fileExists(atPath: jar) else { throw BenchError("the Cloud Firestore emulator is not installed (\(jar))") }
+            let port = try freePort()
+            let pid = try Child.start(["/usr/bin/env", "java", "-Duser.language=en", "-cp", jar,
+                                       "com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start",
+                                       "--host=127.0.0.1", "--port=\(port)"], ownGroup: true)
+            let emulator = Emulator(pid: pid, host: "127.0.0.1:\(port)")
+            let client = FirestoreClient(endpoint: FirestoreEndpoint(host: emulator.host, project: project))
+            for _ in 0..<240 {
+                if (try? await client.rootCollectionIds()) != nil { return emulator }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            Child.stop(pid, group: true)
+            throw BenchError("the emulator did not start")
+        }
+
+        func stop() { Child.stop(pid, group: true) }
+    }
+
+    struct Result {
+        var documents: Int
+        var floorRate: Double
+        var mirrorRate: Double
+        var rounds: [(floor: Double, mirror: Double)]
+    }
+
+    /// Rounds of (floor, then `faresync mirror`), each into an emptied emulator; the best of each.
+    static func run(exe: String, store: String, emulator: Emulator, rounds: Int) async throws -> Result {
+        let client = FirestoreClient(endpoint: FirestoreEndpoint(host: emulator.host, project: project))
+        let pages = try await writes(of: store, endpoint: client.endpoint)
+        let documents = pages.reduce(0) { $0 + $1.count }
+        var result = Result(documents: documents, floorRate: 0, mirrorRate: 0, rounds: [])
+        // The emulator's JVM is slow until warm: one untimed pass first.
+        try await client.clearEmulator()
+        for page in pages { _ = try await client.commit(page) }
+        for _ in 0..<rounds {
+            try await client.clearEmulator()
+            let started = ContinuousClock.now
+            for page in pages { _ = try await client.commit(page) }
+            let floor = rate(documents, ContinuousClock.now - started)
+            try await client.clearEmulator()
+            let mirrored = try Child.run([exe, "mirror", "--store", "sqlite:" + store, "--firestore", emulator.host,
+                                          "--firestore-project", project])
+            guard mirrored.status == 0 else { throw BenchError("faresync mirror failed with status \(mirrored.status)") }
+            let mirror = rate(documents, mirrored.elapsed)
+            result.rounds.append((floor, mirror))
+            result.floorRate = max(result.floorRate, floor)
+            result.mirrorRate = max(result.mirrorRate, mirror)
+        }
+        return result
+    }
+
+    /// The store's documents as Firestore writes, 500 a commit.
+    static func writes(of store: String, endpoint: FirestoreEndpoint) async throws -> [[JSONValue]] {
+        let collected = Collected()
+        try await SQLiteStore(path: store).exportDocuments { path, document in
+            let fields = FirestoreMapping.fields(of: document, at: path)
+            collected.append(.object(JSONObject([("update", .object(JSONObject([("name", .string(endpoint.name(path))),
+                                                                                 ("fields", FirestoreValue.rest(fields))])))])))
+        }
+        return stride(from: 0, to: collected.writes.count, by: FirestoreMirror.maxWrites).map {
+            Array(collected.writes[$0..<min($0 + FirestoreMirror.maxWrites, collected.writes.count)])
+        }
+    }
+
+    private final class Collected: @unchecked Sendable {
+        var writes: [JSONValue] = []
+        func append(_ write: JSONValue) { writes.append(write) }
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw BenchError("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
