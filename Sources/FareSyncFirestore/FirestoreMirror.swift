@@ -33,6 +33,8 @@ public actor FirestoreMirror: Service {
     public nonisolated let consumerName: String
     let logger: Logger
     let pollInterval: Duration
+    /// How long to wait after a commit while following (zero: go on at once).
+    let pacing: @Sendable () -> Duration
 
     /// Where the mirror stands in the feed, once attached to the emulator.
     private var attachment: Attachment?
@@ -59,12 +61,16 @@ public actor FirestoreMirror: Service {
     /// Firestore's limit of writes per commit.
     public static let maxWrites = 500
 
+    /// `pacing` says how long to wait after each commit while following: a worker sharing the
+    /// machine with the emulator asks for a pause while it drains a backlog, so that the emulator's
+    /// work does not slow it (catching up, at the end, is never paced).
     public init(store: any DocumentStore, client: FirestoreClient, pollInterval: Duration = .milliseconds(50),
-                logger: Logger = Logger(label: "faresync.mirror")) {
+                pacing: @escaping @Sendable () -> Duration = { .zero }, logger: Logger = Logger(label: "faresync.mirror")) {
         self.store = store
         self.client = client
         self.consumerName = "firestore:\(client.endpoint)"
         self.pollInterval = pollInterval
+        self.pacing = pacing
         self.logger = logger
     }
 
@@ -117,7 +123,11 @@ public actor FirestoreMirror: Service {
         var backoff = Duration.milliseconds(100)
         while !Task.isCancelled && !stopRequested {
             do {
-                if try await step() == 0 { try await Task.sleep(for: pollInterval) }
+                if try await step() == 0 {
+                    try await Task.sleep(for: pollInterval)
+                } else if case let pause = pacing(), pause > .zero {
+                    try await Task.sleep(for: pause)
+                }
                 backoff = .milliseconds(100)
             } catch is CancellationError {
                 return

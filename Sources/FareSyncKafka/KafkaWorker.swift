@@ -25,17 +25,20 @@ public struct WorkerOptions: Sendable {
 
 /// What the worker reports while it runs (health, readiness).
 public final class WorkerStatus: Sendable {
-    private let state = Mutex((assigned: 0, running: false, batches: 0))
+    private let state = Mutex((assigned: 0, running: false, batches: 0, backlog: Int64(0)))
 
     public var assignedPartitions: Int { state.withLock { $0.assigned } }
     public var isRunning: Bool { state.withLock { $0.running } }
     public var batches: Int { state.withLock { $0.batches } }
+    /// Messages waiting in the assigned partitions, as of the last batch.
+    public var backlog: Int64 { state.withLock { $0.backlog } }
 
-    func set(assigned: Int? = nil, running: Bool? = nil, batchDone: Bool = false) {
+    func set(assigned: Int? = nil, running: Bool? = nil, batchDone: Bool = false, backlog: Int64? = nil) {
         state.withLock { s in
             if let assigned { s.assigned = assigned }
             if let running { s.running = running }
             if batchDone { s.batches += 1 }
+            if let backlog { s.backlog = backlog }
         }
     }
 }
@@ -103,7 +106,8 @@ final class WorkerLoop: RebalanceDelegate {
     /// Bytes of keys and values in `pending`.
     var pendingBytes = 0
     var consumer: KafkaConsumer!
-    let deadLetters: KafkaProducer?
+    /// Publishes committed dead letters to `<topic>.DLT`, between batches.
+    let deadLetters: DeadLetterPublisher?
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
@@ -115,12 +119,17 @@ final class WorkerLoop: RebalanceDelegate {
     init(worker: KafkaWorker) throws {
         self.worker = worker
         cluster = try KafkaClusterView(bootstrap: worker.options.bootstrap)
-        deadLetters = worker.options.deadLetterTopics ? try KafkaProducer(bootstrap: worker.options.bootstrap, settings: ["linger.ms": "0"]) : nil
+        deadLetters = worker.options.deadLetterTopics
+            ? DeadLetterPublisher(store: worker.dispatcher.store,
+                                  producer: try KafkaProducer(bootstrap: worker.options.bootstrap, settings: ["linger.ms": "0"]),
+                                  group: worker.options.group)
+            : nil
     }
 
     func run() throws {
         consumer = try KafkaConsumer(bootstrap: options.bootstrap, group: options.group, settings: options.consumerSettings, delegate: self)
         defer { consumer.close() }
+        try deadLetters?.publishCommitted()  // what a crash left unpublished
         try consumer.subscribe(options.topics)
         worker.log.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
         while !worker.shouldStop {
@@ -153,12 +162,11 @@ final class WorkerLoop: RebalanceDelegate {
         }
         try settle()
         consumer.close()
-        try deadLetters?.flush()
+        try deadLetters?.publishCommitted()
     }
 
-    /// Starts applying the batch in hand — in one transaction: effects, positions, dead-letter
-    /// topics — once the batch before it has committed, and returns without waiting: the next batch
-    /// is polled meanwhile.
+    /// Starts applying the batch in hand — in one transaction: effects and positions — once the
+    /// batch before it has committed, and returns without waiting: the next batch is polled meanwhile.
     func apply() throws {
         guard !pending.isEmpty else { return }
         try finishInFlight()
@@ -167,14 +175,13 @@ final class WorkerLoop: RebalanceDelegate {
         pendingBytes = 0
         let group = options.group
         let dispatcher = worker.dispatcher
-        let publish = deadLetterPublisher()
         let log = worker.log
         inFlight = (batch.count, ContinuousClock.now, BlockingTask {
             // A failing store is retried a few times before the worker gives up.
             var attempt = 0
             while true {
                 do {
-                    return try await dispatcher.process(batch, consumer: group, beforeCommit: publish)
+                    return try await dispatcher.process(batch, consumer: group)
                 } catch {
                     attempt += 1
                     if attempt >= 3 { throw error }
@@ -191,7 +198,8 @@ final class WorkerLoop: RebalanceDelegate {
         try finishInFlight()
     }
 
-    /// Waits for the batch in flight, if any; then records its positions and commits them to Kafka.
+    /// Waits for the batch in flight, if any; then records its positions, commits them to Kafka and
+    /// publishes the dead letters it committed.
     func finishInFlight() throws {
         guard let flight = inFlight else { return }
         inFlight = nil
@@ -202,6 +210,7 @@ final class WorkerLoop: RebalanceDelegate {
         WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
         worker.status.set(batchDone: true)
         updateLag()
+        if result.outcomes.deadLetters > 0 { try deadLetters?.publishCommitted() }
     }
 
     /// The sweep with the group's low watermark (none while it is unknown).
@@ -210,14 +219,14 @@ final class WorkerLoop: RebalanceDelegate {
         try settle()  // the watermark counts what has been applied
         guard let watermark = groupWatermark() else { return }
         let dispatcher = worker.dispatcher
-        let publish = deadLetterPublisher()
         let (result, parked) = try runBlocking {
-            let r = try await dispatcher.sweep(watermark: watermark, beforeCommit: publish)
+            let r = try await dispatcher.sweep(watermark: watermark)
             let parked = try await dispatcher.store.read { try $0.countDocuments(inCollection: "parkedFareContracts") }
             return (r, parked)
         }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
+        if result.outcomes.deadLetters > 0 { try deadLetters?.publishCommitted() }
         worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
     }
 
@@ -250,30 +259,15 @@ final class WorkerLoop: RebalanceDelegate {
         return PartitionTracker.lowWatermark(of: states)
     }
 
-    /// Publishes a transaction's dead letters to `<topic>.DLT` and waits for delivery (inside the
-    /// transaction: if publishing fails, nothing commits and the batch is retried).
-    func deadLetterPublisher() -> BeforeCommit? {
-        guard let producer = deadLetters else { return nil }
-        return { letters in
-            let kafkaLetters = letters.filter { !$0.topic.isEmpty }
-            guard !kafkaLetters.isEmpty else { return }
-            for letter in kafkaLetters {
-                try producer.produce(topic: letter.topic + ".DLT", key: letter.key, value: letter.payload, headers: [
-                    MessageHeader("faresync-dlt-original-topic", letter.topic),
-                    MessageHeader("faresync-dlt-original-partition", letter.firstSeen.map { String($0.partition) } ?? ""),
-                    MessageHeader("faresync-dlt-original-offset", letter.firstSeen.map { String($0.offset) } ?? ""),
-                    MessageHeader("faresync-dlt-reason", letter.reason.rawValue),
-                    MessageHeader("faresync-dlt-error", letter.error),
-                ], timestamp: letter.timestamp)
-            }
-            try producer.flush(timeoutMilliseconds: 30_000)
-        }
-    }
-
     func updateLag() {
+        var backlog: Int64 = 0
         for (tp, state) in tracker.states {
-            if let high = consumer.highWatermark(tp) { WorkerMetrics.lag(tp, max(0, high - (state.next ?? 0))) }
+            guard let high = consumer.highWatermark(tp) else { continue }
+            let lag = max(0, high - (state.next ?? 0))
+            WorkerMetrics.lag(tp, lag)
+            backlog += lag
         }
+        worker.status.set(backlog: backlog)
     }
 
     // MARK: RebalanceDelegate

@@ -37,7 +37,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Events of the larger memory run.") var memoryLarge = 1_000_000
     @Option(help: "Events for the end-to-end run against the dev broker.") var e2eEvents = 200_000
     @Option(help: "Events of the log whose store the Firestore mirror benchmark mirrors.") var mirrorEvents = 100_000
-    @Option(help: "Rounds of the Firestore mirror benchmark, floor and mirror alternating (best of each).") var mirrorRounds = 2
+    @Option(help: "Rounds of the Firestore mirror benchmark, floor and mirror taking turns (best of each).") var mirrorRounds = 4
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 

@@ -30,8 +30,8 @@ struct FirestoreOptions: ParsableArguments {
     }
 
     /// A mirror of `store` into the emulator, if one is named.
-    func mirror(of store: any DocumentStore) -> FirestoreMirror? {
-        endpoint.map { FirestoreMirror(store: store, client: FirestoreClient(endpoint: $0)) }
+    func mirror(of store: any DocumentStore, pacing: @escaping @Sendable () -> Duration = { .zero }) -> FirestoreMirror? {
+        endpoint.map { FirestoreMirror(store: store, client: FirestoreClient(endpoint: $0), pacing: pacing) }
     }
 
     /// Runs `work`, with the mirror following behind it if an emulator is named; `work`'s result and

@@ -62,7 +62,11 @@ struct Run: AsyncParsableCommand {
         let worker = KafkaWorker(options: options, dispatcher: dispatcher, logger: logger)
 
         var services = [ServiceGroupConfiguration.ServiceConfiguration(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)]
-        let mirror = firestoreOptions.mirror(of: opened)
+        // While the worker has more than a batch waiting, the mirror commits at most four pages a
+        // second: on a small machine the emulator's work would otherwise slow the worker down.
+        let mirror = firestoreOptions.mirror(of: opened) { [batchSize] in
+            worker.status.backlog > Int64(batchSize) ? .milliseconds(250) : .zero
+        }
         if let mirror {
             try await mirror.register()
             services.append(.init(service: mirror))

@@ -205,6 +205,7 @@ rm -f boot.txt
 BROKER_PID=$!
 for _ in $(seq 100); do [ -s boot.txt ] && break; sleep 0.1; done
 "$FARESYNC" simulate --users 8000 --seed 43 --brokers @boot.txt 2> /dev/null
+curl -fs -X DELETE "http://127.0.0.1:$PORT/emulator/v1/projects/$PROJECT/databases/(default)/documents" > /dev/null  # another store's mirror
 WORKER=(run --brokers @boot.txt --group kills --store "sqlite:$WORK/kills.sqlite" --sweep-interval 1 --log-level error
         --kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500)
 mid=0

@@ -121,8 +121,9 @@ public protocol StoreTransaction: AnyObject {
     func feedIdentity() throws -> String
     /// The position of the newest committed change (0 when there is none).
     func feedHead() throws -> Int64
-    /// The changes after `position`, in position order, at most `limit`.
-    func changes(after position: Int64, limit: Int) throws -> [DocumentChange]
+    /// The changes after `position` of the documents whose path starts with `prefix` (all of
+    /// them for ""), in position order, at most `limit`.
+    func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange]
     /// Where a registered consumer of the feed (the mirror, the dead-letter publisher) stands.
     func feedPosition(consumer: String) throws -> Int64?
     /// Registers a consumer at `position` (nil: forgets it). Tombstones are kept until every
@@ -135,6 +136,11 @@ public protocol StoreTransaction: AnyObject {
 }
 
 extension StoreTransaction {
+    /// Every change after `position`, in position order, at most `limit`.
+    public func changes(after position: Int64, limit: Int) throws -> [DocumentChange] {
+        try changes(after: position, limit: limit, under: "")
+    }
+
     public var readsAhead: Bool { false }
     public func writeBack() throws {}
 

@@ -218,12 +218,12 @@ final class MemoryTransaction: StoreTransaction {
     func feedIdentity() throws -> String { try feed.identity }
     func feedHead() throws -> Int64 { try feed.head }
 
-    func changes(after position: Int64, limit: Int) throws -> [DocumentChange] {
+    func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange] {
         let feed = try feed
-        let documents = feed.positions.filter { $0.value > position }.sorted { $0.value < $1.value }.prefix(limit).map { key, p in
+        let documents = feed.positions.filter { $0.value > position && $0.key.string.utf8.starts(with: prefix.utf8) }.sorted { $0.value < $1.value }.prefix(limit).map { key, p in
             DocumentChange(position: p, path: key.string, text: JSONWriter.string(state.documents[key]!))
         }
-        let tombstones = feed.tombstones.filter { $0.key > position }.sorted { $0.key < $1.key }.prefix(limit).map { p, key in
+        let tombstones = feed.tombstones.filter { $0.key > position && $0.value.string.utf8.starts(with: prefix.utf8) }.sorted { $0.key < $1.key }.prefix(limit).map { p, key in
             DocumentChange(position: p, path: key.string, text: nil)
         }
         return DocumentChange.merge(Array(documents), Array(tombstones), limit: limit)
