@@ -18,6 +18,10 @@ final class CommitGroup: @unchecked Sendable {
     /// Set by the first failed write: the group's uncommitted writes are gone, and every later write
     /// of the group fails too — a later batch must not commit while an earlier one was lost.
     private var failure: (any Error)?
+    /// Set once the group committed or rolled back for good. A write that found the group in force
+    /// but reached the writer after its end (another task's: the mirror registering itself) runs
+    /// in a transaction of its own, which would otherwise stay open after the group.
+    var ended = false
 
     init(transactionsPerCommit: Int) {
         self.transactionsPerCommit = transactionsPerCommit
@@ -26,6 +30,19 @@ final class CommitGroup: @unchecked Sendable {
     /// Runs one write transaction's body in the group's SQLite transaction; commits once the group
     /// holds `transactionsPerCommit` of them. Returns what the overlay held if it committed.
     func write<T>(_ db: Database, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers?) {
+        if ended {
+            try db.beginTransaction(.immediate)
+            do {
+                let tx = SQLiteTransaction(db)
+                let result = try body(tx)
+                try tx.flush()
+                try db.commit()
+                return (result, tx.takeLeftovers())
+            } catch {
+                try? db.rollback()
+                throw error
+            }
+        }
         if let failure { throw CommitGroupError(cause: failure) }
         do {
             let tx: SQLiteTransaction
@@ -46,8 +63,9 @@ final class CommitGroup: @unchecked Sendable {
         }
     }
 
-    /// Commits what the group holds (nothing if it failed: that was rolled back).
+    /// Commits what the group holds (nothing if it failed: that was rolled back), and ends it.
     func finish(_ db: Database) throws -> Leftovers? {
+        ended = true
         if let failure { throw CommitGroupError(cause: failure) }
         return try commit(db)
     }

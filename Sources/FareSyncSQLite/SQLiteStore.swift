@@ -158,7 +158,10 @@ public final class SQLiteStore: DocumentStore {
         do {
             result = try await body()
         } catch {
-            try? await pool.writeWithoutTransaction { db in group.abandon(db) }
+            try? await pool.writeWithoutTransaction { db in
+                group.abandon(db)
+                group.ended = true
+            }
             throw error
         }
         let leftovers = try await pool.writeWithoutTransaction { db in try group.finish(db) }
