@@ -197,8 +197,8 @@ else fail "replay of $events events with --firestore"; tail -5 big.err; fi
 grep "^mirrored to" big.out | sed 's/^/     /'
 check "mirror --verify after the 100 k-event replay and the emulator's faults" "$FARESYNC" mirror --store "sqlite:$WORK/big.sqlite" --verify
 
-# 9. The worker SIGKILLed 5 times while it mirrors (each time once the mirror has moved on, and
-#    while it is behind the store), restarted each time; then run to the end.
+# 9. The worker SIGKILLed 5 times while it mirrors (each time once the mirror has moved on and the
+#    worker has run ahead of it), restarted each time; then run to the end.
 kill "$BROKER_PID" 2> /dev/null; wait "$BROKER_PID" 2> /dev/null || true
 rm -f boot.txt
 "$FARESYNC" dev-broker --partitions 9 --bootstrap-file boot.txt > broker.out 2> broker.err &
@@ -213,8 +213,14 @@ reached=0
 for kill in 1 2 3 4 5; do
   "$FARESYNC" "${WORKER[@]}" 2>> kills.err &
   pid=$!
-  wait_for_position_above $((reached + 300)) || true
-  sleep "$(python3 -c "import random; random.seed($kill); print(round(random.random() * 0.5, 2))")"
+  # Until the mirror has moved on since the last kill and the worker has run well ahead of it.
+  for _ in $(seq 600); do
+    head=$(sqlite3 "$WORK/kills.sqlite" "SELECT head FROM feed" 2> /dev/null || echo 0)
+    position=$(mirror_position)
+    [ "$position" -gt "$reached" ] && [ $((head - position)) -gt 2000 ] && break
+    sleep 0.1
+  done
+  sleep "$(python3 -c "import random; random.seed($kill); print(round(random.random() * 0.3, 2))")"
   kill -9 "$pid"; wait "$pid" 2> /dev/null || true
   reached=$(mirror_position)
   head=$(sqlite3 "$WORK/kills.sqlite" "SELECT head FROM feed" 2> /dev/null || echo 0)
