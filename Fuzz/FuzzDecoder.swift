@@ -1,4 +1,4 @@
-// libFuzzer target over the event decoder and the event-log line parser (issue 4).
+// libFuzzer target over the event decoder and the event-log line parser.
 // Built by Fuzz/build.sh together with the decoding sources of FareSyncCore, with
 // `swiftc -sanitize=fuzzer,address`. Besides "does not crash", it checks invariants:
 //  - the parser's canonical output parses back to the same value, and is stable;

@@ -1,7 +1,7 @@
 import FareSyncCore
 import Testing
 
-/// The bad-input corpus (issue 4): every kind ends as exactly one dead letter with its specific
+/// The bad-input corpus: every kind ends as exactly one dead letter with its specific
 /// reason, the good events around it are applied, and nothing crashes.
 @Suite struct BadInputCorpusTests {
     struct Case {

@@ -98,7 +98,7 @@ import Testing
         }
     }
 
-    /// The largest offset reads (numbering the next line used to overflow and trap on it).
+    /// The largest offset reads (numbering the line after it must not overflow).
     @Test func theLargestOffsetReads() throws {
         var reader = EventLogReader()
         let first = reader.message(fromLine: Array(#"{"topic":"t","offset":9223372036854775807,"payload":"p"}"#.utf8))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of the faresync command line, run by `make test`:
 # exit statuses and one-line usage errors, the determinism of SPEC §4 through the real CLI and
-# SQLite store (issue 2's acceptance), and the JSON Schemas (Python's jsonschema) over what
+# SQLite store, and the JSON Schemas (Python's jsonschema) over what
 # simulate and export write. (SIGKILL and resume: Tests/crash/crash.sh.)
 set -u
 FARESYNC=${1:?usage: check_cli.sh PATH-TO-faresync}
@@ -34,7 +34,7 @@ expect_status 1 1 "export of a missing store" export --store sqlite:does-not-exi
 expect_status 1 1 "unwritable store path"   replay /dev/null --store sqlite:/nonexistent-dir/x.sqlite
 expect_status 0 - "help"                    --help
 
-# Issue 2's acceptance: the same export however the log is replayed.
+# The same export however the log is replayed.
 "$FARESYNC" simulate --users 300 --seed 11 --faults --out s.jsonl 2>/dev/null
 replay_export() { # NAME ARGS…
   local name=$1; shift
@@ -114,7 +114,7 @@ done
 
 # Memory stays bounded on megabyte-sized bad messages: peak RSS of replaying 60 versus 180 of them.
 # Three times the data may cost a little more (SQLite's page cache and WAL settle), but a process
-# that kept messages would grow by the 120 MiB of data (before a fix, it did: 114 -> 316 MiB).
+# that kept messages would grow by the 120 MiB of data.
 python3 - "$FARESYNC" <<'PY' && ok "memory bounded on multi-megabyte messages" || bad "memory grows with multi-megabyte messages"
 import json, resource, subprocess, sys
 def peak(n):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash harness (issue 4): `crash.sh PATH-TO-faresync KILLS SEED`.
+# Crash harness: `crash.sh PATH-TO-faresync KILLS SEED`.
 # Runs `replay` (batch by batch, and loading an empty store by account), and the worker against a
 # dev broker in another process, as subprocesses; SIGKILLs each KILLS times at seeded random points (after a seeded random number of further events is
 # applied, or a seeded random delay when it applies too few); restarts; and checks the export is
