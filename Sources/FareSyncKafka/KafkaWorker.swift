@@ -108,6 +108,8 @@ final class WorkerLoop: RebalanceDelegate {
     var consumer: KafkaConsumer!
     /// Publishes committed dead letters to `<topic>.DLT`, between batches.
     let deadLetters: DeadLetterPublisher?
+    /// Dead letters whose publishing failed and waits for another try.
+    var deadLettersPending = false
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
@@ -129,7 +131,7 @@ final class WorkerLoop: RebalanceDelegate {
     func run() throws {
         consumer = try KafkaConsumer(bootstrap: options.bootstrap, group: options.group, settings: options.consumerSettings, delegate: self)
         defer { consumer.close() }
-        try deadLetters?.publishCommitted()  // what a crash left unpublished
+        publishDeadLetters()  // what a crash left unpublished
         try consumer.subscribe(options.topics)
         worker.log.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
         while !worker.shouldStop {
@@ -210,7 +212,20 @@ final class WorkerLoop: RebalanceDelegate {
         WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
         worker.status.set(batchDone: true)
         updateLag()
-        if result.outcomes.deadLetters > 0 { try deadLetters?.publishCommitted() }
+        if result.outcomes.deadLetters > 0 || deadLettersPending { publishDeadLetters() }
+    }
+
+    /// Publishes the dead letters committed so far. A failure (the broker unreachable) is retried
+    /// after the next batch, and at the end, which fails the run if it fails again: nothing is lost
+    /// meanwhile, as the publisher's position has not moved.
+    func publishDeadLetters() {
+        do {
+            try deadLetters?.publishCommitted()
+            deadLettersPending = false
+        } catch {
+            worker.log.warning("dead letters not published yet: \(error)")
+            deadLettersPending = true
+        }
     }
 
     /// The sweep with the group's low watermark (none while it is unknown).
@@ -226,7 +241,7 @@ final class WorkerLoop: RebalanceDelegate {
         }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
-        if result.outcomes.deadLetters > 0 { try deadLetters?.publishCommitted() }
+        if result.outcomes.deadLetters > 0 || deadLettersPending { publishDeadLetters() }
         worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
     }
 

@@ -19,12 +19,6 @@ public struct DecodedBatch: Sendable {
     public let decoded: [Result<CloudEvent, Rejection>]
 }
 
-/// Runs inside the store transaction, after the triggers and before the commit, with the dead
-/// letters the transaction wrote. If it throws, the transaction rolls back. The Kafka worker
-/// publishes dead letters to `<topic>.DLT` here, so a dead letter in the store is never missing
-/// from its topic (it may be published twice if the commit then fails).
-public typealias BeforeCommit = @Sendable ([DeadLetter]) throws -> Void
-
 /// Routes decoded events to the triggers and applies a batch in one store transaction
 /// (source → dispatcher → store → reconciler).
 ///
@@ -61,8 +55,8 @@ public final class TriggerDispatcher: Sendable {
     /// offset and newest event time, from the messages' coordinates), so effects and offsets commit
     /// together.
     @discardableResult
-    public func process(_ messages: [SourceMessage], consumer: String? = nil, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
-        try await process(Self.decode(messages), consumer: consumer, beforeCommit: beforeCommit)
+    public func process(_ messages: [SourceMessage], consumer: String? = nil) async throws -> BatchResult {
+        try await process(Self.decode(messages), consumer: consumer)
     }
 
     /// Decodes a batch: pure work, which a caller may do while the previous batch is being applied.
@@ -85,9 +79,9 @@ public final class TriggerDispatcher: Sendable {
         return DecodedBatch(messages: messages, decoded: decoded)
     }
 
-    /// Applies a decoded batch, like `process(_:consumer:beforeCommit:)`.
+    /// Applies a decoded batch, like `process(_:consumer:)`.
     @discardableResult
-    public func process(_ batch: DecodedBatch, consumer: String? = nil, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
+    public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
         let messages = batch.messages
         let decoded = batch.decoded
         let enturOutcomes = try await provisionNewUsers(decoded)
@@ -126,7 +120,6 @@ public final class TriggerDispatcher: Sendable {
             if let consumer {
                 positions = try Self.storePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
             }
-            try beforeCommit?(triggers.written)
             return BatchResult(outcomes: triggers.outcomes, newestEventTime: newest, eventTimes: eventTimes,
                                deadLetters: triggers.written, positions: positions)
         }
@@ -216,13 +209,12 @@ public final class TriggerDispatcher: Sendable {
 
     /// The sweep (SPEC §4): expires reservations and timed-out parked contracts against `watermark`.
     @discardableResult
-    public func sweep(watermark: Int64, beforeCommit: BeforeCommit? = nil) async throws -> BatchResult {
+    public func sweep(watermark: Int64) async throws -> BatchResult {
         let rules = self.rules
         let result = try await store.write { tx in
             var triggers = Triggers(tx: tx, rules: rules)
             try triggers.sweep(watermark: watermark)
             try tx.pruneTombstones()
-            try beforeCommit?(triggers.written)
             return BatchResult(outcomes: triggers.outcomes, newestEventTime: nil, eventTimes: [], deadLetters: triggers.written)
         }
         totals.withLock { $0 += result.outcomes }
