@@ -101,15 +101,18 @@ public struct FirestoreClient: Sendable {
             let answer = try await send(.POST, base + ":runQuery", body: .object(JSONObject([("structuredQuery", .object(JSONObject(query)))])))
             var documents: [(path: String, fields: [String: FirestoreValue])] = []
             var lastName: String?
+            var seen = 0
             for item in answer.arrayValue ?? [] {
                 guard let document = item["document"], let name = document["name"]?.stringValue else { continue }
                 lastName = name
+                seen += 1
                 if let path = endpoint.path(ofName: name) {
                     documents.append((path, FirestoreValue.fields(rest: document["fields"] ?? .object(JSONObject()))))
                 }
             }
             try await page(documents)
-            guard let lastName, documents.count == pageSize || (answer.arrayValue?.count ?? 0) >= pageSize else { return }
+            // A page shorter than asked for is the last one.
+            guard let lastName, seen == pageSize else { return }
             after = lastName
         }
     }
