@@ -10,10 +10,12 @@ let package = Package(
         .library(name: "FareSyncCore", targets: ["FareSyncCore"]),
         .library(name: "FareSyncSQLite", targets: ["FareSyncSQLite"]),
         .library(name: "FareSyncFirestore", targets: ["FareSyncFirestore"]),
+        .library(name: "FareSyncIdentity", targets: ["FareSyncIdentity"]),
+        .library(name: "FareSyncHTTP", targets: ["FareSyncHTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -23,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
     ],
     targets: [
         // Events, documents, triggers, reconciler, in-process queue, simulated Entur, and the
@@ -58,6 +62,33 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The identity service: users and their password hashes (bcrypt), signing keys, and
+        // Firebase-style ID tokens (jwt-kit), issued and verified. No HTTP.
+        .target(
+            name: "FareSyncIdentity",
+            dependencies: [
+                "FareSyncCore",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The HTTP services (Hummingbird): the Firebase Auth emulator's REST protocol over the
+        // identity service, and the ticket service behind ID-token verification.
+        .target(
+            name: "FareSyncHTTP",
+            dependencies: [
+                "FareSyncCore",
+                "FareSyncIdentity",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // librdkafka (Debian: librdkafka-dev) and its mock cluster. The only place C is imported.
         .systemLibrary(
             name: "CRdKafka",
@@ -83,6 +114,8 @@ let package = Package(
                 "FareSyncSQLite",
                 "FareSyncKafka",
                 "FareSyncFirestore",
+                "FareSyncIdentity",
+                "FareSyncHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -117,6 +150,14 @@ let package = Package(
         .testTarget(
             name: "FareSyncFirestoreTests",
             dependencies: ["FareSyncCore", "FareSyncFirestore"]
+        ),
+        .testTarget(
+            name: "FareSyncIdentityTests",
+            dependencies: [
+                "FareSyncCore", "FareSyncIdentity", "FareSyncHTTP",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
         .testTarget(
             name: "FareSyncKafkaTests",

@@ -64,10 +64,17 @@ public struct FirestoreClient: Sendable {
 
     var base: String { "http://\(endpoint.host)/v1/\(endpoint.root)" }
 
-    /// Applies `writes` (the REST API's `Write` objects) atomically; the update time of each.
-    public func commit(_ writes: [JSONValue]) async throws(FirestoreError) -> [String?] {
-        let body = JSONValue.object(JSONObject([("writes", .array(writes))]))
-        let answer = try await send(.POST, base + ":commit", body: body)
+    /// Applies `writes` atomically; the update time of each.
+    public func commit(_ writes: [FirestoreWrite]) async throws(FirestoreError) -> [String?] {
+        var body = ByteBuffer()
+        body.reserveCapacity(writes.reduce(16) { $0 + $1.json.count + 1 })
+        body.writeString(#"{"writes":["#)
+        for (i, write) in writes.enumerated() {
+            if i > 0 { body.writeInteger(UInt8(ascii: ",")) }
+            body.writeBytes(write.json)
+        }
+        body.writeString("]}")
+        let answer = try await send(.POST, base + ":commit", bytes: body)
         return (answer["writeResults"]?.arrayValue ?? []).map { $0["updateTime"]?.stringValue }
     }
 
@@ -138,12 +145,16 @@ public struct FirestoreClient: Sendable {
     }
 
     private func send(_ method: HTTPMethod, _ url: String, body: JSONValue?) async throws(FirestoreError) -> JSONValue {
+        try await send(method, url, bytes: body.map { ByteBuffer(bytes: JSONWriter.bytes($0)) })
+    }
+
+    private func send(_ method: HTTPMethod, _ url: String, bytes body: ByteBuffer?) async throws(FirestoreError) -> JSONValue {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer owner")
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(body)))
+            request.body = .bytes(body)
         }
         let status: Int
         let bytes: ByteBuffer

@@ -26,7 +26,7 @@ public enum FirestoreMapping {
 
     /// The member names that hold date-times, at one level of a document, and below the members
     /// that hold arrays of objects.
-    struct Timestamps {
+    public struct Timestamps: Sendable {
         var here: Set<String> = []
         var inArrays: [String: Timestamps] = [:]
     }
@@ -37,7 +37,7 @@ public enum FirestoreMapping {
         inArrays: ["travelRights": Timestamps(here: ["startDateTime", "endDateTime"], inArrays: ["usedAccesses": accessTimes])])
 
     /// Which members of the document at `path` are date-times.
-    static func timestamps(at path: String) -> Timestamps {
+    public static func timestamps(at path: String) -> Timestamps {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         switch (segments.count, segments.first) {
         case (2, "authUsers"): return Timestamps(here: ["createdAt"])

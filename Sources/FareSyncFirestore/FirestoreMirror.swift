@@ -53,7 +53,7 @@ public actor FirestoreMirror: Service {
     /// A change and the Firestore write that applies it.
     struct PendingWrite: Sendable {
         var change: DocumentChange
-        var write: JSONValue
+        var write: FirestoreWrite
     }
 
     public static let positionPath = "_faresync/mirror"
@@ -315,20 +315,16 @@ public actor FirestoreMirror: Service {
         let endpoint = client.endpoint
         var all = writes.map(\.write)
         let cleared = writes.map(\.change.path).filter { refused[$0] != nil }
-        for path in cleared { all.append(.object(JSONObject([("delete", .string(endpoint.name(Self.refusalPath(path))))]))) }
+        for path in cleared { all.append(.delete(endpoint.name(Self.refusalPath(path)))) }
         let last = refusal?.change.position ?? writes.last!.change.position
         if let refusal {
             let fields: [String: FirestoreValue] = ["path": .string(refusal.change.path), "error": .string(refusal.error),
                                                     "position": .integer(refusal.change.position)]
-            all.append(Self.update(endpoint.name(Self.refusalPath(refusal.change.path)), fields))
-            all.append(.object(JSONObject([("delete", .string(endpoint.name(refusal.change.path)))])))
+            all.append(.update(endpoint.name(Self.refusalPath(refusal.change.path)), fields: fields))
+            all.append(.delete(endpoint.name(refusal.change.path)))
         }
-        var position = Self.update(endpoint.name(Self.positionPath), ["position": .integer(last), "feed": .string(attached.identity)])
-        if case .object(var object) = position {
-            object["currentDocument"] = .object(JSONObject([attached.updateTime.map { ("updateTime", .string($0)) } ?? ("exists", .bool(false))]))
-            position = .object(object)
-        }
-        all.append(position)
+        all.append(.update(endpoint.name(Self.positionPath), fields: ["position": .integer(last), "feed": .string(attached.identity)],
+                           precondition: JSONObject([attached.updateTime.map { ("updateTime", .string($0)) } ?? ("exists", .bool(false))])))
         let times = try await client.commit(all)
         attached.position = last
         attached.updateTime = times.last ?? nil
@@ -348,16 +344,10 @@ public actor FirestoreMirror: Service {
     }
 
     /// The Firestore write of one change: an update with the document's fields, or a delete.
-    static func write(_ change: DocumentChange, endpoint: FirestoreEndpoint) -> JSONValue {
-        guard let text = change.text else {
-            return .object(JSONObject([("delete", .string(endpoint.name(change.path)))]))
-        }
+    static func write(_ change: DocumentChange, endpoint: FirestoreEndpoint) -> FirestoreWrite {
+        guard let text = change.text else { return .delete(endpoint.name(change.path)) }
         let document = (try? JSONParser.parse(text, maxDepth: .max)) ?? .object(JSONObject())
-        return update(endpoint.name(change.path), FirestoreMapping.fields(of: document, at: change.path))
-    }
-
-    static func update(_ name: String, _ fields: [String: FirestoreValue]) -> JSONValue {
-        .object(JSONObject([("update", .object(JSONObject([("name", .string(name)), ("fields", FirestoreValue.rest(fields))])))]))
+        return .update(endpoint.name(change.path), document: document, timestamps: FirestoreMapping.timestamps(at: change.path))
     }
 
     /// Where the refusal of the document at `path` is recorded (an id Firestore accepts for any path).

@@ -103,6 +103,8 @@ public final class SQLiteStore: DocumentStore {
         INSERT INTO feed VALUES (1, lower(hex(randomblob(16))), (SELECT coalesce(max(position), 0) FROM documents));
         CREATE TABLE feed_consumers(name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
         """,
+        // The services' own records (users, signing keys, orders): JSON by kind and key.
+        "CREATE TABLE records(kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(kind, key)) WITHOUT ROWID",
     ]
 
     static func migrate(_ db: Database) throws {

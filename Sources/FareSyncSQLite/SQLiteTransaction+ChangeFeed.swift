@@ -67,6 +67,8 @@ extension SQLiteTransaction {
     }
 
     func pruneTombstones() throws -> Int {
+        // The deletes of this transaction get their tombstones (and the head its position) in the flush.
+        try flush()
         try db.execute(sql: """
             DELETE FROM tombstones
             WHERE position <= coalesce((SELECT min(position) FROM feed_consumers), (SELECT head FROM feed))

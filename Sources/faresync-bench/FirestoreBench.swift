@@ -84,12 +84,10 @@ enum FirestoreBench {
     }
 
     /// The store's documents as Firestore writes, 500 a commit.
-    static func writes(of store: String, endpoint: FirestoreEndpoint) async throws -> [[JSONValue]] {
+    static func writes(of store: String, endpoint: FirestoreEndpoint) async throws -> [[FirestoreWrite]] {
         let collected = Collected()
         try await SQLiteStore(path: store).exportDocuments { path, document in
-            let fields = FirestoreMapping.fields(of: document, at: path)
-            collected.append(.object(JSONObject([("update", .object(JSONObject([("name", .string(endpoint.name(path))),
-                                                                                 ("fields", FirestoreValue.rest(fields))])))])))
+            collected.append(.update(endpoint.name(path), fields: FirestoreMapping.fields(of: document, at: path)))
         }
         return stride(from: 0, to: collected.writes.count, by: FirestoreMirror.maxWrites).map {
             Array(collected.writes[$0..<min($0 + FirestoreMirror.maxWrites, collected.writes.count)])
@@ -97,8 +95,8 @@ enum FirestoreBench {
     }
 
     private final class Collected: @unchecked Sendable {
-        var writes: [JSONValue] = []
-        func append(_ write: JSONValue) { writes.append(write) }
+        var writes: [FirestoreWrite] = []
+        func append(_ write: FirestoreWrite) { writes.append(write) }
     }
 
     static func freePort() throws -> Int {

@@ -6,7 +6,7 @@ struct FareSync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faresync",
         abstract: "The event-driven backend of an account-based ticketing app: Kafka fare contracts into a Firestore-shaped store.",
-        subcommands: [Demo.self, Simulate.self, Replay.self, Run.self, Record.self, ExportCommand.self, Changes.self, Mirror.self, DevBroker.self])
+        subcommands: [Demo.self, Simulate.self, Replay.self, Run.self, Record.self, ExportCommand.self, Changes.self, Mirror.self, Serve.self, Token.self, RotateKeys.self, DevBroker.self])
 }
 
 /// Exit statuses: 0 success, 1 runtime failure (with its cause), 2 usage error (one line).

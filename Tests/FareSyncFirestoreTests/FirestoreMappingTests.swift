@@ -102,4 +102,30 @@ import Testing
         #expect(a != c)
         #expect(FirestoreValue(rest: try Self.parse(#"{"geoPointValue":{"latitude":1}}"#)) != .null)
     }
+
+    /// The bytes the mirror commits say what the mapping says: parsed back as a Firestore client
+    /// reads them, they are the mapping's fields, for every JSON type and every date-time place.
+    @Test func encodedWritesCarryTheMappedFields() throws {
+        let contract = try Self.parse(#"""
+            {"created":"2026-11-20T10:15:00.1234569+01:00","id":"c1","qty":2,"price":12.5,"flag":true,"none":null,"tags":[],
+             "meta":{},"note":"a \"quoted\"\n line","travelRights":[{"startDateTime":"2026-11-20T10:15:00Z","endDateTime":"nope",
+             "usedAccesses":[{"startDateTime":"2026-11-20T11:00:00Z"}],"zones":["A",1,[2.0]]},"not an object",{}]}
+            """#)
+        let endpoint = FirestoreEndpoint(host: "127.0.0.1:1", project: "demo-x")
+        for path in ["customers/u/fareContracts/c1", "parkedFareContracts/c1", "customers/u", "things/x"] {
+            let write = FirestoreWrite.update(endpoint.name(path), document: contract, timestamps: FirestoreMapping.timestamps(at: path))
+            let parsed = try JSONParser.parse(write.json)
+            #expect(parsed["update"]?["name"] == .string(endpoint.name(path)))
+            #expect(FirestoreValue.fields(rest: parsed["update"]?["fields"] ?? .null) == FirestoreMapping.fields(of: contract, at: path))
+        }
+        let fields = FirestoreValue.fields(rest: try JSONParser.parse(FirestoreWrite.update(
+            "n", document: contract, timestamps: FirestoreMapping.timestamps(at: "customers/u/fareContracts/c1")).json)["update"]?["fields"] ?? .null)
+        guard case .array(let rights)? = fields["travelRights"], case .map(let first) = rights[0] else {
+            Issue.record("travelRights is not an array of maps")
+            return
+        }
+        #expect(first["startDateTime"] == .timestamp(RFC3339.microseconds("2026-11-20T10:15:00Z")!))
+        #expect(first["endDateTime"] == .string("nope"))
+        #expect(fields["created"] == .timestamp(RFC3339.microseconds("2026-11-20T09:15:00.123456Z")!))
+    }
 }

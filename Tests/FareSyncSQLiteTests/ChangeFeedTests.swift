@@ -109,6 +109,23 @@ import Testing
         #expect(try await Self.feed(store, after: 6).map(\.position) == [7])
     }
 
+    /// A prune sees the deletes of its own transaction, as the sweep's expiries come right before it.
+    @Test(arguments: ["sqlite", "memory"])
+    func aPruneSeesTheDeletesOfItsOwnTransaction(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store = try Self.open(kind, tmp)
+        try await store.write { tx in
+            for i in 1...3 { try tx.setDocument("a/\(i)", Self.doc(i)) }
+        }
+        let pruned = try await store.write { tx in
+            try tx.deleteDocument("a/1")
+            try tx.deleteDocument("a/2")
+            return try tx.pruneTombstones()
+        }
+        #expect(pruned == 2)
+        #expect(try await Self.feed(store).map(\.path) == ["a/3"])
+    }
+
     /// With no consumer registered, the sweep prunes every tombstone; registered consumers keep them.
     @Test func theSweepPrunesTombstonesNoRegisteredConsumerNeeds() async throws {
         let store = MemoryStore()

@@ -133,6 +133,15 @@ public protocol StoreTransaction: AnyObject {
     /// registered — and returns how many.
     @discardableResult
     func pruneTombstones() throws -> Int
+
+    // MARK: Records
+    /// The record `key` of `kind`: the services' own state (users, signing keys, orders), which
+    /// is neither a document of SPEC §2 nor in the export or the change feed.
+    func record(_ kind: String, _ key: String) throws -> JSONValue?
+    /// Sets the record `key` of `kind` (nil: removes it).
+    func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws
+    /// Every record of `kind`, ordered by key (UTF-8 bytes).
+    func records(_ kind: String) throws -> [(key: String, value: JSONValue)]
 }
 
 extension StoreTransaction {

@@ -53,6 +53,8 @@ struct MemoryState: Sendable {
     var contractOrders: Set<ByteKey> = []
     var reservations: [ByteKey: ReservationEntry] = [:]
     var offsets: [ByteKey: ConsumerPosition] = [:]
+    /// The services' records, by kind and then key.
+    var records: [ByteKey: [ByteKey: JSONValue]] = [:]
     /// The change feed; nil where nobody reads one (a load's partitions, whose rows the store they
     /// are loaded into gives positions).
     var feed: MemoryFeed?
@@ -254,5 +256,22 @@ final class MemoryTransaction: StoreTransaction {
 
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
         change(\.offsets, Self.offsetKey(consumer, topic, partition), to: position)
+    }
+
+    // MARK: Records
+
+    func record(_ kind: String, _ key: String) throws -> JSONValue? { state.records[ByteKey(kind)]?[ByteKey(key)] }
+
+    func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
+        let (kind, key) = (ByteKey(kind), ByteKey(key))
+        if recordingUndo {
+            let old = state.records[kind]?[key]
+            undo.append { $0.records[kind, default: [:]][key] = old }
+        }
+        state.records[kind, default: [:]][key] = value
+    }
+
+    func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
+        (state.records[ByteKey(kind)] ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key.string, value: $0.value) }
     }
 }

@@ -24,12 +24,8 @@ struct Triggers {
 
     // MARK: 3.1 User created
 
-    /// Firebase's reserved claim names.
-    static let reservedClaims: Set<String> = [
-        "acr", "amr", "at_hash", "aud", "auth_time", "azp", "cnf", "c_hash", "exp", "iat", "iss", "jti",
-        "nbf", "nonce", "sub", "firebase",
-    ]
-    static let maxClaimsBytes = 1000
+    static let reservedClaims = CustomClaims.reserved
+    static let maxClaimsBytes = CustomClaims.maxBytes
 
     /// Merges our claims into `existing`, or says why Firebase would refuse the result.
     static func mergeClaims(_ existing: JSONObject, account: SimulatedEntur.Account) -> Result<JSONObject, Rejection> {
@@ -215,4 +211,16 @@ public enum PipelineError: Error, CustomStringConvertible {
         case .internalInconsistency(let what): return "internal inconsistency: \(what)"
         }
     }
+}
+
+/// Firebase's rules for custom claims, which the trigger and the identity service's Admin API
+/// both apply.
+public enum CustomClaims {
+    /// Names a custom claim may not use.
+    public static let reserved: Set<String> = [
+        "acr", "amr", "at_hash", "aud", "auth_time", "azp", "cnf", "c_hash", "exp", "iat", "iss", "jti",
+        "nbf", "nonce", "sub", "firebase",
+    ]
+    /// The most bytes the claims may take serialized.
+    public static let maxBytes = 1000
 }

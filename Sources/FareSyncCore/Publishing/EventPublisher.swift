@@ -1,0 +1,46 @@
+/// Where the services publish the events people cause (a sign-up, a reservation, a payment): a
+/// Kafka topic for a worker to consume, or the in-process pipeline (`DispatchingPublisher`).
+///
+/// ```swift
+/// let message = SourceMessage.event(id: "user-created-u1", type: .userCreated, time: now, key: "u1",
+///                                   data: JSONObject([("uid", .string("u1")), ("isAnonymous", .bool(true))]), source: "//faresync/identity")
+/// try await publisher.publish(message)
+/// ```
+public protocol EventPublisher: Sendable {
+    /// Publishes one message; returns once it is delivered (Kafka) or applied (in-process).
+    func publish(_ message: SourceMessage) async throws
+}
+
+extension SourceMessage {
+    /// A CloudEvent in structured mode on its type's default topic, as a producer of SPEC §1 sends it.
+    public static func event(id: String, type: EventType, time: Int64, key: String, subject: String? = nil, data: JSONObject,
+                             source: String) -> SourceMessage {
+        let envelope = CloudEvent.structured(id: id, type: type, time: time, subject: subject, data: data, source: source)
+        return SourceMessage(topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(envelope)),
+                             headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time)
+    }
+}
+
+/// Applies each published message right away, in publishing order, through the triggers into the
+/// dispatcher's store: `faresync serve` without a broker. Every message gets the next offset of
+/// its topic's single partition, and `log` (when given) receives it as a `kcat -J` line, so the
+/// published traffic replays to the same store.
+public actor DispatchingPublisher: EventPublisher {
+    public let dispatcher: TriggerDispatcher
+    private var offsets: [String: Int64] = [:]
+    private let log: (@Sendable ([UInt8]) throws -> Void)?
+
+    public init(dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)? = nil) {
+        self.dispatcher = dispatcher
+        self.log = log
+    }
+
+    public func publish(_ message: SourceMessage) async throws {
+        let offset = offsets[message.topic, default: 0]
+        offsets[message.topic] = offset + 1
+        var placed = message
+        placed.coordinates = MessageCoordinates(partition: 0, offset: offset)
+        try log?(EventLogWriter.line(placed, partition: 0, offset: offset))
+        try await dispatcher.process([placed])
+    }
+}

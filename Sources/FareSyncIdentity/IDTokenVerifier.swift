@@ -1,0 +1,90 @@
+import FareSyncCore
+import Foundation
+import JWTKit
+
+/// Why an ID token was refused; `description` is what a 401's `error_description` says.
+public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Verifies Firebase ID tokens as the Firebase Admin SDKs do: header `alg` RS256 only, a `kid`
+/// found in the JWKS, the signature, `exp` in the future, `iat` and `auth_time` not in the future,
+/// `aud` the project, `iss` `https://securetoken.google.com/<project>`, a non-empty `sub` of at
+/// most 128 characters, and (through `validSince`) not issued before the user's tokens were revoked.
+///
+/// ```swift
+/// let verifier = IDTokenVerifier(project: "demo-faresync", keys: JWKSCache(source: .keyRing(store)), clock: .system)
+/// let token = try await verifier.verify(bearer)            // throws TokenRejection
+/// ```
+public struct IDTokenVerifier: Sendable {
+    public let project: String
+    public let keys: JWKSCache
+    public let clock: IdentityClock
+    /// How far `exp`, `iat` and `auth_time` may be off (seconds), for clocks that disagree a little.
+    public let leeway: Int64
+    /// The time (seconds) before which the user's tokens are revoked, if they ever were.
+    public let validSince: @Sendable (_ uid: String) async throws -> Int64?
+
+    public static let maxLeeway: Int64 = 300
+
+    public init(project: String, keys: JWKSCache, clock: IdentityClock, leeway: Int64 = 60,
+                validSince: @escaping @Sendable (String) async throws -> Int64? = { _ in nil }) {
+        self.project = project
+        self.keys = keys
+        self.clock = clock
+        self.leeway = min(max(leeway, 0), Self.maxLeeway)
+        self.validSince = validSince
+    }
+
+    public func verify(_ token: String) async throws(TokenRejection) -> IDToken {
+        let header: JWTHeader
+        do {
+            header = try DefaultJWTParser().parse(Array(token.utf8), as: IDToken.self).header
+        } catch {
+            throw TokenRejection("the token is not a JWT with a Firebase ID token's claims")
+        }
+        guard header.alg == "RS256" else { throw TokenRejection("the token's algorithm is \(header.alg ?? "missing"), not RS256") }
+        guard let kid = header.kid, !kid.isEmpty else { throw TokenRejection("the token names no key (kid)") }
+        let collection: JWTKeyCollection
+        do {
+            collection = try await keys.collection(containing: kid)
+        } catch let rejection as TokenRejection {
+            throw rejection
+        } catch {
+            throw TokenRejection("the signing keys could not be read: \(error)")
+        }
+        let claims: IDToken
+        do {
+            claims = try await collection.verify(token, as: IDToken.self)
+        } catch {
+            throw TokenRejection("the token's signature does not verify")
+        }
+        let now = clock.milliseconds() / 1000
+        guard claims.expires + leeway > now else { throw TokenRejection("the token expired") }
+        guard claims.issuedAt <= now + leeway else { throw TokenRejection("the token is issued in the future") }
+        guard claims.authTime <= now + leeway else { throw TokenRejection("the token's auth_time is in the future") }
+        guard claims.audience == project else { throw TokenRejection("the token is for another project (aud)") }
+        guard claims.issuer == IDToken.issuer(project: project) else { throw TokenRejection("the token has another issuer (iss)") }
+        guard !claims.subject.isEmpty, claims.subject.count <= 128 else {
+            throw TokenRejection("the token's subject (sub) is empty or longer than 128 characters")
+        }
+        let revoked: Int64?
+        do {
+            revoked = try await validSince(claims.subject)
+        } catch {
+            throw TokenRejection("the user's revocation could not be read: \(error)")
+        }
+        if let revoked, claims.issuedAt < revoked { throw TokenRejection("the token was revoked") }
+        return claims
+    }
+}
+
+/// Time for the identity service, in milliseconds since 1970: the system's, or one a test sets.
+public struct IdentityClock: Sendable {
+    public let milliseconds: @Sendable () -> Int64
+
+    public init(milliseconds: @escaping @Sendable () -> Int64) { self.milliseconds = milliseconds }
+
+    public static let system = IdentityClock { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+}

@@ -1,0 +1,71 @@
+import FareSyncCore
+
+/// A user of the identity service, as the store keeps it (records of kind `identity.users`, by uid).
+///
+/// The password is kept only as its bcrypt hash. The user's custom claims are not here: they are
+/// `customClaims` of the document `authUsers/{uid}`, which the user-created trigger writes.
+public struct IdentityUser: Sendable, Equatable {
+    public static let recordKind = "identity.users"
+    /// Lowercased email → uid.
+    public static let emailKind = "identity.emails"
+
+    public var uid: String
+    public var email: String?
+    public var passwordHash: String?
+    public var displayName: String?
+    public var phoneNumber: String?
+    public var disabled = false
+    /// Milliseconds since 1970.
+    public var createdAt: Int64
+    public var lastLoginAt: Int64?
+    /// Seconds since 1970: tokens issued before it are revoked.
+    public var validSince: Int64
+    /// Custom claims set through the Admin API before the trigger wrote `authUsers/{uid}`.
+    public var pendingClaims: JSONObject?
+
+    public var isAnonymous: Bool { email == nil && phoneNumber == nil }
+
+    public var signInProvider: String { passwordHash != nil ? "password" : (phoneNumber != nil ? "phone" : "anonymous") }
+
+    public init(uid: String, email: String? = nil, passwordHash: String? = nil, createdAt: Int64) {
+        self.uid = uid
+        self.email = email
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+        validSince = createdAt / 1000
+    }
+
+    var record: JSONValue {
+        var members: [(String, JSONValue)] = [("uid", .string(uid)), ("createdAt", .int(createdAt)), ("validSince", .int(validSince)),
+                                               ("disabled", .bool(disabled))]
+        if let email { members.append(("email", .string(email))) }
+        if let passwordHash { members.append(("passwordHash", .string(passwordHash))) }
+        if let displayName { members.append(("displayName", .string(displayName))) }
+        if let phoneNumber { members.append(("phoneNumber", .string(phoneNumber))) }
+        if let lastLoginAt { members.append(("lastLoginAt", .int(lastLoginAt))) }
+        if let pendingClaims { members.append(("pendingClaims", .object(pendingClaims))) }
+        return .object(JSONObject(members))
+    }
+
+    init?(record: JSONValue) {
+        guard let uid = record["uid"]?.stringValue, let createdAt = record["createdAt"]?.int64Value else { return nil }
+        self.uid = uid
+        self.createdAt = createdAt
+        validSince = record["validSince"]?.int64Value ?? createdAt / 1000
+        disabled = record["disabled"]?.boolValue ?? false
+        email = record["email"]?.stringValue
+        passwordHash = record["passwordHash"]?.stringValue
+        displayName = record["displayName"]?.stringValue
+        phoneNumber = record["phoneNumber"]?.stringValue
+        lastLoginAt = record["lastLoginAt"]?.int64Value
+        pendingClaims = record["pendingClaims"]?.objectValue
+    }
+
+    /// The identities an ID token names (`{"email": ["a@example.com"]}`).
+    var identities: [String: [String]] {
+        var identities: [String: [String]] = [:]
+        if let email { identities["email"] = [email] }
+        if let phoneNumber { identities["phone"] = [phoneNumber] }
+        return identities
+    }
+}

@@ -1,0 +1,131 @@
+import ArgumentParser
+import FareSyncCore
+import FareSyncHTTP
+import FareSyncIdentity
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// `faresync serve`: the identity service (the Firebase Auth emulator's REST protocol) over the
+/// store, publishing what people do to the in-process pipeline, which applies it with the same
+/// triggers as a replay.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the identity service (Firebase Auth emulator protocol) over HTTP, applying its events into the store.")
+
+    @Option(help: "Port to listen on (the Firebase Auth emulator's default is 9099; 0 picks a free one).") var httpPort = 9099
+    @Option(help: "Address to bind.") var httpHost = "127.0.0.1"
+    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: "The Firebase project id tokens are issued for (aud, iss).") var project = "demo-faresync"
+    @Option(help: "Append every published message to this file as a kcat -J line (a log that replays to the same store).")
+    var log: String?
+    @Option(help: "bcrypt cost factor of new password hashes (4...31).") var bcryptCost = 10
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @OptionGroup var triggers: TriggerOptions
+    @OptionGroup var firestoreOptions: FirestoreOptions
+
+    func validate() throws {
+        guard (0...65535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
+        guard (4...31).contains(bcryptCost) else { throw ValidationError("--bcrypt-cost must be 4...31") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
+        guard !project.isEmpty else { throw ValidationError("--project must not be empty") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "faresync")
+        let opened = try store.open()
+        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
+        var sink: (@Sendable ([UInt8]) throws -> Void)?
+        if let log {
+            let writer = try LineAppender(path: log)
+            sink = { line in try writer.append(line) }
+        }
+        let identity = IdentityService(project: project, store: opened, publisher: DispatchingPublisher(dispatcher: dispatcher, log: sink),
+                                       bcryptCost: UInt8(bcryptCost))
+        _ = try await KeyRing.load(from: opened, now: IdentityClock.system.milliseconds())
+        let router = Router()
+        router.get("healthz") { _, _ in "ok\n" }
+        IdentityRoutes<BasicRequestContext>(identity: identity).add(to: router)
+        let (host, port, project, store) = (httpHost, httpPort, project, store)
+        let application = Application(
+            router: router, configuration: .init(address: .hostname(httpHost, port: httpPort)),
+            onServerRunning: { channel in
+                standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(store))")
+            }, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
+        if let mirror = firestoreOptions.mirror(of: opened) {
+            try await mirror.register()
+            services.append(.init(service: mirror))
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// `faresync token`: an ID token signed with the store's current key, for curl and tests.
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print an ID token for a uid, signed with the store's current key.")
+
+    @Option(help: "The user id (sub).") var uid: String
+    @Option(help: "Extra claims as a JSON object, added to the user's own.") var claims: String?
+    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: "The Firebase project id (aud, iss).") var project = "demo-faresync"
+
+    func validate() throws {
+        guard !uid.isEmpty, uid.count <= 128 else { throw ValidationError("--uid must be 1 to 128 characters") }
+        if let claims, (try? JSONParser.parse(claims))?.objectValue == nil { throw ValidationError("--claims must be a JSON object") }
+    }
+
+    func run() async throws {
+        let opened = try store.open()
+        let extra = claims.flatMap { (try? JSONParser.parse($0))?.objectValue } ?? JSONObject()
+        if let reserved = extra.names.first(where: { CustomClaims.reserved.contains($0) }) {
+            throw ValidationError("--claims: \"\(reserved)\" is a reserved claim name")
+        }
+        let identity = IdentityService(project: project, store: opened, publisher: RefusingPublisher())
+        print(try await identity.idToken(uid: uid, extraClaims: extra))
+    }
+}
+
+/// `faresync rotate-keys`: a new signing key; the previous one stays in the JWKS until the tokens
+/// it signed have expired.
+struct RotateKeys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-keys", abstract: "Make a new ID-token signing key; the previous stays published until its tokens expire.")
+
+    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+
+    func run() async throws {
+        let ring = try await KeyRing.rotate(in: try store.open(mustExist: true), now: IdentityClock.system.milliseconds())
+        print("rotate-keys: signing with \(ring.current.kid); published: \(ring.keys.map(\.kid).joined(separator: ", "))")
+    }
+}
+
+/// A publisher for commands that must not create users.
+struct RefusingPublisher: EventPublisher {
+    func publish(_ message: SourceMessage) async throws { throw RuntimeError("this command publishes no events") }
+}
+
+/// Appends lines to a file, one write per line, shared by concurrent requests.
+final class LineAppender: Sendable {
+    let handle: FileHandle
+
+    init(path: String) throws {
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw RuntimeError("cannot write \(path)") }
+        handle.seekToEndOfFile()
+        self.handle = handle
+    }
+
+    func append(_ line: [UInt8]) throws {
+        try handle.write(contentsOf: Data(line + [UInt8(ascii: "\n")]))
+    }
+}
