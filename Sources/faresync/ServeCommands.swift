@@ -4,15 +4,16 @@ import FareSyncHTTP
 import FareSyncIdentity
 import Foundation
 import Hummingbird
+import HummingbirdAuth
 import Logging
 import ServiceLifecycle
 
-/// `faresync serve`: the identity service (the Firebase Auth emulator's REST protocol) over the
-/// store, publishing what people do to the in-process pipeline, which applies it with the same
-/// triggers as a replay.
+/// `faresync serve`: the identity service (the Firebase Auth emulator's REST protocol) and the
+/// ticket service over the store, publishing what people do to the in-process pipeline, which
+/// applies it with the same triggers as a replay.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the identity service (Firebase Auth emulator protocol) over HTTP, applying its events into the store.")
+        abstract: "Serve the identity service (Firebase Auth emulator protocol) and the ticket service over HTTP, applying their events into the store.")
 
     @Option(help: "Port to listen on (the Firebase Auth emulator's default is 9099; 0 picks a free one).") var httpPort = 9099
     @Option(help: "Address to bind.") var httpHost = "127.0.0.1"
@@ -21,6 +22,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Append every published message to this file as a kcat -J line (a log that replays to the same store).")
     var log: String?
     @Option(help: "bcrypt cost factor of new password hashes (4...31).") var bcryptCost = 10
+    @Option(help: "Verify ID tokens with the keys at this JWKS URL or file (default: the identity service's own keys).")
+    var jwks: String?
+    @Option(help: "Seconds of clock skew allowed on exp, iat and auth_time (0...300).") var tokenLeeway = 60
+    @Option(help: "The URL the payment terminal is reached at (default: http://HOST:PORT of this server).") var publicURL: String?
+    @Option(help: "The app's deep link the terminal returns to, with ?orderId=…&status=….") var appRedirect = "atb://payment-return"
+    @Option(help: "Seconds the simulated Entur takes to issue a paid order's fare contract.") var issueDelay = 1.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @OptionGroup var triggers: TriggerOptions
     @OptionGroup var firestoreOptions: FirestoreOptions
@@ -30,6 +37,9 @@ struct Serve: AsyncParsableCommand {
         guard (4...31).contains(bcryptCost) else { throw ValidationError("--bcrypt-cost must be 4...31") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         guard !project.isEmpty else { throw ValidationError("--project must not be empty") }
+        guard (0...IDTokenVerifier.maxLeeway).contains(Int64(tokenLeeway)) else { throw ValidationError("--token-leeway must be 0...300") }
+        guard issueDelay >= 0, issueDelay <= 3600 else { throw ValidationError("--issue-delay must be 0...3600") }
+        if httpPort == 0, publicURL == nil { throw ValidationError("--http-port 0 needs --public-url (the terminal's address)") }
     }
 
     func run() async throws {
@@ -50,9 +60,16 @@ struct Serve: AsyncParsableCommand {
         let identity = IdentityService(project: project, store: opened, publisher: DispatchingPublisher(dispatcher: dispatcher, log: sink),
                                        bcryptCost: UInt8(bcryptCost))
         _ = try await KeyRing.load(from: opened, now: IdentityClock.system.milliseconds())
-        let router = Router()
+        let keys = jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }
+        let verifier = identity.verifier(keys: keys, leeway: Int64(tokenLeeway))
+        let tickets = TicketService(store: opened, publisher: identity.publisher, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
+                                    appRedirect: appRedirect, issueDelay: .milliseconds(Int64(issueDelay * 1000)),
+                                    now: IdentityClock.system.milliseconds)
+        try await tickets.issuePending()
+        let router = Router(context: BasicAuthRequestContext<IDToken>.self)
         router.get("healthz") { _, _ in "ok\n" }
-        IdentityRoutes<BasicRequestContext>(identity: identity).add(to: router)
+        IdentityRoutes<BasicAuthRequestContext<IDToken>>(identity: identity).add(to: router)
+        TicketRoutes<BasicAuthRequestContext<IDToken>>(tickets: tickets, verifier: verifier).add(to: router)
         let (host, port, project, store) = (httpHost, httpPort, project, store)
         let application = Application(
             router: router, configuration: .init(address: .hostname(httpHost, port: httpPort)),

@@ -1,0 +1,34 @@
+import FareSyncIdentity
+import Hummingbird
+import HummingbirdAuth
+
+/// Lets a request through only with `Authorization: Bearer <Firebase ID token>` that the verifier
+/// accepts, and puts the token's claims in the context. Anything else is a 401 with
+/// `WWW-Authenticate: Bearer error="invalid_token", error_description="…"` (RFC 6750) and a JSON
+/// error, before any handler runs.
+public struct IDTokenMiddleware<Context: AuthRequestContext<IDToken>>: RouterMiddleware {
+    public let verifier: IDTokenVerifier
+
+    public init(verifier: IDTokenVerifier) {
+        self.verifier = verifier
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let bearer = request.headers.bearer, !bearer.token.isEmpty else {
+            return Self.unauthorized("no bearer token in the Authorization header")
+        }
+        do {
+            var context = context
+            context.identity = try await verifier.verify(bearer.token)
+            return try await next(request, context)
+        } catch let rejection as TokenRejection {
+            return Self.unauthorized(rejection.description)
+        }
+    }
+
+    static func unauthorized(_ description: String) -> Response {
+        let quoted = description.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
+        return TicketRoutes<BasicAuthRequestContext<IDToken>>.error(
+            401, description, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(quoted)\""])
+    }
+}
