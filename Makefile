@@ -22,6 +22,7 @@ setup:
 	  fi
 	@python3 -c "import jsonschema, rfc3339_validator" 2>/dev/null || python3 -m pip install -q jsonschema rfc3339-validator
 	@python3 -c "import google.cloud.firestore" 2>/dev/null || python3 -m pip install -q google-cloud-firestore
+	@python3 -c "import firebase_admin, jwt, cryptography, requests" 2>/dev/null || python3 -m pip install -q firebase-admin PyJWT cryptography requests
 	@command -v java >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless; }
 
 build: setup
@@ -39,6 +40,7 @@ test: setup
 	bash Tests/cli/check_kafka.sh $(FARESYNC)
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
 	bash Tests/firestore/check_firestore.sh $(FARESYNC)
+	bash Tests/http/check_http.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
 	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --mirror-events 5000 --mirror-rounds 1
 

@@ -28,6 +28,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The URL the payment terminal is reached at (default: http://HOST:PORT of this server).") var publicURL: String?
     @Option(help: "The app's deep link the terminal returns to, with ?orderId=…&status=….") var appRedirect = "atb://payment-return"
     @Option(help: "Seconds the simulated Entur takes to issue a paid order's fare contract.") var issueDelay = 1.0
+    @Option(help: "Seconds between sweeps (reservation expiry, the park's timeout).") var sweepInterval = 10.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @OptionGroup var triggers: TriggerOptions
     @OptionGroup var firestoreOptions: FirestoreOptions
@@ -38,6 +39,7 @@ struct Serve: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         guard !project.isEmpty else { throw ValidationError("--project must not be empty") }
         guard (0...IDTokenVerifier.maxLeeway).contains(Int64(tokenLeeway)) else { throw ValidationError("--token-leeway must be 0...300") }
+        guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
         guard issueDelay >= 0, issueDelay <= 3600 else { throw ValidationError("--issue-delay must be 0...3600") }
         if httpPort == 0, publicURL == nil { throw ValidationError("--http-port 0 needs --public-url (the terminal's address)") }
     }
@@ -57,8 +59,8 @@ struct Serve: AsyncParsableCommand {
             let writer = try LineAppender(path: log)
             sink = { line in try writer.append(line) }
         }
-        let identity = IdentityService(project: project, store: opened, publisher: DispatchingPublisher(dispatcher: dispatcher, log: sink),
-                                       bcryptCost: UInt8(bcryptCost))
+        let publisher = DispatchingPublisher(dispatcher: dispatcher, log: sink)
+        let identity = IdentityService(project: project, store: opened, publisher: publisher, bcryptCost: UInt8(bcryptCost))
         _ = try await KeyRing.load(from: opened, now: IdentityClock.system.milliseconds())
         let keys = jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }
         let verifier = identity.verifier(keys: keys, leeway: Int64(tokenLeeway))
@@ -76,7 +78,8 @@ struct Serve: AsyncParsableCommand {
             onServerRunning: { channel in
                 standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(store))")
             }, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application),
+                                                                          .init(service: Sweeper(publisher: publisher, interval: sweepInterval))]
         if let mirror = firestoreOptions.mirror(of: opened) {
             try await mirror.register()
             services.append(.init(service: mirror))
@@ -84,6 +87,20 @@ struct Serve: AsyncParsableCommand {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+}
+
+/// Sweeps the in-process pipeline every `interval` seconds, and once more when the server stops.
+struct Sweeper: Service {
+    let publisher: DispatchingPublisher
+    let interval: Double
+
+    func run() async throws {
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
+            try await publisher.sweep()
+        }
+        try await publisher.sweep()
     }
 }
 

@@ -29,6 +29,8 @@ public actor DispatchingPublisher: EventPublisher {
     public let dispatcher: TriggerDispatcher
     private var offsets: [String: Int64] = [:]
     private let log: (@Sendable ([UInt8]) throws -> Void)?
+    /// The newest event time published so far (ms): the watermark of the next sweep.
+    public private(set) var newestEventTime: Int64?
 
     public init(dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)? = nil) {
         self.dispatcher = dispatcher
@@ -41,6 +43,14 @@ public actor DispatchingPublisher: EventPublisher {
         var placed = message
         placed.coordinates = MessageCoordinates(partition: 0, offset: offset)
         try log?(EventLogWriter.line(placed, partition: 0, offset: offset))
-        try await dispatcher.process([placed])
+        let result = try await dispatcher.process([placed])
+        if let time = result.newestEventTime { newestEventTime = max(newestEventTime ?? time, time) }
+    }
+
+    /// Sweeps with the newest event time published as the watermark (SPEC §4: the store ends the
+    /// same whenever sweeps come), in line with the publishing, so no event overtakes it.
+    public func sweep() async throws {
+        guard let watermark = newestEventTime else { return }
+        try await dispatcher.sweep(watermark: watermark)
     }
 }
