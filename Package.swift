@@ -89,7 +89,9 @@ let package = Package(
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The OpenAPI document of both services, compiled into the binary and served at /openapi.json.
+            resources: [.embedInCode("openapi.json")]
         ),
         // librdkafka (Debian: librdkafka-dev) and its mock cluster. The only place C is imported.
         .systemLibrary(

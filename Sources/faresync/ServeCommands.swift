@@ -72,6 +72,7 @@ struct Serve: AsyncParsableCommand {
         router.get("healthz") { _, _ in "ok\n" }
         IdentityRoutes<BasicAuthRequestContext<IDToken>>(identity: identity).add(to: router)
         TicketRoutes<BasicAuthRequestContext<IDToken>>(tickets: tickets, verifier: verifier).add(to: router)
+        OpenAPIRoute.add(to: router)
         let (host, port, project, store) = (httpHost, httpPort, project, store)
         let application = Application(
             router: router, configuration: .init(address: .hostname(httpHost, port: httpPort)),
@@ -153,7 +154,7 @@ final class LineAppender: Sendable {
     let handle: FileHandle
 
     init(path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else { throw RuntimeError("cannot write \(path)") }
         handle.seekToEndOfFile()
         self.handle = handle
