@@ -2,6 +2,7 @@ import ArgumentParser
 import FareSyncCore
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncKafka
 import Foundation
 import Hummingbird
 import HummingbirdAuth
@@ -19,7 +20,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to bind.") var httpHost = "127.0.0.1"
     @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
     @Option(help: "The Firebase project id tokens are issued for (aud, iss).") var project = "demo-faresync"
-    @Option(help: "Append every published message to this file as a kcat -J line (a log that replays to the same store).")
+    @Option(help: "Publish the events to Kafka (bootstrap servers, or @FILE written by dev-broker) for a `faresync run` to consume, instead of applying them here.")
+    var brokers: String?
+    @Option(help: "Append every message applied here to this file as a kcat -J line (a log that replays to the same store).")
     var log: String?
     @Option(help: "bcrypt cost factor of new password hashes (4...31).") var bcryptCost = 10
     @Option(help: "Verify ID tokens with the keys at this JWKS URL or file (default: the identity service's own keys).")
@@ -41,6 +44,7 @@ struct Serve: AsyncParsableCommand {
         guard (0...IDTokenVerifier.maxLeeway).contains(Int64(tokenLeeway)) else { throw ValidationError("--token-leeway must be 0...300") }
         guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
         guard issueDelay >= 0, issueDelay <= 3600 else { throw ValidationError("--issue-delay must be 0...3600") }
+        if log != nil, brokers != nil { throw ValidationError("--log records what is applied here; with --brokers, record the topics (faresync record)") }
         if httpPort == 0, publicURL == nil { throw ValidationError("--http-port 0 needs --public-url (the terminal's address)") }
     }
 
@@ -59,7 +63,8 @@ struct Serve: AsyncParsableCommand {
             let writer = try LineAppender(path: log)
             sink = { line in try writer.append(line) }
         }
-        let publisher = DispatchingPublisher(dispatcher: dispatcher, log: sink)
+        let inProcess = DispatchingPublisher(dispatcher: dispatcher, log: sink)
+        let publisher: any EventPublisher = try brokers.map { try KafkaEventPublisher(bootstrap: try resolveBrokers($0)) } ?? inProcess
         let identity = IdentityService(project: project, store: opened, publisher: publisher, bcryptCost: UInt8(bcryptCost))
         _ = try await KeyRing.load(from: opened, now: IdentityClock.system.milliseconds())
         let keys = jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }
@@ -79,8 +84,9 @@ struct Serve: AsyncParsableCommand {
             onServerRunning: { channel in
                 standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(store))")
             }, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application),
-                                                                          .init(service: Sweeper(publisher: publisher, interval: sweepInterval))]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
+        // With a broker, the worker that consumes the events sweeps.
+        if brokers == nil { services.append(.init(service: Sweeper(publisher: inProcess, interval: sweepInterval))) }
         if let mirror = firestoreOptions.mirror(of: opened) {
             try await mirror.register()
             services.append(.init(service: mirror))

@@ -4,7 +4,9 @@ cancel or decline; the paid ones' fare contracts appear and their reservations g
 
 Usage: python3 seed_flow.py BASE_URL USERS
 """
+import base64
 import concurrent.futures
+import json
 import sys
 import time
 
@@ -21,18 +23,23 @@ def flow(i):
     http = requests.Session()
     session = http.post(f"{IDENTITY}/accounts:signUp?key=fake", json={"returnSecureToken": True}).json()
     uid, id_token, refresh_token = session["localId"], session["idToken"], session["refreshToken"]
-    # The app force-refreshes the token up to three times until the claims are there.
-    for _ in range(4):
-        lookup = http.post(f"{IDENTITY}/accounts:lookup?key=fake", json={"idToken": id_token}).json()
-        attributes = lookup["users"][0].get("customAttributes", "{}")
-        if "customer_number" in attributes and "abt_id" in attributes:
+    # The app force-refreshes the token, up to three times with a growing pause, until it carries
+    # the claims the user-created trigger sets.
+    pause = 0.5
+    for attempt in range(4):
+        claims = json.loads(base64.urlsafe_b64decode(id_token.split(".")[1] + "==="))
+        if "customer_number" in claims and "abt_id" in claims:
             break
-        time.sleep(0.2)
+        if attempt == 3:
+            return uid, None, None, "the claims never appeared"
+        time.sleep(pause)
+        pause *= 2
         refreshed = http.post(f"{base}/securetoken.googleapis.com/v1/token?key=fake",
                               data={"grant_type": "refresh_token", "refresh_token": refresh_token}).json()
         id_token = refreshed["id_token"]
-    else:
-        return uid, None, None, "the claims never appeared"
+    lookup = http.post(f"{IDENTITY}/accounts:lookup?key=fake", json={"idToken": id_token}).json()
+    if "customer_number" not in lookup["users"][0].get("customAttributes", ""):
+        return uid, None, None, "accounts:lookup shows no claims"
     auth = {"Authorization": f"Bearer {id_token}"}
     offers = http.post(f"{base}/ticket/v1/search", headers=auth, json={
         "products": [PRODUCT], "travellers": [{"id": "me", "userType": "ADULT", "count": 1}], "zones": ["ATB:TariffZone:1"]})
@@ -44,6 +51,14 @@ def flow(i):
     if reserved.status_code != 201:
         return uid, None, None, f"reserve answered {reserved.status_code}: {reserved.text}"
     order = reserved.json()
+
+    def reservation_open():
+        listed = http.get(f"{base}/ticket/v1/reservations", headers=auth).json()["reservations"]
+        return order["orderId"] in [r["orderId"] for r in listed]
+
+    # The app shows the reservation as soon as the store holds it.
+    if not wait_for(reservation_open):
+        return uid, None, order["orderId"], "the reservation never appeared"
     page = http.get(order["url"])
     if page.status_code != 200 or "Pay" not in page.text:
         return uid, None, order["orderId"], f"the terminal answered {page.status_code}"
@@ -56,17 +71,24 @@ def flow(i):
     status = {"pay": "CAPTURE", "cancel": "CANCEL", "reject": "REJECT"}[outcome]
     if back.status_code != 302 or not back.headers["Location"].startswith("atb://payment-return?") or status not in back.headers["Location"]:
         return uid, outcome, order["orderId"], f"the callback answered {back.status_code} {back.headers.get('Location')}"
+    if outcome in ("pay", "cancel"):
+        # A capture's reservation goes when the fare contract is stored, a cancelled one at once.
+        if not wait_for(lambda: not reservation_open()):
+            return uid, outcome, order["orderId"], "the reservation stayed"
     if outcome == "pay":
-        # The app shows the reservation until the contract comes; then the reservation is gone.
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            open_orders = [r["orderId"] for r in http.get(f"{base}/ticket/v1/reservations", headers=auth).json()["reservations"]]
-            if order["orderId"] not in open_orders:
-                break
-            time.sleep(0.1)
-        else:
-            return uid, outcome, order["orderId"], "the reservation stayed after the capture"
+        state = http.get(f"{base}/ticket/v1/orders/{order['orderId']}", headers=auth).json()["state"]
+        if state != "captured":
+            return uid, outcome, order["orderId"], f"the order is {state}, not captured"
     return uid, outcome, order["orderId"], None
+
+
+def wait_for(condition, seconds=15):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
 
 
 started = time.monotonic()
