@@ -15,6 +15,7 @@ setup:
 	  command -v kcat >/dev/null || missing="$$missing kcat"; \
 	  command -v sqlite3 >/dev/null || missing="$$missing sqlite3"; \
 	  command -v curl >/dev/null || missing="$$missing curl"; \
+	  command -v wrk >/dev/null || missing="$$missing wrk"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "make: installing$$missing"; \
 	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -43,7 +44,7 @@ test: setup
 	bash Tests/firestore/check_firestore.sh $(FARESYNC)
 	bash Tests/http/check_http.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
-	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --mirror-events 5000 --mirror-rounds 1
+	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --mirror-events 5000 --mirror-rounds 1 --http-seconds 1 --http-rounds 1
 
 ## The benchmarks of BENCHMARKS.md, release build, full sizes (several minutes).
 bench: setup

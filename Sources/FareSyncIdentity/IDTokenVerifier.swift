@@ -1,6 +1,7 @@
 import FareSyncCore
 import Foundation
 import JWTKit
+import Synchronization
 
 /// Why an ID token was refused; `description` is what a 401's `error_description` says.
 public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
@@ -28,6 +29,11 @@ public struct IDTokenVerifier: Sendable {
 
     public static let maxLeeway: Int64 = 300
 
+    /// Tokens whose signature and shape were verified, kept until they expire: an app sends the
+    /// same token for up to an hour, and decoding and checking it again each time would cost more
+    /// than most of what the request asks for. Times and revocation are checked on every use.
+    let verified = VerifiedTokens()
+
     public init(project: String, keys: JWKSCache, clock: IdentityClock, leeway: Int64 = 60,
                 validSince: @escaping @Sendable (String) async throws -> Int64? = { _ in nil }) {
         self.project = project
@@ -38,6 +44,19 @@ public struct IDTokenVerifier: Sendable {
     }
 
     public func verify(_ token: String) async throws(TokenRejection) -> IDToken {
+        let now = clock.milliseconds() / 1000
+        if let claims = verified.claims(of: token, now: now - leeway) {
+            try await check(claims, now: now)
+            return claims
+        }
+        let claims = try await verifySignature(token)
+        try await check(claims, now: now)
+        verified.insert(token, claims, now: now)
+        return claims
+    }
+
+    /// The header's algorithm and key, the signature, and the claims' shape.
+    private func verifySignature(_ token: String) async throws(TokenRejection) -> IDToken {
         let header: JWTHeader
         do {
             header = try DefaultJWTParser().parse(Array(token.utf8), as: IDToken.self).header
@@ -60,7 +79,11 @@ public struct IDTokenVerifier: Sendable {
         } catch {
             throw TokenRejection("the token's signature does not verify")
         }
-        let now = clock.milliseconds() / 1000
+        return claims
+    }
+
+    /// What may change while a token is kept: the time, and the user's revocation.
+    private func check(_ claims: IDToken, now: Int64) async throws(TokenRejection) {
         guard claims.expires + leeway > now else { throw TokenRejection("the token expired") }
         guard claims.issuedAt <= now + leeway else { throw TokenRejection("the token is issued in the future") }
         guard claims.authTime <= now + leeway else { throw TokenRejection("the token's auth_time is in the future") }
@@ -76,7 +99,33 @@ public struct IDTokenVerifier: Sendable {
             throw TokenRejection("the user's revocation could not be read: \(error)")
         }
         if let revoked, claims.issuedAt < revoked { throw TokenRejection("the token was revoked") }
-        return claims
+    }
+}
+
+/// Verified tokens by their text, each until its `exp`; at most `capacity` of them.
+final class VerifiedTokens: Sendable {
+    private let entries = Mutex<[String: IDToken]>([:])
+    let capacity = 10_000
+
+    func claims(of token: String, now: Int64) -> IDToken? {
+        entries.withLock { entries in
+            guard let claims = entries[token] else { return nil }
+            if claims.expires <= now {
+                entries[token] = nil
+                return nil
+            }
+            return claims
+        }
+    }
+
+    func insert(_ token: String, _ claims: IDToken, now: Int64) {
+        entries.withLock { entries in
+            if entries.count >= capacity {
+                entries = entries.filter { $0.value.expires > now }
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            }
+            entries[token] = claims
+        }
     }
 }
 

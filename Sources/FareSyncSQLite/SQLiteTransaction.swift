@@ -276,6 +276,16 @@ final class SQLiteTransaction: StoreTransaction {
             """), arguments: [collection]) ?? 0
     }
 
+    func documents(inCollection collection: String, limit: Int) throws -> [(path: String, document: JSONValue)] {
+        try flush()
+        // Paths under `collection/` sort between it and the same text with '0', the byte after '/'.
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT path, data FROM documents WHERE path > ?1 AND path < ?2 AND instr(substr(path, length(?1) + 1), '/') = 0
+            ORDER BY path LIMIT ?3
+            """), arguments: [collection + "/", collection + "0", limit])
+        return try rows.map { (path: $0[0], document: try JSONParser.parse($0[1] as String, maxDepth: .max)) }
+    }
+
     // MARK: Effectively once
 
     func claimEvent(_ id: String) throws -> Bool {

@@ -4,7 +4,7 @@ import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of
 /// two sizes, and end-to-end events/s of the worker — measured side by side in one run, ending with
-/// `BENCH consumer_ratio=… replay_ratio=… rss_ratio=… e2e_eps=… mirror_ratio=… firestore_worker_ratio=…`.
+/// `BENCH consumer_ratio=… replay_ratio=… rss_ratio=… e2e_eps=… mirror_ratio=… firestore_worker_ratio=… auth_ratio=… auth_store_ratio=…`.
 /// It asserts no speed.
 extension Bench {
     /// Events per second of a worker, from its summary line (`run: N messages in S s, …`).
@@ -38,6 +38,8 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Events for the end-to-end run against the dev broker.") var e2eEvents = 200_000
     @Option(help: "Events of the log whose store the Firestore mirror benchmark mirrors.") var mirrorEvents = 100_000
     @Option(help: "Rounds of the Firestore mirror benchmark, floor and mirror taking turns (best of each).") var mirrorRounds = 4
+    @Option(help: "Seconds of each wrk run of the HTTP benchmark.") var httpSeconds = 5
+    @Option(help: "Rounds of the HTTP benchmark, health route and authenticated route taking turns (best of each).") var httpRounds = 3
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
@@ -128,8 +130,22 @@ struct Bench: AsyncParsableCommand {
         say(String(format: "  worker without --firestore %8.0f events/s, with %8.0f events/s   firestore_worker_ratio %.3f (goal >= 0.9)",
                    plain, withMirror, workerRatio))
 
-        say(String(format: "BENCH consumer_ratio=%.3f replay_ratio=%.3f rss_ratio=%.3f e2e_eps=%.0f mirror_ratio=%.3f firestore_worker_ratio=%.3f",
-                   consumerRatio, replayRatio, rssRatio, e2eRate, mirrorRatio, workerRatio))
+        say("http: faresync serve under wrk (2 threads, 16 connections, \(httpSeconds) s a run), best of \(httpRounds) rounds each")
+        let h = try HTTPBench.run(exe: exe, directory: dir, seconds: httpSeconds, rounds: httpRounds)
+        for (i, round) in h.rounds.enumerated() {
+            say(String(format: "  round %d: /healthz %8.0f, /readyz %8.0f, authenticated /ticket/v1/reservations %8.0f req/s, ratio %.3f", i + 1,
+                       round.health.requestsPerSecond, round.ready.requestsPerSecond, round.authenticated.requestsPerSecond,
+                       round.authenticated.requestsPerSecond / round.health.requestsPerSecond))
+        }
+        let authRatio = h.authenticated.requestsPerSecond / h.health.requestsPerSecond
+        let storeRatio = h.authenticated.requestsPerSecond / h.ready.requestsPerSecond
+        say(String(format: "  GET /healthz (no token, no store)        %8.0f req/s, p99 %.2f ms", h.health.requestsPerSecond, h.health.p99Milliseconds))
+        say(String(format: "  GET /readyz (no token, one store read)   %8.0f req/s, p99 %.2f ms", h.ready.requestsPerSecond, h.ready.p99Milliseconds))
+        say(String(format: "  GET /ticket/v1/reservations (ID token)   %8.0f req/s, p99 %.2f ms   auth_ratio %.3f (goal >= 0.7), against /readyz %.3f",
+                   h.authenticated.requestsPerSecond, h.authenticated.p99Milliseconds, authRatio, storeRatio))
+
+        say(String(format: "BENCH consumer_ratio=%.3f replay_ratio=%.3f rss_ratio=%.3f e2e_eps=%.0f mirror_ratio=%.3f firestore_worker_ratio=%.3f auth_ratio=%.3f auth_store_ratio=%.3f",
+                   consumerRatio, replayRatio, rssRatio, e2eRate, mirrorRatio, workerRatio, authRatio, storeRatio))
     }
 }
 

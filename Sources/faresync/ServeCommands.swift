@@ -75,6 +75,11 @@ struct Serve: AsyncParsableCommand {
         try await tickets.issuePending()
         let router = Router(context: BasicAuthRequestContext<IDToken>.self)
         router.get("healthz") { _, _ in "ok\n" }
+        router.get("readyz") { _, _ -> Response in
+            let readable = (try? await opened.readCommitted { try $0.feedHead() }) != nil
+            return Response(status: readable ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: readable ? "ready\n" : "not ready: the store cannot be read\n")))
+        }
         IdentityRoutes<BasicAuthRequestContext<IDToken>>(identity: identity).add(to: router)
         TicketRoutes<BasicAuthRequestContext<IDToken>>(tickets: tickets, verifier: verifier).add(to: router)
         OpenAPIRoute.add(to: router)

@@ -314,3 +314,21 @@ final class FailingStore: DocumentStore, @unchecked Sendable {
         #expect(try await Export.string(sqlite) == (try await Export.string(expected)))
     }
 }
+
+/// A collection's documents, in both stores: only that collection's, not its subcollections' nor
+/// a sibling's whose name starts the same, in path order, and those of the open transaction.
+@Suite struct CollectionListingTests {
+    @Test(arguments: ["sqlite", "memory"])
+    func aCollectionListsItsOwnDocuments(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let paths = ["c/u/r/b", "c/u/r/a", "c/u/r/a/sub/x", "c/u/r0/z", "c/u/rr/y", "c/u/q", "c/v/r/a"]
+        let listed = try await store.write { tx in
+            for (i, path) in paths.enumerated() { try tx.setDocument(path, .object(JSONObject([("n", .int(Int64(i)))]))) }
+            return try tx.documents(inCollection: "c/u/r", limit: 10).map(\.path)
+        }
+        #expect(listed == ["c/u/r/a", "c/u/r/b"])
+        #expect(try await store.read { try $0.documents(inCollection: "c/u/r", limit: 1).map(\.path) } == ["c/u/r/a"])
+        #expect(try await store.read { try $0.documents(inCollection: "c/u/r", limit: 10).first?.document["n"] } == .int(1))
+    }
+}

@@ -54,6 +54,9 @@ public protocol StoreTransaction: AnyObject {
     func deleteDocument(_ path: String) throws
     /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).
     func countDocuments(inCollection collection: String) throws -> Int
+    /// The documents of the collection at `collection` (`customers/u1/reservations`), not those
+    /// of its subcollections, ordered by path (UTF-8 bytes), at most `limit`.
+    func documents(inCollection collection: String, limit: Int) throws -> [(path: String, document: JSONValue)]
 
     // MARK: Effectively once
     /// Records that event `id` is applied. Returns false if it already was.

@@ -134,6 +134,14 @@ final class MemoryTransaction: StoreTransaction {
         if canonicalTexts != nil { canonicalTexts![key] = nil }
     }
 
+    func documents(inCollection collection: String, limit: Int) throws -> [(path: String, document: JSONValue)] {
+        let prefix = collection + "/"
+        let paths = state.documents.keys.filter { key in
+            key.string.utf8.starts(with: prefix.utf8) && !key.string.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
+        }
+        return try paths.sorted().prefix(limit).compactMap { key in try document(key.string).map { (path: key.string, document: $0) } }
+    }
+
     func countDocuments(inCollection collection: String) throws -> Int {
         state.documents.keys.reduce(0) { count, key in
             let parts = key.string.split(separator: "/", omittingEmptySubsequences: false)

@@ -117,21 +117,14 @@ public final class TicketService: Sendable {
         "\(baseURL)/ticket/v1/terminal/\(order.orderId)?t=\(order.terminalToken)"
     }
 
+    /// The most reservations a listing returns (a user has a handful).
+    public static let maxListed = 500
+
     /// The caller's open reservations, as the store holds them (`customers/{uid}/reservations/…`).
     public func openReservations(uid: String) async throws -> [JSONObject] {
-        let prefix = Paths.customer(uid) + "/reservations/"
+        let collection = Paths.customer(uid) + "/reservations"
         return try await store.readCommitted { tx in
-            var documents: [JSONObject] = []
-            var position: Int64 = 0
-            while true {
-                let page = try tx.changes(after: position, limit: 500, under: prefix)
-                for change in page {
-                    if let text = change.text, let document = try JSONParser.parse(text).objectValue { documents.append(document) }
-                }
-                guard let last = page.last, page.count == 500 else { break }
-                position = last.position
-            }
-            return documents
+            try tx.documents(inCollection: collection, limit: Self.maxListed).compactMap(\.document.objectValue)
         }
     }
 
