@@ -161,6 +161,7 @@ let package = Package(
             dependencies: [
                 "FareSyncCore", "FareSyncIdentity", "FareSyncHTTP",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -13,6 +13,9 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Replay batch by batch with this many in-process partitions per topic (default: load the new store by account).")
     var partitions: Int?
     @OptionGroup var firestoreOptions: FirestoreOptions
+    @Flag(help: "Then keep the demo's store open behind the identity and ticket services (faresync serve's options apply).")
+    var serve = false
+    @OptionGroup var serving: ServeOptions
 
     func validate() throws {
         if let partitions, partitions < 1 { throw ValidationError("--partitions must be at least 1") }
@@ -39,5 +42,9 @@ struct Demo: AsyncParsableCommand {
         if case .sqlite = store {
             print("look inside: faresync export --store \(store)")
         }
+        guard serve else { return }
+        // The demo's day is loaded; from here on, people's requests add to it.
+        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: nil, kafka: nil,
+                                mirror: firestoreOptions.mirror(of: opened), logger: serving.bootstrapLogging())
     }
 }

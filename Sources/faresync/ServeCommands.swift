@@ -3,6 +3,7 @@ import FareSyncCore
 import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncKafka
+import FareSyncFirestore
 import Foundation
 import Hummingbird
 import HummingbirdAuth
@@ -11,19 +12,44 @@ import ServiceLifecycle
 
 /// `faresync serve`: the identity service (the Firebase Auth emulator's REST protocol) and the
 /// ticket service over the store, publishing what people do to the in-process pipeline, which
-/// applies it with the same triggers as a replay.
+/// applies it with the same triggers as a replay (or to Kafka, for a worker).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the identity service (Firebase Auth emulator protocol) and the ticket service over HTTP, applying their events into the store.")
 
-    @Option(help: "Port to listen on (the Firebase Auth emulator's default is 9099; 0 picks a free one).") var httpPort = 9099
-    @Option(help: "Address to bind.") var httpHost = "127.0.0.1"
     @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
-    @Option(help: "The Firebase project id tokens are issued for (aud, iss).") var project = "demo-faresync"
     @Option(help: "Publish the events to Kafka (bootstrap servers, or @FILE written by dev-broker) for a `faresync run` to consume, instead of applying them here.")
     var brokers: String?
     @Option(help: "Append every message applied here to this file as a kcat -J line (a log that replays to the same store).")
     var log: String?
+    @OptionGroup var serving: ServeOptions
+    @OptionGroup var triggers: TriggerOptions
+    @OptionGroup var firestoreOptions: FirestoreOptions
+
+    func validate() throws {
+        if log != nil, brokers != nil { throw ValidationError("--log records what is applied here; with --brokers, record the topics (faresync record)") }
+    }
+
+    func run() async throws {
+        let logger = serving.bootstrapLogging()
+        let opened = try store.open()
+        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
+        var sink: (@Sendable ([UInt8]) throws -> Void)?
+        if let log {
+            let writer = try LineAppender(path: log)
+            sink = { line in try writer.append(line) }
+        }
+        let publisher = try brokers.map { try KafkaEventPublisher(bootstrap: try resolveBrokers($0)) }
+        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: sink, kafka: publisher,
+                                mirror: firestoreOptions.mirror(of: opened), logger: logger)
+    }
+}
+
+/// How the HTTP services are served: address, project, token checks, the terminal and Entur.
+struct ServeOptions: ParsableArguments {
+    @Option(help: "Port to listen on (the Firebase Auth emulator's default is 9099; 0 picks a free one).") var httpPort = 9099
+    @Option(help: "Address to bind.") var httpHost = "127.0.0.1"
+    @Option(help: "The Firebase project id tokens are issued for (aud, iss).") var project = "demo-faresync"
     @Option(help: "bcrypt cost factor of new password hashes (4...31).") var bcryptCost = 10
     @Option(help: "Verify ID tokens with the keys at this JWKS URL or file (default: the identity service's own keys).")
     var jwks: String?
@@ -33,8 +59,6 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds the simulated Entur takes to issue a paid order's fare contract.") var issueDelay = 1.0
     @Option(help: "Seconds between sweeps (reservation expiry, the park's timeout).") var sweepInterval = 10.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
-    @OptionGroup var triggers: TriggerOptions
-    @OptionGroup var firestoreOptions: FirestoreOptions
 
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
@@ -44,55 +68,52 @@ struct Serve: AsyncParsableCommand {
         guard (0...IDTokenVerifier.maxLeeway).contains(Int64(tokenLeeway)) else { throw ValidationError("--token-leeway must be 0...300") }
         guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
         guard issueDelay >= 0, issueDelay <= 3600 else { throw ValidationError("--issue-delay must be 0...3600") }
-        if log != nil, brokers != nil { throw ValidationError("--log records what is applied here; with --brokers, record the topics (faresync record)") }
         if httpPort == 0, publicURL == nil { throw ValidationError("--http-port 0 needs --public-url (the terminal's address)") }
     }
 
-    func run() async throws {
+    func bootstrapLogging() -> Logger {
         let level = Logger.Level(rawValue: logLevel)!
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
-        let logger = Logger(label: "faresync")
-        let opened = try store.open()
-        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
-        var sink: (@Sendable ([UInt8]) throws -> Void)?
-        if let log {
-            let writer = try LineAppender(path: log)
-            sink = { line in try writer.append(line) }
-        }
-        let inProcess = DispatchingPublisher(dispatcher: dispatcher, log: sink)
-        let publisher: any EventPublisher = try brokers.map { try KafkaEventPublisher(bootstrap: try resolveBrokers($0)) } ?? inProcess
-        let identity = IdentityService(project: project, store: opened, publisher: publisher, bcryptCost: UInt8(bcryptCost))
-        _ = try await KeyRing.load(from: opened, now: IdentityClock.system.milliseconds())
-        let keys = jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }
-        let verifier = identity.verifier(keys: keys, leeway: Int64(tokenLeeway))
-        let tickets = TicketService(store: opened, publisher: identity.publisher, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
+        return Logger(label: "faresync")
+    }
+
+    /// Serves both services over `store` until SIGINT or SIGTERM. Events go to `kafka` when given,
+    /// else through `dispatcher` (written to `log` too), which this process then sweeps.
+    func serve(store: any DocumentStore, named name: String, dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)?,
+               kafka: KafkaEventPublisher?, mirror: FirestoreMirror?, logger: Logger) async throws {
+        let inProcess = DispatchingPublisher(dispatcher: dispatcher, log: log)
+        let publisher: any EventPublisher = kafka ?? inProcess
+        let identity = IdentityService(project: project, store: store, publisher: publisher, bcryptCost: UInt8(bcryptCost))
+        _ = try await KeyRing.load(from: store, now: IdentityClock.system.milliseconds())
+        let verifier = identity.verifier(keys: jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }, leeway: Int64(tokenLeeway))
+        let tickets = TicketService(store: store, publisher: publisher, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
                                     appRedirect: appRedirect, issueDelay: .milliseconds(Int64(issueDelay * 1000)),
                                     now: IdentityClock.system.milliseconds)
         try await tickets.issuePending()
         let router = Router(context: BasicAuthRequestContext<IDToken>.self)
         router.get("healthz") { _, _ in "ok\n" }
         router.get("readyz") { _, _ -> Response in
-            let readable = (try? await opened.readCommitted { try $0.feedHead() }) != nil
+            let readable = (try? await store.readCommitted { try $0.feedHead() }) != nil
             return Response(status: readable ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: readable ? "ready\n" : "not ready: the store cannot be read\n")))
         }
         IdentityRoutes<BasicAuthRequestContext<IDToken>>(identity: identity).add(to: router)
         TicketRoutes<BasicAuthRequestContext<IDToken>>(tickets: tickets, verifier: verifier).add(to: router)
         OpenAPIRoute.add(to: router)
-        let (host, port, project, store) = (httpHost, httpPort, project, store)
+        let (host, port, project) = (httpHost, httpPort, project)
         let application = Application(
             router: router, configuration: .init(address: .hostname(httpHost, port: httpPort)),
             onServerRunning: { channel in
-                standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(store))")
+                standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(name))")
             }, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
         // With a broker, the worker that consumes the events sweeps.
-        if brokers == nil { services.append(.init(service: Sweeper(publisher: inProcess, interval: sweepInterval))) }
-        if let mirror = firestoreOptions.mirror(of: opened) {
+        if kafka == nil { services.append(.init(service: Sweeper(publisher: inProcess, interval: sweepInterval))) }
+        if let mirror {
             try await mirror.register()
             services.append(.init(service: mirror))
         }
