@@ -39,9 +39,20 @@ struct Serve: AsyncParsableCommand {
             let writer = try LineAppender(path: log)
             sink = { line in try writer.append(line) }
         }
-        let publisher = try brokers.map { try KafkaEventPublisher(bootstrap: try resolveBrokers($0)) }
-        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: sink, kafka: publisher,
+        var kafka: KafkaEventPublisher?
+        if let brokers { kafka = try makePublisher(brokers) }
+        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: sink, kafka: kafka,
                                 mirror: firestoreOptions.mirror(of: opened), logger: logger)
+    }
+}
+
+/// A Kafka publisher for `--brokers` (a bootstrap list or @FILE).
+func makePublisher(_ brokers: String) throws -> KafkaEventPublisher {
+    let bootstrap = try resolveBrokers(brokers)
+    do {
+        return try KafkaEventPublisher(bootstrap: bootstrap)
+    } catch {
+        throw RuntimeError("cannot publish to \(bootstrap): \(error)")
     }
 }
 

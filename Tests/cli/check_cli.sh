@@ -30,6 +30,12 @@ expect_status 2 1 "missing input file"      replay no-such-file.jsonl --store me
 expect_status 2 1 "bad store URL"           replay x.jsonl --store postgres://x
 expect_status 2 1 "zero partitions"         replay x.jsonl --partitions 0
 expect_status 2 1 "unknown command"         frobnicate
+expect_status 2 1 "serve: a port out of range" serve --http-port 70000
+expect_status 2 1 "serve: leeway over 300 s" serve --token-leeway 301
+expect_status 2 1 "serve: --log with --brokers" serve --brokers 127.0.0.1:1 --log x.jsonl
+expect_status 2 1 "token: an empty uid"     token --uid ""
+expect_status 2 1 "token: claims not an object" token --uid u1 --claims '[1]'
+expect_status 1 1 "rotate-keys of a missing store" rotate-keys --store sqlite:does-not-exist.sqlite
 expect_status 1 1 "export of a missing store" export --store sqlite:does-not-exist.sqlite
 expect_status 1 1 "unwritable store path"   replay /dev/null --store sqlite:/nonexistent-dir/x.sqlite
 expect_status 0 - "help"                    --help
