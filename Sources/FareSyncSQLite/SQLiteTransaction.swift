@@ -74,7 +74,7 @@ final class SQLiteTransaction: StoreTransaction {
     /// Accounts read ahead or looked up in this transaction (nil: known not to exist).
     private var accounts: [ByteKey: AccountRecord?] = [:]
     /// The accounts that have parked events, read once per transaction when first needed.
-    private var parkedAccounts: Set<ByteKey>?
+    var parkedAccounts: Set<ByteKey>?
 
     /// A contract order's key: uid and order id, each compared by its UTF-8 bytes. `flush()` writes
     /// them ordered by uid, then order id (the table's key order).
@@ -386,52 +386,6 @@ final class SQLiteTransaction: StoreTransaction {
         newAccounts[ByteKey(abtId)] = record
     }
 
-    // MARK: The park
-
-    func park(_ event: ParkedEvent) throws {
-        parkedAccounts?.insert(ByteKey(event.account))
-        let m = event.message
-        try db.cachedStatement(sql: """
-            INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [event.account, event.contractId, event.version, event.eventTime, JSONWriter.string(.object(event.data)),
-                             m.topic, m.key.map { Data($0) }, m.value.map { Data($0) }, m.timestamp,
-                             m.coordinates.map { Int64($0.partition) }, m.coordinates?.offset])
-    }
-
-    private func parked(_ condition: String, _ arguments: StatementArguments) throws -> [ParkedEvent] {
-        try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off
-            FROM parked WHERE \(condition) ORDER BY seq
-            """), arguments: arguments).map { row in
-            let data: String = row[5]
-            let key: Data? = row[7]
-            let value: Data? = row[8]
-            let part: Int64? = row[10]
-            let off: Int64? = row[11]
-            let coordinates = part.flatMap { p in off.map { MessageCoordinates(partition: Int32(p), offset: $0) } }
-            return ParkedEvent(
-                sequence: row[0], account: row[1], contractId: row[2], version: row[3], eventTime: row[4],
-                data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
-                message: StoredMessage(topic: row[6], key: key.map { [UInt8]($0) }, value: value.map { [UInt8]($0) },
-                                       timestamp: row[9], coordinates: coordinates))
-        }
-    }
-
-    func parkedEvents(account: String) throws -> [ParkedEvent] {
-        if parkedAccounts == nil {
-            parkedAccounts = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT account FROM parked")).map(ByteKey.init))
-        }
-        guard parkedAccounts?.contains(ByteKey(account)) == true else { return [] }
-        return try parked("account = ?", [account])
-    }
-    func parkedEvents(contractId: String) throws -> [ParkedEvent] { try parked("contract_id = ?", [contractId]) }
-    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] { try parked("event_time < ?", [time]) }
-
-    func unpark(sequence: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM parked WHERE seq = ?").execute(arguments: [sequence])
-    }
-
     // MARK: Reconciler bookkeeping
 
     func hasContractOrder(uid: String, orderId: String) throws -> Bool {
@@ -529,18 +483,6 @@ final class SQLiteTransaction: StoreTransaction {
             try StatementStep.run(track, .text(r.path), .int(r.created), .int(r.rejected ? 1 : 0), in: db)
         }
         for e in rows.parked { try park(e) }
-    }
-
-    // MARK: Offsets
-
-    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
-        try Row.fetchOne(try db.cachedStatement(sql: "SELECT next, newest_event_time FROM offsets WHERE consumer = ? AND topic = ? AND part = ?"),
-                         arguments: [consumer, topic, Int64(partition)]).map { ConsumerPosition(next: $0[0], newestEventTime: $0[1]) }
-    }
-
-    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO offsets(consumer, topic, part, next, newest_event_time) VALUES (?, ?, ?, ?, ?)")
-            .execute(arguments: [consumer, topic, Int64(partition), position.next, position.newestEventTime])
     }
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Firestore mirror against the real Cloud Firestore emulator (with the shipped firestore.rules),
 # checked with Google's own Python client: the demo mirrored and verified, the app's five listeners,
-# the security rules, documents the emulator refuses, an emulator restarted empty, and (with a dev
-# broker) the live worker.
+# the security rules, documents the emulator refuses, an emulator restarted empty, (with a dev
+# broker) the live worker, and the HTTP services' seed flow.
 #
 # usage: check_firestore.sh FARESYNC
 set -euo pipefail
@@ -238,6 +238,16 @@ else
   fail "the killed workers ($mid of 5 kills with the mirror behind the store)"; tail -5 kills.err
 fi
 check "mirror --verify after the killed workers" "$FARESYNC" mirror --store "sqlite:$WORK/kills.sqlite" --verify
+
+# 10. The seed flow over HTTP with serve mirroring: what the app's users did reaches the emulator.
+HTTP_PORT=$(free_port)
+setsid "$FARESYNC" serve --http-port "$HTTP_PORT" --store "sqlite:$WORK/served.sqlite" --bcrypt-cost 4 --issue-delay 0.2 \
+  > served.out 2> served.err &
+SERVE_PID=$!
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$HTTP_PORT/healthz" > /dev/null 2>&1 && break; sleep 0.1; done
+check "the seed flow for 10 users against serve --firestore" python3 "$REPO/Tests/http/seed_flow.py" "http://127.0.0.1:$HTTP_PORT" 10 outcomes.txt
+kill -TERM -- "-$SERVE_PID" 2> /dev/null; wait "$SERVE_PID" 2> /dev/null || true
+check "mirror --verify after the served flow (caught up by 'mirror')" bash -c "'$FARESYNC' mirror --store 'sqlite:$WORK/served.sqlite' > /dev/null && '$FARESYNC' mirror --store 'sqlite:$WORK/served.sqlite' --verify"
 
 echo "firestore: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -44,6 +44,18 @@ start_server "sqlite:$WORK/admin.sqlite" "$WORK/admin.jsonl"
 check "Firebase Admin SDK: users, claims within 5 s, lookups, errors, revocation; PyJWT verifies the tokens" \
   env FIREBASE_AUTH_EMULATOR_HOST="127.0.0.1:$PORT" python3 "$HERE/../identity/admin_sdk.py" "$PROJECT"
 stop_server
+# Users, password hashes, refresh tokens and keys are in the store: a restarted server knows them.
+start_server "sqlite:$WORK/admin.sqlite" "$WORK/admin.jsonl"
+restarted() {
+  local session token
+  session=$(curl -fs "http://127.0.0.1:$PORT/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword" \
+    -d '{"email":"user2@example.com","password":"secret-{i}","returnSecureToken":true}') || return 1
+  token=$(echo "$session" | python3 -c 'import json, sys; print(json.load(sys.stdin)["refreshToken"])')
+  curl -fs "http://127.0.0.1:$PORT/securetoken.googleapis.com/v1/token" -d "grant_type=refresh_token&refresh_token=$token" \
+    | python3 -c 'import base64, json, sys; t = json.load(sys.stdin)["id_token"].split(".")[1]; c = json.loads(base64.urlsafe_b64decode(t + "===")); assert c["sub"] == "admin-user-02" and "abt_id" in c, c'
+}
+check "after a restart, a user signs in with the password and refreshes a token with the claims" restarted
+stop_server
 
 # The seed flow for 50 users, into a store of its own (the Admin API's claim changes are not
 # events, so a store they touched does not replay from the traffic alone).
