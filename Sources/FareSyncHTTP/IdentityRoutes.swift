@@ -50,7 +50,13 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
             await handle(request) { request in try await createUser(&request, project: context.parameters.get("project")) }
         }
         router.post("securetoken.googleapis.com/v1/token") { request, _ in await handle(request) { request in try await token(&request) } }
-        router.get(RouterPath(Self.jwksPath)) { _, _ in await handle(nil) { _ in try await jwks() } }
+        router.get(RouterPath(Self.jwksPath)) { _, _ in
+            do {
+                return try await jwks()
+            } catch {
+                return Self.errorResponse(IdentityError("UNAVAILABLE : \(error)", status: 503))
+            }
+        }
     }
 
     // MARK: Client
@@ -243,8 +249,8 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
     }
 
     /// Runs a route; a refusal becomes Firebase's error body, anything else a 503 with the cause.
-    func handle(_ request: Request?, _ body: (inout Request) async throws -> Response) async -> Response {
-        var request = request ?? Request(head: .init(method: .get, scheme: nil, authority: nil, path: "/"), body: .init(buffer: ByteBuffer()))
+    func handle(_ request: Request, _ body: (inout Request) async throws -> Response) async -> Response {
+        var request = request
         do {
             return try await body(&request)
         } catch let error as IdentityError {
