@@ -51,11 +51,7 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         let terminal = router.group("ticket/v1")
         terminal.get("terminal/:orderId") { request, context in
             await handle {
-                let orderId = context.parameters.get("orderId") ?? ""
-                let token = Self.query(request, "t")
-                guard let order = try await tickets.order(orderId), order.terminalToken == token, order.state == .created else {
-                    throw TicketService.Refusal(404, "no open payment terminal for this order")
-                }
+                let order = try await tickets.openTerminal(orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"))
                 return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
                                 body: ResponseBody(byteBuffer: ByteBuffer(string: TerminalPage.html(order))))
             }

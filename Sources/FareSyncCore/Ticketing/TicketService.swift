@@ -130,6 +130,13 @@ public final class TicketService: Sendable {
 
     // MARK: The terminal (simulated NETS) and its callback
 
+    /// The order whose terminal `token` opens, while its payment is open.
+    public func openTerminal(orderId: String, token: String) async throws -> Order {
+        let order = try await authorizedOrder(orderId, token: token)
+        guard order.state == .created else { throw Refusal(404, "no open payment terminal for this order") }
+        return order
+    }
+
     /// What the terminal's button does: the callback URL the browser is sent to, or a refusal
     /// (a second capture is a 409).
     public func terminal(orderId: String, token: String, outcome: PaymentState.Outcome) async throws -> String {
