@@ -15,6 +15,6 @@ RUN apt-get update && apt-get install -y --no-install-recommends librdkafka1 lib
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/faresync /usr/local/bin/faresync
 VOLUME /data
-EXPOSE 8080
+EXPOSE 8080 9099
 ENTRYPOINT ["faresync"]
 CMD ["run", "--brokers", "kafka:9092", "--store", "sqlite:/data/faresync.sqlite", "--http-port", "8080", "--http-host", "0.0.0.0"]
