@@ -24,7 +24,7 @@ setup:
 	@python3 -c "import jsonschema, rfc3339_validator" 2>/dev/null || python3 -m pip install -q jsonschema rfc3339-validator
 	@python3 -c "import google.cloud.firestore" 2>/dev/null || python3 -m pip install -q google-cloud-firestore
 	@python3 -c "import firebase_admin, jwt, cryptography, requests" 2>/dev/null || python3 -m pip install -q firebase-admin PyJWT cryptography requests
-	@command -v schemathesis >/dev/null || python3 -m pip install -q schemathesis
+	@python3 -c "import schemathesis" 2>/dev/null || python3 -m pip install -q schemathesis
 	@command -v java >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless; }
 
 build: setup
