@@ -12,7 +12,8 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
 /// Verifies Firebase ID tokens as the Firebase Admin SDKs do: header `alg` RS256 only, a `kid`
 /// found in the JWKS, the signature, `exp` in the future, `iat` and `auth_time` not in the future,
 /// `aud` the project, `iss` `https://securetoken.google.com/<project>`, a non-empty `sub` of at
-/// most 128 characters, and (through `validSince`) not issued before the user's tokens were revoked.
+/// most 128 characters, and (through `standing`) not issued before the user's tokens were revoked,
+/// nor for a disabled user.
 ///
 /// ```swift
 /// let verifier = IDTokenVerifier(project: "demo-faresync", keys: JWKSCache(source: .keyRing(store)), clock: .system)
@@ -24,8 +25,8 @@ public struct IDTokenVerifier: Sendable {
     public let clock: IdentityClock
     /// How far `exp`, `iat` and `auth_time` may be off (seconds), for clocks that disagree a little.
     public let leeway: Int64
-    /// The time (seconds) before which the user's tokens are revoked, if they ever were.
-    public let validSince: @Sendable (_ uid: String) async throws -> Int64?
+    /// Where the user stands (revocation, disabled), if the verifier knows the user.
+    public let standing: @Sendable (_ uid: String) async throws -> UserStanding?
 
     public static let maxLeeway: Int64 = 300
 
@@ -35,12 +36,12 @@ public struct IDTokenVerifier: Sendable {
     let verified = VerifiedTokens()
 
     public init(project: String, keys: JWKSCache, clock: IdentityClock, leeway: Int64 = 60,
-                validSince: @escaping @Sendable (String) async throws -> Int64? = { _ in nil }) {
+                standing: @escaping @Sendable (String) async throws -> UserStanding? = { _ in nil }) {
         self.project = project
         self.keys = keys
         self.clock = clock
         self.leeway = min(max(leeway, 0), Self.maxLeeway)
-        self.validSince = validSince
+        self.standing = standing
     }
 
     public func verify(_ token: String) async throws(TokenRejection) -> IDToken {
@@ -92,13 +93,15 @@ public struct IDTokenVerifier: Sendable {
         guard !claims.subject.isEmpty, claims.subject.count <= 128 else {
             throw TokenRejection("the token's subject (sub) is empty or longer than 128 characters")
         }
-        let revoked: Int64?
+        let user: UserStanding?
         do {
-            revoked = try await validSince(claims.subject)
+            user = try await standing(claims.subject)
         } catch {
             throw TokenRejection("the user's revocation could not be read: \(error)")
         }
-        if let revoked, claims.issuedAt < revoked { throw TokenRejection("the token was revoked") }
+        guard let user else { return }
+        if user.disabled { throw TokenRejection("the user is disabled") }
+        if claims.issuedAt < user.validSince { throw TokenRejection("the token was revoked") }
     }
 }
 
@@ -126,6 +129,18 @@ final class VerifiedTokens: Sendable {
             }
             entries[token] = claims
         }
+    }
+}
+
+/// What the verifier asks of a token's user on every use.
+public struct UserStanding: Sendable, Equatable {
+    /// Seconds since 1970: tokens issued before it are revoked.
+    public var validSince: Int64
+    public var disabled: Bool
+
+    public init(validSince: Int64, disabled: Bool) {
+        self.validSince = validSince
+        self.disabled = disabled
     }
 }
 

@@ -48,7 +48,7 @@ public final class IdentityService: Sendable {
     /// Each user's revocation time as last read, and when: the verifier asks on every request,
     /// so it is read from the store at most once a second per user (a revocation made here
     /// applies at once; one made by another process sharing the store, within a second).
-    private let revocations = Mutex<[String: (validSince: Int64?, read: Int64)]>([:])
+    private let revocations = Mutex<[String: (standing: UserStanding?, read: Int64)]>([:])
 
     public static let refreshKind = "identity.refreshTokens"
     public static let source = "//faresync/identity"
@@ -191,7 +191,7 @@ public final class IdentityService: Sendable {
             }
         }
         let now = clock.milliseconds()
-        revocations.withLock { $0[updated.uid] = (updated.validSince, now) }
+        revocations.withLock { $0[updated.uid] = (updated.standing, now) }
         return updated
     }
 
@@ -225,19 +225,19 @@ public final class IdentityService: Sendable {
     /// A verifier of this service's tokens, with revocation read from the users.
     public func verifier(keys: JWKSCache? = nil, leeway: Int64 = 60) -> IDTokenVerifier {
         IDTokenVerifier(project: project, keys: keys ?? JWKSCache(source: .keyRing(store, clock), clock: clock), clock: clock,
-                        leeway: leeway) { [self] uid in try await self.validSince(uid) }
+                        leeway: leeway) { [self] uid in try await self.standing(uid) }
     }
 
-    /// Tokens issued before this time (seconds) are revoked; nil for an unknown user.
-    public func validSince(_ uid: String) async throws -> Int64? {
+    /// Where the user stands for the verifier (revocation time, disabled); nil for an unknown user.
+    public func standing(_ uid: String) async throws -> UserStanding? {
         let now = clock.milliseconds()
-        if let known = revocations.withLock({ $0[uid] }), now - known.read < 1000 { return known.validSince }
-        let validSince = try await user(uid: uid)?.validSince
+        if let known = revocations.withLock({ $0[uid] }), now - known.read < 1000 { return known.standing }
+        let standing = try await user(uid: uid).map(\.standing)
         revocations.withLock { revocations in
             if revocations.count >= 100_000 { revocations.removeAll(keepingCapacity: true) }
-            revocations[uid] = (validSince, now)
+            revocations[uid] = (standing, now)
         }
-        return validSince
+        return standing
     }
 
     /// Drops the cached signing key, so the next token is signed with the store's current one.

@@ -61,6 +61,9 @@ public struct IdentityUser: Sendable, Equatable {
         pendingClaims = record["pendingClaims"]?.objectValue
     }
 
+    /// What the verifier checks of the user on every use of a token.
+    public var standing: UserStanding { UserStanding(validSince: validSince, disabled: disabled) }
+
     /// The identities an ID token names (`{"email": ["a@example.com"]}`).
     var identities: [String: [String]] {
         var identities: [String: [String]] = [:]

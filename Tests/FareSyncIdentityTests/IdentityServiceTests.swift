@@ -62,7 +62,7 @@ struct IdentityFixture {
         #expect(record.map { JSONWriter.string($0).contains("secret1") } == false)
     }
 
-    /// Expiry, clock skew, audience and revocation, against the verifier's own clock.
+    /// Expiry, clock skew, audience, revocation and disabling, against the verifier's own clock.
     @Test func theVerifierRefusesExpiredFutureForeignAndRevokedTokens() async throws {
         let f = IdentityFixture()
         let session = try await f.identity.signUp(email: nil, password: nil)
@@ -85,6 +85,13 @@ struct IdentityFixture {
         _ = try await f.identity.update(uid: session.user.uid, revoke)
         #expect(await f.rejection(of: refreshed.idToken) == "the token was revoked")
         await #expect(throws: IdentityError("TOKEN_EXPIRED")) { try await f.identity.refresh(session.refreshToken) }
+
+        let other = try await f.identity.signUp(email: nil, password: nil)
+        #expect(await f.rejection(of: other.idToken) == nil)
+        var disable = IdentityService.Update()
+        disable.disabled = true
+        _ = try await f.identity.update(uid: other.user.uid, disable)
+        #expect(await f.rejection(of: other.idToken) == "the user is disabled")
     }
 
     /// After a rotation the new key signs, tokens of the previous one verify until they expire,
