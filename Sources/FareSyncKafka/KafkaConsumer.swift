@@ -29,21 +29,8 @@ final class KafkaConsumer {
         weak var delegate: RebalanceDelegate?
     }
 
-    init(bootstrap: String, group: String, settings: [String: String] = [:], delegate: RebalanceDelegate) throws(KafkaError) {
-        var all = [
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "enable.auto.commit": "false",
-            "enable.auto.offset.store": "false",
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": "true",
-            "partition.assignment.strategy": "range",
-            "session.timeout.ms": "10000",
-            "heartbeat.interval.ms": "1000",
-            "log_level": "3",
-        ]
-        all.merge(settings) { $1 }
-        let config = try RDKafkaConfig(all)
+    init(configuration: KafkaConsumerConfiguration, delegate: RebalanceDelegate) throws(KafkaError) {
+        let config = try RDKafkaConfig(configuration.properties)
         let context = Context()
         context.delegate = delegate
         rd_kafka_conf_set_opaque(config.unsafePointer, Unmanaged.passUnretained(context).toOpaque())

@@ -12,7 +12,10 @@ public final class KafkaEventPublisher: EventPublisher {
     private let queue = DispatchQueue(label: "faresync.kafka-event-publisher")
 
     public init(bootstrap: String) throws(KafkaError) {
-        producer = try KafkaProducer(bootstrap: bootstrap, settings: ["enable.idempotence": "true", "linger.ms": "0"])
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrap)
+        configuration.idempotent = true
+        configuration.linger = .zero
+        producer = try KafkaProducer(configuration: configuration)
     }
 
     public func publish(_ message: SourceMessage) async throws {

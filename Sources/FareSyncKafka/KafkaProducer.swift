@@ -13,16 +13,8 @@ public final class KafkaProducer: Sendable {
         let failures = Mutex<(count: Int, last: String?)>((0, nil))
     }
 
-    public init(bootstrap: String, settings: [String: String] = [:]) throws(KafkaError) {
-        var all = [
-            "bootstrap.servers": bootstrap,
-            "partitioner": "murmur2_random",
-            "linger.ms": "5",
-            "message.timeout.ms": "60000",
-            "log_level": "3",
-        ]
-        all.merge(settings) { $1 }
-        let config = try RDKafkaConfig(all)
+    public init(configuration: KafkaProducerConfiguration) throws(KafkaError) {
+        let config = try RDKafkaConfig(configuration.properties)
         let reports = DeliveryReports()
         rd_kafka_conf_set_opaque(config.unsafePointer, Unmanaged.passUnretained(reports).toOpaque())
         rd_kafka_conf_set_dr_msg_cb(config.unsafePointer) { _, message, opaque in

@@ -7,7 +7,9 @@ public final class KafkaPublisher {
     public private(set) var published = 0
 
     public init(bootstrap: String) throws(KafkaError) {
-        producer = try KafkaProducer(bootstrap: bootstrap, settings: ["enable.idempotence": "true"])
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrap)
+        configuration.idempotent = true
+        producer = try KafkaProducer(configuration: configuration)
     }
 
     /// Publishes one message. An unreadable log line (no topic) is not published: it is reported.

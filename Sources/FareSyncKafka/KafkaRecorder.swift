@@ -8,7 +8,7 @@ public final class KafkaRecorder {
     public var topic: String { reader.topics[0] }
 
     public init(bootstrap: String, topic: String) throws(KafkaError) {
-        reader = try KafkaTopicReader(bootstrap: bootstrap, topics: [topic], settings: ["group.id": "faresync-record"])
+        reader = try KafkaTopicReader(bootstrap: bootstrap, topics: [topic], groupID: "faresync-record")
     }
 
     public func start() throws(KafkaError) { try reader.start() }

@@ -15,16 +15,16 @@ public final class KafkaTopicReader {
     /// exclusivity checks were ~15 % of the reading thread's samples in the consumer benchmark).
     private var cursor = Cursor()
 
-    public init(bootstrap: String, topics: [String], settings: [String: String] = [:]) throws(KafkaError) {
-        var all = [
+    /// A reader of `topics` from their beginning. It assigns itself every partition and commits
+    /// nothing; `groupID` only names it to the broker.
+    public init(bootstrap: String, topics: [String], groupID: String = "faresync-reader") throws(KafkaError) {
+        handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, try RDKafkaConfig([
             "bootstrap.servers": bootstrap,
-            "group.id": "faresync-reader",
+            "group.id": groupID,
             "enable.auto.commit": "false",
             "enable.partition.eof": "true",
             "log_level": "3",
-        ]
-        all.merge(settings) { $1 }
-        handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, try RDKafkaConfig(all))
+        ]))
         rd_kafka_poll_set_consumer(handle.pointer)
         poller = RDKafkaPollThread(handle: handle)
         self.topics = topics

@@ -17,8 +17,8 @@ public struct WorkerOptions: Sendable {
     public var sweepInterval: Duration = .seconds(10)
     /// Publish dead letters to `<topic>.DLT`.
     public var deadLetterTopics = true
-    /// Extra librdkafka settings for the consumer.
-    public var consumerSettings: [String: String] = [:]
+    /// librdkafka properties for the consumer beyond the typed ones (`--kafka-setting K=V`).
+    public var consumerOverrides: [String: String] = [:]
 
     public init(bootstrap: String) { self.bootstrap = bootstrap }
 }
@@ -118,18 +118,27 @@ final class WorkerLoop: RebalanceDelegate {
     /// are still applied in order.
     var inFlight: (messages: Int, started: ContinuousClock.Instant, task: BlockingTask<BatchResult>)?
 
+    /// Dead letters are flushed after each batch: waiting to fill a request only delays the flush.
+    static func deadLetterProducer(_ bootstrap: String) -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrap)
+        configuration.linger = .zero
+        return configuration
+    }
+
     init(worker: KafkaWorker) throws {
         self.worker = worker
         cluster = try KafkaClusterView(bootstrap: worker.options.bootstrap)
         deadLetters = worker.options.deadLetterTopics
             ? DeadLetterPublisher(store: worker.dispatcher.store,
-                                  producer: try KafkaProducer(bootstrap: worker.options.bootstrap, settings: ["linger.ms": "0"]),
+                                  producer: try KafkaProducer(configuration: Self.deadLetterProducer(worker.options.bootstrap)),
                                   group: worker.options.group)
             : nil
     }
 
     func run() throws {
-        consumer = try KafkaConsumer(bootstrap: options.bootstrap, group: options.group, settings: options.consumerSettings, delegate: self)
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: options.bootstrap, groupID: options.group)
+        configuration.overrides = options.consumerOverrides
+        consumer = try KafkaConsumer(configuration: configuration, delegate: self)
         defer { consumer.close() }
         publishDeadLetters()  // what a crash left unpublished
         try consumer.subscribe(options.topics)

@@ -25,7 +25,10 @@ enum ConsumerBench {
         let partitions = max(1, (count + perPartition - 1) / perPartition)
         let cluster = try MockCluster(brokers: 1)
         try cluster.createTopic("bench", partitions: partitions)
-        let producer = try KafkaProducer(bootstrap: cluster.bootstrapServers, settings: ["linger.ms": "20", "batch.num.messages": "1000"])
+        var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
+        configuration.linger = .milliseconds(20)
+        configuration.maxMessagesPerBatch = 1000
+        let producer = try KafkaProducer(configuration: configuration)
         for i in 0..<count {
             let m = values[i % values.count]
             try producer.produce(topic: "bench", key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp)
@@ -88,7 +91,7 @@ enum ConsumerBench {
     }
 
     static func fareSync(_ bootstrap: String, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
-        let reader = try KafkaTopicReader(bootstrap: bootstrap, topics: ["bench"], settings: ["group.id": "bench-swift"])
+        let reader = try KafkaTopicReader(bootstrap: bootstrap, topics: ["bench"], groupID: "bench-swift")
         try reader.start()
         var seen = 0
         var started = ContinuousClock.now

@@ -55,7 +55,7 @@ struct Run: AsyncParsableCommand {
         options.deadLetterTopics = !noDeadLetterTopics
         for setting in kafkaSettings {
             let parts = setting.split(separator: "=", maxSplits: 1)
-            options.consumerSettings[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+            options.consumerOverrides[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
         let opened = try store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))

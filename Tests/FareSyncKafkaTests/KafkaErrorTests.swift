@@ -5,7 +5,9 @@ import Testing
 @Suite struct KafkaErrorTests {
     @Test func aBadSettingNamesItselfAndLibrdkafkasReason() {
         do {
-            _ = try KafkaProducer(bootstrap: "127.0.0.1:1", settings: ["no.such.property": "x"])
+            var configuration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:1")
+            configuration.overrides = ["no.such.property": "x"]
+            _ = try KafkaProducer(configuration: configuration)
             Issue.record("a producer was made with an unknown setting")
         } catch {
             #expect(error.message.hasPrefix("configuration no.such.property=x: "))

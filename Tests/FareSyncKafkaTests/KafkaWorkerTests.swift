@@ -51,7 +51,7 @@ import Testing
         options.exitAtEnd = true
         options.batchSize = 10
         options.sweepInterval = .milliseconds(500)
-        options.consumerSettings = ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "log_level": "0"]
+        options.consumerOverrides = ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "log_level": "0"]
         return KafkaWorker(options: options, dispatcher: TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock())))
     }
 

@@ -17,7 +17,9 @@ final class LaggingMember: RebalanceDelegate, @unchecked Sendable {
     init(bootstrap: String, group: String, topics: [String]) {
         let thread = Thread { [self] in
             defer { done.signal() }
-            guard let consumer = try? KafkaConsumer(bootstrap: bootstrap, group: group, settings: ["log_level": "0"], delegate: self),
+            var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group)
+            configuration.overrides = ["log_level": "0"]
+            guard let consumer = try? KafkaConsumer(configuration: configuration, delegate: self),
                   (try? consumer.subscribe(topics)) != nil else { return }
             while !stopped.load(ordering: .relaxed) { _ = consumer.poll(100) }
             consumer.close()

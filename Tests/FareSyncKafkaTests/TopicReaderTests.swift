@@ -32,7 +32,7 @@ struct TopicReaderTests {
         ]
         let cluster = try MockCluster(brokers: 1)
         try cluster.createTopic("headers", partitions: 1)
-        let producer = try KafkaProducer(bootstrap: cluster.bootstrapServers)
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers))
         for (i, headers) in lists.enumerated() {
             try producer.produce(topic: "headers", key: Array("k\(i)".utf8), value: Array("v\(i)".utf8), headers: headers, timestamp: 1000 + Int64(i))
         }
@@ -88,7 +88,7 @@ struct TopicReaderTests {
         let count = 3000
         let cluster = try MockCluster(brokers: 1)
         try cluster.createTopic("chunks", partitions: partitions)
-        let producer = try KafkaProducer(bootstrap: cluster.bootstrapServers)
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers))
         for i in 0..<count {
             try producer.produce(topic: "chunks", key: Array("key-\(i % 97)".utf8), value: Array("\(i)".utf8), headers: [], timestamp: nil)
         }
@@ -110,7 +110,7 @@ struct TopicReaderTests {
         #expect(values == Set((0..<count).map(String.init)))
         #expect(nextOffset.reduce(0, +) == Int64(count))
 
-        let early = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["chunks"], settings: ["group.id": "early"])
+        let early = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["chunks"], groupID: "early")
         try early.start()
         var taken = 0
         while taken < 10, ContinuousClock.now < deadline {

@@ -1,0 +1,85 @@
+/// What FareSync sets on a librdkafka producer, as typed values; `overrides` passes any other
+/// librdkafka property through as it is (and wins over the typed ones).
+///
+/// ```swift
+/// var configuration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:9092")
+/// configuration.idempotent = true
+/// configuration.linger = .zero        // each publish is flushed right away anyway
+/// let producer = try KafkaProducer(configuration: configuration)
+/// ```
+public struct KafkaProducerConfiguration: Sendable {
+    public var bootstrapServers: String
+    /// How long a message waits for others to share its request (`linger.ms`).
+    public var linger: Duration = .milliseconds(5)
+    /// Exactly-once delivery per partition from this producer (`enable.idempotence`).
+    public var idempotent = false
+    /// How long a message may take to be delivered before it fails (`message.timeout.ms`).
+    public var messageTimeout: Duration = .seconds(60)
+    /// The most messages in one request (`batch.num.messages`); librdkafka's default when nil.
+    public var maxMessagesPerBatch: Int?
+    public var overrides: [String: String] = [:]
+
+    public init(bootstrapServers: String) {
+        self.bootstrapServers = bootstrapServers
+    }
+
+    /// The properties, as librdkafka names them. Keys are partitioned like the Java client's
+    /// (`murmur2_random`), so that a key lands where a Java producer would put it.
+    var properties: [String: String] {
+        var properties = [
+            "bootstrap.servers": bootstrapServers,
+            "partitioner": "murmur2_random",
+            "linger.ms": String(linger.milliseconds),
+            "message.timeout.ms": String(messageTimeout.milliseconds),
+            "log_level": "3",
+        ]
+        if idempotent { properties["enable.idempotence"] = "true" }
+        if let maxMessagesPerBatch { properties["batch.num.messages"] = String(maxMessagesPerBatch) }
+        properties.merge(overrides) { $1 }
+        return properties
+    }
+}
+
+/// What FareSync sets on the worker's group consumer, as typed values; `overrides` passes any
+/// other librdkafka property through (`faresync run --kafka-setting K=V`).
+///
+/// Offsets are never committed by librdkafka: they live in the store, in the transaction of the
+/// effects (SPEC §4), so auto-commit and the offset store are off whatever the overrides say.
+public struct KafkaConsumerConfiguration: Sendable {
+    public var bootstrapServers: String
+    public var groupID: String
+    /// How long the group waits for a silent member before it takes its partitions (`session.timeout.ms`).
+    public var sessionTimeout: Duration = .seconds(10)
+    /// `heartbeat.interval.ms`.
+    public var heartbeatInterval: Duration = .seconds(1)
+    public var overrides: [String: String] = [:]
+
+    public init(bootstrapServers: String, groupID: String) {
+        self.bootstrapServers = bootstrapServers
+        self.groupID = groupID
+    }
+
+    var properties: [String: String] {
+        var properties = [
+            "bootstrap.servers": bootstrapServers,
+            "group.id": groupID,
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": "true",
+            "partition.assignment.strategy": "range",
+            "session.timeout.ms": String(sessionTimeout.milliseconds),
+            "heartbeat.interval.ms": String(heartbeatInterval.milliseconds),
+            "log_level": "3",
+        ]
+        properties.merge(overrides) { $1 }
+        properties["enable.auto.commit"] = "false"
+        properties["enable.auto.offset.store"] = "false"
+        return properties
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, as librdkafka's `*.ms` properties take them.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}
