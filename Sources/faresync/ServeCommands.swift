@@ -35,13 +35,15 @@ struct Serve: AsyncParsableCommand {
         let opened = try store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
         var sink: (@Sendable ([UInt8]) throws -> Void)?
+        var offsets: [String: Int64] = [:]
         if let log {
             let writer = try LineAppender(path: log)
             sink = { line in try writer.append(line) }
+            offsets = writer.nextOffsets
         }
         var kafka: KafkaEventPublisher?
         if let brokers { kafka = try makePublisher(brokers) }
-        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: sink, kafka: kafka,
+        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: sink, offsets: offsets, kafka: kafka,
                                 mirror: firestoreOptions.mirror(of: opened), logger: logger)
     }
 }
@@ -95,8 +97,8 @@ struct ServeOptions: ParsableArguments {
     /// Serves both services over `store` until SIGINT or SIGTERM. Events go to `kafka` when given,
     /// else through `dispatcher` (written to `log` too), which this process then sweeps.
     func serve(store: any DocumentStore, named name: String, dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)?,
-               kafka: KafkaEventPublisher?, mirror: FirestoreMirror?, logger: Logger) async throws {
-        let inProcess = DispatchingPublisher(dispatcher: dispatcher, log: log)
+               offsets: [String: Int64] = [:], kafka: KafkaEventPublisher?, mirror: FirestoreMirror?, logger: Logger) async throws {
+        let inProcess = DispatchingPublisher(dispatcher: dispatcher, offsets: offsets, log: log)
         let publisher: any EventPublisher = kafka ?? inProcess
         let identity = IdentityService(project: project, store: store, publisher: publisher, bcryptCost: UInt8(bcryptCost))
         _ = try await KeyRing.load(from: store, now: IdentityClock.system.milliseconds())
@@ -195,9 +197,21 @@ struct RefusingPublisher: EventPublisher {
 /// Appends lines to a file, one write per line, shared by concurrent requests.
 final class LineAppender: Sendable {
     let handle: FileHandle
+    /// For a log that goes on: the offset after the last line of each topic already in it.
+    let nextOffsets: [String: Int64]
 
     init(path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        var next: [String: Int64] = [:]
+        if let existing = FileManager.default.contents(atPath: path) {
+            for line in existing.split(separator: UInt8(ascii: "\n")) {
+                guard let entry = try? JSONParser.parse(Array(line)), let topic = entry["topic"]?.stringValue,
+                      let offset = entry["offset"]?.int64Value else { continue }
+                next[topic] = max(next[topic] ?? 0, offset + 1)
+            }
+        } else {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        nextOffsets = next
         guard let handle = FileHandle(forWritingAtPath: path) else { throw RuntimeError("cannot write \(path)") }
         handle.seekToEndOfFile()
         self.handle = handle
