@@ -352,7 +352,7 @@ public actor FirestoreMirror: Service {
 
     /// Where the refusal of the document at `path` is recorded (an id Firestore accepts for any path).
     static func refusalPath(_ path: String) -> String {
-        refusedCollection + "/" + SHA256.hash(data: Array(path.utf8)).prefix(16).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        refusedCollection + "/" + Hex.string(SHA256.hash(data: Array(path.utf8)).prefix(16))
     }
 
     // MARK: Lag

@@ -261,7 +261,7 @@ public final class IdentityService: Sendable {
     }
 
     private func session(for user: IdentityUser, authTime: Int64) async throws -> Session {
-        let refreshToken = Self.randomToken()
+        let refreshToken = Hex.random(bytes: 32)
         let record = JSONValue.object(JSONObject([("uid", .string(user.uid)), ("issued", .int(clock.milliseconds())), ("authTime", .int(authTime))]))
         try await store.write { try $0.setRecord(Self.refreshKind, Self.digest(refreshToken), record) }
         return Session(idToken: try await sign(user, authTime: authTime), refreshToken: refreshToken, expiresIn: IDToken.lifetime, user: user)
@@ -329,17 +329,8 @@ public final class IdentityService: Sendable {
         return String((0..<28).map { _ in alphabet[Int(rng.next(upperBound: UInt64(alphabet.count)))] })
     }
 
-    static func randomToken() -> String {
-        var rng = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(rng.next(), radix: 16).leftPadded(to: 16) }.joined()
-    }
-
     /// Refresh tokens are kept as their SHA-256, so the store never holds one that works.
     static func digest(_ token: String) -> String {
-        SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: Array(token.utf8)))
     }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

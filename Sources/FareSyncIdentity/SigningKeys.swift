@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import ExtrasBase64
 import FareSyncCore
 import Foundation
 import JWTKit
@@ -21,7 +22,7 @@ public struct SigningKey: Sendable, Equatable {
     /// A new 2048-bit key.
     public static func generate(now: Int64) throws -> SigningKey {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let kid = SHA256.hash(data: key.publicKey.derRepresentation).prefix(20).map { String(format: "%02x", $0) }.joined()
+        let kid = Hex.string(SHA256.hash(data: key.publicKey.derRepresentation).prefix(20))
         return SigningKey(kid: kid, privateKeyPEM: key.pemRepresentation, created: now, retired: nil)
     }
 
@@ -49,7 +50,8 @@ public struct SigningKey: Sendable, Equatable {
     func publicJWK() throws -> JWK {
         let primitives = try Insecure.RSA.PrivateKey(pem: privateKeyPEM).publicKey.getKeyPrimitives()
         return .rsa(.rs256, identifier: JWKIdentifier(string: kid),
-                    modulus: primitives.modulus.base64URLEncodedString(), exponent: primitives.publicExponent.base64URLEncodedString())
+                    modulus: String(base64Encoding: primitives.modulus, options: [.base64UrlAlphabet, .omitPaddingCharacter]),
+                    exponent: String(base64Encoding: primitives.publicExponent, options: [.base64UrlAlphabet, .omitPaddingCharacter]))
     }
 }
 
@@ -121,13 +123,5 @@ public struct KeyRing: Sendable {
         let key = current
         return await JWTKeyCollection().add(rsa: try Insecure.RSA.PrivateKey(pem: key.privateKeyPEM), digestAlgorithm: .sha256,
                                             kid: JWKIdentifier(string: key.kid))
-    }
-}
-
-extension DataProtocol {
-    /// Base64url without padding (RFC 7515 §2), as JWK members are written.
-    func base64URLEncodedString() -> String {
-        Data(self).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

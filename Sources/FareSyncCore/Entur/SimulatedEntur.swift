@@ -95,16 +95,3 @@ public final class SimulatedEntur: Sendable {
     /// unless made with `recordProvisioning`.
     public var provisioned: [String: Int] { created.withLock { $0 } }
 }
-
-/// Lowercase hexadecimal.
-public enum Hex {
-    public static func string(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}

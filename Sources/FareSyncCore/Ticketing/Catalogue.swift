@@ -1,4 +1,4 @@
-import Foundation
+import ExtrasBase64
 
 /// The simulated Entur Offer API: a small built-in catalogue of products, user profiles and zones,
 /// and the offers it prices.
@@ -56,8 +56,7 @@ public enum Catalogue {
         public var id: String {
             let text = JSONWriter.bytes(.object(JSONObject([("p", .string(product.ref)), ("u", .string(profile.userType)),
                                                             ("z", .array(zones.map(JSONValue.string)))])))
-            return "offer." + Data(text).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            return "offer." + String(base64Encoding: text, options: [.base64UrlAlphabet, .omitPaddingCharacter])
         }
     }
 
@@ -87,9 +86,8 @@ public enum Catalogue {
     /// The offer an id names, if it names one of the catalogue's.
     public static func offer(id: String) -> Offer? {
         guard id.hasPrefix("offer."), id.utf8.count < 1024 else { return nil }
-        var base64 = String(id.dropFirst("offer.".count)).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.utf8.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64), let json = try? JSONParser.parse(Array(data)),
+        guard let data = try? String(id.dropFirst("offer.".count)).base64decoded(options: [.base64UrlAlphabet, .omitPaddingCharacter]),
+              let json = try? JSONParser.parse(data),
               let ref = json["p"]?.stringValue, let userType = json["u"]?.stringValue,
               let zones = json["z"]?.arrayValue?.compactMap(\.stringValue) else { return nil }
         return try? offer(product: ref, userType: userType, zones: zones)

@@ -87,7 +87,7 @@ public final class TicketService: Sendable {
         let order = Order(orderId: Self.orderId(&rng), uid: uid, customerAccountId: customerAccountId,
                           paymentId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1,
                           transactionId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1, paymentType: paymentType, lines: lines,
-                          amount: amount, created: now(), terminalToken: Self.token(&rng))
+                          amount: amount, created: now(), terminalToken: Hex.random(bytes: 16))
         try await store.write { tx in
             try tx.setRecord(Order.recordKind, order.orderId, order.record)
         }
@@ -255,13 +255,6 @@ public final class TicketService: Sendable {
     static func orderId(_ rng: inout some RandomNumberGenerator) -> String {
         let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
         return String((0..<8).map { _ in alphabet[Int(rng.next(upperBound: UInt64(alphabet.count)))] })
-    }
-
-    static func token(_ rng: inout some RandomNumberGenerator) -> String {
-        (0..<2).map { _ in
-            let hex = String(rng.next() as UInt64, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
