@@ -79,8 +79,7 @@ public final class IdentityService: Sendable {
 
     /// `accounts:signInWithPassword`.
     public func signIn(email: String, password: String) async throws -> Session {
-        guard let uid = try await store.readCommitted({ try $0.record(IdentityUser.emailKind, email.lowercased())?.stringValue }),
-              var user = try await user(uid: uid) else { throw IdentityError("EMAIL_NOT_FOUND") }
+        guard var user = try await user(email: email) else { throw IdentityError("EMAIL_NOT_FOUND") }
         guard let hash = user.passwordHash, Bcrypt.verify(password, hash: hash) else { throw IdentityError("INVALID_PASSWORD") }
         guard !user.disabled else { throw IdentityError("USER_DISABLED") }
         user.lastLoginAt = clock.milliseconds()
