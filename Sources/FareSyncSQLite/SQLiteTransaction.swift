@@ -16,12 +16,12 @@ final class SQLiteTransaction: StoreTransaction {
 
     /// A document changed in this transaction: its new value (and its text, if already written),
     /// or nil once deleted.
-    private var documents: [ByteKey: PendingDocument?] = [:]
+    var documents: [ByteKey: PendingDocument?] = [:]
 
     /// A pending document as a tree (and its text, if already written), or as text only:
     /// `shedReads()` keeps only the text of the documents of earlier batches, as a tree takes several
     /// times the memory of its text and a commit group holds the pending documents of all its batches.
-    private struct PendingDocument {
+    struct PendingDocument {
         enum Content {
             case tree(JSONValue, text: String?)
             case text(String)
@@ -52,18 +52,18 @@ final class SQLiteTransaction: StoreTransaction {
     /// The paths set (`setDocument`) since the last `compactDocuments()`, repeats included.
     private var setSinceCompaction: [ByteKey] = []
     /// Contract orders added in this transaction.
-    private var orders: Set<OrderKey> = []
+    var orders: Set<OrderKey> = []
     /// Contract orders looked up or read ahead in this transaction: whether each is stored.
-    private var storedOrders: [OrderKey: Bool] = [:]
+    var storedOrders: [OrderKey: Bool] = [:]
     /// Accounts set in this transaction, written in `flush()`.
-    private var newAccounts: [ByteKey: AccountRecord] = [:]
+    var newAccounts: [ByteKey: AccountRecord] = [:]
     /// Open reservations tracked (or, nil, untracked) in this transaction.
-    private var reservations: [ByteKey: (created: Int64, rejected: Bool)?] = [:]
+    var reservations: [ByteKey: (created: Int64, rejected: Bool)?] = [:]
 
     /// What `prefetch` learned of documents this transaction has not changed.
-    private var stored: [ByteKey: Known] = [:]
+    var stored: [ByteKey: Known] = [:]
 
-    private enum Known {
+    enum Known {
         case missing
         /// Exists; its content was not read.
         case present
@@ -72,13 +72,13 @@ final class SQLiteTransaction: StoreTransaction {
         case loaded(text: String, version: String?)
     }
     /// Accounts read ahead or looked up in this transaction (nil: known not to exist).
-    private var accounts: [ByteKey: AccountRecord?] = [:]
+    var accounts: [ByteKey: AccountRecord?] = [:]
     /// The accounts that have parked events, read once per transaction when first needed.
     var parkedAccounts: Set<ByteKey>?
 
     /// A contract order's key: uid and order id, each compared by its UTF-8 bytes. `flush()` writes
     /// them ordered by uid, then order id (the table's key order).
-    private struct OrderKey: Hashable {
+    struct OrderKey: Hashable {
         var uid: ByteKey
         var orderId: ByteKey
         init(_ uid: String, _ orderId: String) {
@@ -384,105 +384,6 @@ final class SQLiteTransaction: StoreTransaction {
     func setAccount(_ abtId: String, _ record: AccountRecord) throws {
         accounts[ByteKey(abtId)] = .some(record)
         newAccounts[ByteKey(abtId)] = record
-    }
-
-    // MARK: Reconciler bookkeeping
-
-    func hasContractOrder(uid: String, orderId: String) throws -> Bool {
-        let key = OrderKey(uid, orderId)
-        if orders.contains(key) { return true }
-        if let known = storedOrders[key] { return known }
-        let stored = try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM contract_orders WHERE uid = ? AND order_id = ?"), arguments: [uid, orderId]) ?? false
-        storedOrders[key] = stored
-        return stored
-    }
-
-    /// Reads which of the pairs are stored contract orders, with one query (pairs as a JSON array of
-    /// `[uid, orderId]` arrays read by `json_each`); pairs that cannot travel as JSON are looked up
-    /// one by one when asked about.
-    func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
-        let keys = pairs.map { OrderKey($0.uid, $0.orderId) }.filter { !orders.contains($0) && storedOrders[$0] == nil }
-        guard !keys.isEmpty, let list = Self.jsonArray(keys.map { [$0.uid.string, $0.orderId.string] }) else { return }
-        for key in keys { storedOrders[key] = false }
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT uid, order_id FROM contract_orders
-            WHERE (uid, order_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-            """), arguments: [list])
-        while let row = try rows.next() { storedOrders[OrderKey(row[0], row[1])] = true }
-    }
-
-    func addContractOrder(uid: String, orderId: String) throws {
-        orders.insert(OrderKey(uid, orderId))
-    }
-
-    func trackReservation(path: String, created: Int64, rejected: Bool) throws {
-        reservations[ByteKey(path)] = .some((created, rejected))
-    }
-
-    func untrackReservation(path: String) throws {
-        reservations[ByteKey(path)] = .some(nil)
-    }
-
-    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
-        try flush()
-        return try String.fetchAll(db.cachedStatement(sql: """
-            SELECT path FROM open_reservations
-            WHERE (rejected = 0 AND created < ?) OR (rejected = 1 AND created < ?) ORDER BY path
-            """), arguments: [before, rejectedBefore])
-    }
-
-    // MARK: Loading an empty store
-
-    func writeBack() throws { try flush() }
-
-    func isEmpty() throws -> Bool {
-        try flush()
-        return try Bool.fetchOne(db, sql: """
-            SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM processed_events)
-               AND NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM parked)
-               AND NOT EXISTS (SELECT 1 FROM contract_orders) AND NOT EXISTS (SELECT 1 FROM open_reservations)
-            """) ?? false
-    }
-
-    /// Inserts the rows with prepared statements, in the order they come (sorted by key), past the
-    /// overlay: a partition's documents are its own, and the overlay would only hold them until the
-    /// commit. What the overlay held or had read of the same keys is forgotten (normally nothing:
-    /// the loader writes each partition's keys once), so later reads go to SQLite and see the rows.
-    func load(_ rows: PartitionRows) throws {
-        let upsert = try db.cachedStatement(sql: Self.upsertDocument)
-        let forgetDocuments = !documents.isEmpty || !stored.isEmpty
-        var head = try feedHead()
-        for d in rows.documents {
-            if forgetDocuments {
-                documents[ByteKey(d.path)] = nil
-                stored[ByteKey(d.path)] = nil
-            }
-            head += 1
-            try StatementStep.run(upsert, .text(d.path), .text(d.text), .text(d.version), .int(head), in: db)
-        }
-        try setFeedHead(head)
-        let account = try db.cachedStatement(sql: Self.insertAccount)
-        let forgetAccounts = !accounts.isEmpty || !newAccounts.isEmpty
-        for a in rows.accounts {
-            if forgetAccounts {
-                accounts[ByteKey(a.abtId)] = nil
-                newAccounts[ByteKey(a.abtId)] = nil
-            }
-            try StatementStep.run(account, .text(a.abtId), .text(a.record.uid), .int(a.record.created), in: db)
-        }
-        let order = try db.cachedStatement(sql: Self.insertContractOrder)
-        let forgetOrders = !storedOrders.isEmpty
-        for o in rows.contractOrders {
-            if forgetOrders { storedOrders[OrderKey(o.uid, o.orderId)] = nil }
-            try StatementStep.run(order, .text(o.uid), .text(o.orderId), in: db)
-        }
-        let track = try db.cachedStatement(sql: Self.insertOpenReservation)
-        let forgetReservations = !reservations.isEmpty
-        for r in rows.openReservations {
-            if forgetReservations { reservations[ByteKey(r.path)] = nil }
-            try StatementStep.run(track, .text(r.path), .int(r.created), .int(r.rejected ? 1 : 0), in: db)
-        }
-        for e in rows.parked { try park(e) }
     }
 }
 
