@@ -13,18 +13,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 WORK=$(mktemp -d)
 JAR=${FIRESTORE_EMULATOR_JAR:-/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar}
 PROJECT=demo-faresync
-passed=0
-failed=0
 EMULATOR_PID=
-
-pass() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
-check() { # check NAME COMMAND…: passes when the command exits 0
-  local name=$1; shift
-  if "$@" > "$WORK/last.log" 2>&1; then pass "$name"; else fail "$name"; sed 's/^/     /' "$WORK/last.log" | tail -20; fi
-}
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. "$HERE/../lib/checks.sh"
 
 # The emulator runs as java directly, in a process group of its own, so that stopping the group
 # leaves no JVM behind (its start scripts leave one when only the script is killed).

@@ -12,17 +12,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 WORK=$(mktemp -d)
 PROJECT=demo-faresync
-passed=0
-failed=0
 SERVER_PID=
-
-pass() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
-check() { # check NAME COMMAND…: passes when the command exits 0
-  local name=$1; shift
-  if "$@" > "$WORK/last.log" 2>&1; then pass "$name"; tail -1 "$WORK/last.log" | sed 's/^/     /'; else fail "$name"; sed 's/^/     /' "$WORK/last.log" | tail -30; fi
-}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. "$HERE/../lib/checks.sh"
 stop_server() { [ -n "$SERVER_PID" ] && kill -TERM -- "-$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
