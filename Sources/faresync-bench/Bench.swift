@@ -43,6 +43,31 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
+    @Option(help: "The parts to run, comma-separated: consumer, replay, memory, e2e, firestore (runs e2e too), http (default: all).")
+    var parts = Part.allCases.map(\.rawValue).joined(separator: ",")
+
+    enum Part: String, CaseIterable {
+        case consumer, replay, memory, e2e, firestore, http
+    }
+
+    /// What the parts share: the executable, the working directory, and the BENCH line's fields so far.
+    final class Run {
+        let exe: String
+        let dir: String
+        var fields: [(String, String)] = []
+        init(exe: String, dir: String) {
+            self.exe = exe
+            self.dir = dir
+        }
+        func say(_ s: String) { FileHandle.standardOutput.write(Data((s + "\n").utf8)) }
+        func field(_ name: String, _ format: String, _ value: Double) { fields.append((name, String(format: format, value))) }
+    }
+
+    func validate() throws {
+        let unknown = parts.split(separator: ",").filter { Part(rawValue: String($0)) == nil }
+        if let first = unknown.first { throw ValidationError("--parts: \(first) is not a part (\(Part.allCases.map(\.rawValue).joined(separator: ", ")))") }
+    }
+
     func run() async throws {
         // The children mirror only where told to.
         unsetenv("FIRESTORE_EMULATOR_HOST")
@@ -50,102 +75,141 @@ struct Bench: AsyncParsableCommand {
         let dir = workDirectory ?? NSTemporaryDirectory() + "faresync-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { if workDirectory == nil { try? FileManager.default.removeItem(atPath: dir) } }
-        func say(_ s: String) { FileHandle.standardOutput.write(Data((s + "\n").utf8)) }
+        let chosen = Set(parts.split(separator: ",").compactMap { Part(rawValue: String($0)) })
+        let run = Run(exe: exe, dir: dir)
+        if chosen.contains(.consumer) { try consumer(run) }
+        if chosen.contains(.replay) { try await replay(run) }
+        if chosen.contains(.memory) { try memory(run) }
+        if chosen.contains(.e2e) || chosen.contains(.firestore) {
+            let e2e = try await endToEnd(run)
+            defer { Child.stop(e2e.broker) }
+            if chosen.contains(.firestore) { try await firestore(run, e2e) }
+        }
+        if chosen.contains(.http) { try http(run) }
+        run.say("BENCH " + run.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
+    }
 
-        say("consumer: \(consumerMessages) messages, best of \(rounds) rounds each")
+    func consumer(_ run: Run) throws {
+        run.say("consumer: \(consumerMessages) messages, best of \(rounds) rounds each")
         let c = try ConsumerBench.run(messages: consumerMessages, rounds: rounds)
         let consumerRatio = c.swiftRate / c.cRate
-        say(String(format: "  plain C poll loop      %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process",
-                   c.cRate, c.cCPU.threadMicros, c.cCPU.processMicros))
-        say(String(format: "  FareSync consumer path %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process   ratio %.3f (goal >= 0.8)",
-                   c.swiftRate, c.swiftCPU.threadMicros, c.swiftCPU.processMicros, consumerRatio))
-        say(String(format: "  decoding (CloudEvent + data) %10.0f events/s", c.decodeRate))
+        run.say(String(format: "  plain C poll loop      %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process",
+                       c.cRate, c.cCPU.threadMicros, c.cCPU.processMicros))
+        run.say(String(format: "  FareSync consumer path %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process   ratio %.3f (goal >= 0.8)",
+                       c.swiftRate, c.swiftCPU.threadMicros, c.swiftCPU.processMicros, consumerRatio))
+        run.say(String(format: "  decoding (CloudEvent + data) %10.0f events/s", c.decodeRate))
+        run.field("consumer_ratio", "%.3f", consumerRatio)
+    }
 
-        let replayLog = dir + "/replay.jsonl"
+    func replay(_ run: Run) async throws {
+        let replayLog = run.dir + "/replay.jsonl"
         let events = try ReplayBench.writeLog(events: replayEvents, to: replayLog)
-        say("replay: \(events) events into a fresh SQLite store, best of \(replayRounds) rounds each (replay, then floor, per round)")
-        let r = try await ReplayBench.run(log: replayLog, events: events, directory: dir, rounds: replayRounds)
+        run.say("replay: \(events) events into a fresh SQLite store, best of \(replayRounds) rounds each (replay, then floor, per round)")
+        let r = try await ReplayBench.run(log: replayLog, events: events, directory: run.dir, rounds: replayRounds)
         for (i, round) in r.rounds.enumerated() {
-            say(String(format: "  round %d: replay %8.0f, raw %8.0f events/s, ratio %.3f", i + 1, round.replay, round.raw, round.replay / round.raw))
+            run.say(String(format: "  round %d: replay %8.0f, raw %8.0f events/s, ratio %.3f", i + 1, round.replay, round.raw, round.replay / round.raw))
         }
         let replayRatio = r.replayRate / r.rawRate
-        say(String(format: "  faresync replay        %10.0f events/s", r.replayRate))
-        say(String(format: "  raw GRDB upserts       %10.0f events/s (%d final documents)   ratio %.3f (goal >= 0.5)", r.rawRate, r.documents, replayRatio))
+        run.say(String(format: "  faresync replay        %10.0f events/s", r.replayRate))
+        run.say(String(format: "  raw GRDB upserts       %10.0f events/s (%d final documents)   ratio %.3f (goal >= 0.5)", r.rawRate, r.documents, replayRatio))
         try? FileManager.default.removeItem(atPath: replayLog)
+        run.field("replay_ratio", "%.3f", replayRatio)
+    }
 
-        say("memory: peak RSS (VmHWM) of faresync replay, child processes")
+    func memory(_ run: Run) throws {
+        run.say("memory: peak RSS (VmHWM) of faresync replay, child processes")
         var peaks: [Int] = []
         for size in [memorySmall, memoryLarge] {
-            let log = dir + "/memory-\(size).jsonl"
+            let log = run.dir + "/memory-\(size).jsonl"
             let n = try ReplayBench.writeLog(events: size, to: log, seed: 11)
-            let out = try Child.run([exe, "replay", log, "--store", "sqlite:\(dir)/memory-\(size).sqlite"])
+            let out = try Child.run([run.exe, "replay", log, "--store", "sqlite:\(run.dir)/memory-\(size).sqlite"])
             guard out.status == 0 else { throw BenchError("faresync replay failed with status \(out.status)") }
             peaks.append(out.peakKiB)
-            say(String(format: "  %8d events  %7.1f MiB", n, Double(out.peakKiB) / 1024))
+            run.say(String(format: "  %8d events  %7.1f MiB", n, Double(out.peakKiB) / 1024))
             try? FileManager.default.removeItem(atPath: log)
         }
         let rssRatio = Double(peaks[1]) / Double(peaks[0])
-        say(String(format: "  ratio %.3f (goal <= 1.2)", rssRatio))
+        run.say(String(format: "  ratio %.3f (goal <= 1.2)", rssRatio))
+        run.field("rss_ratio", "%.3f", rssRatio)
+    }
 
-        say("end to end: faresync run --exit-at-end against faresync dev-broker")
-        let e2eLog = dir + "/e2e.jsonl"
+    /// The dev broker holding the end-to-end log, and the worker's command line against it.
+    struct EndToEnd {
+        var broker: pid_t
+        var worker: [String]
+        var plainRate: Double
+    }
+
+    func endToEnd(_ run: Run) async throws -> EndToEnd {
+        run.say("end to end: faresync run --exit-at-end against faresync dev-broker")
+        let e2eLog = run.dir + "/e2e.jsonl"
         let e2eCount = try ReplayBench.writeLog(events: e2eEvents, to: e2eLog, seed: 13)
         // Enough partitions that none passes the mock cluster's 5 MiB per partition.
         let partitions = max(3, e2eCount * 1000 / (3 * (4 << 20)) + 1)
-        let bootFile = dir + "/boot.txt"
-        let broker = try Child.start([exe, "dev-broker", "--partitions", String(partitions), "--bootstrap-file", bootFile])
-        defer { Child.stop(broker) }
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
-        let published = try Child.run([exe, "replay", e2eLog, "--brokers", "@" + bootFile])
-        guard published.status == 0 else { throw BenchError("replay --brokers failed with status \(published.status)") }
-        let worker = [exe, "run", "--brokers", "@" + bootFile, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error"]
-        let run = try Child.run(worker + ["--store", "sqlite:\(dir)/e2e.sqlite"], standardErrorFile: dir + "/e2e.err")
-        guard run.status == 0 else { throw BenchError("run failed with status \(run.status)") }
-        let e2eRate = rate(e2eCount, run.elapsed)
-        say(String(format: "  %d events in %.1f s (group join included): %.0f events/s, %d partitions per topic", e2eCount,
-                   Double(run.elapsed.components.seconds) + Double(run.elapsed.components.attoseconds) / 1e18, e2eRate, partitions))
+        let bootFile = run.dir + "/boot.txt"
+        let broker = try Child.start([run.exe, "dev-broker", "--partitions", String(partitions), "--bootstrap-file", bootFile])
+        do {
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
+            let published = try Child.run([run.exe, "replay", e2eLog, "--brokers", "@" + bootFile])
+            guard published.status == 0 else { throw BenchError("replay --brokers failed with status \(published.status)") }
+            let worker = [run.exe, "run", "--brokers", "@" + bootFile, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error"]
+            let plain = try Child.run(worker + ["--store", "sqlite:\(run.dir)/e2e.sqlite"], standardErrorFile: run.dir + "/e2e.err")
+            guard plain.status == 0 else { throw BenchError("run failed with status \(plain.status)") }
+            let e2eRate = rate(e2eCount, plain.elapsed)
+            run.say(String(format: "  %d events in %.1f s (group join included): %.0f events/s, %d partitions per topic", e2eCount,
+                           Double(plain.elapsed.components.seconds) + Double(plain.elapsed.components.attoseconds) / 1e18, e2eRate, partitions))
+            run.field("e2e_eps", "%.0f", e2eRate)
+            return EndToEnd(broker: broker, worker: worker, plainRate: try Self.workerRate(run.dir + "/e2e.err"))
+        } catch {
+            Child.stop(broker)
+            throw error
+        }
+    }
 
-        say("firestore: the mirror into a fresh Cloud Firestore emulator, and the worker with and without --firestore")
+    func firestore(_ run: Run, _ e2e: EndToEnd) async throws {
+        run.say("firestore: the mirror into a fresh Cloud Firestore emulator, and the worker with and without --firestore")
         let emulator = try await FirestoreBench.Emulator.start()
         defer { emulator.stop() }
-        let mirrorLog = dir + "/mirror.jsonl"
+        let mirrorLog = run.dir + "/mirror.jsonl"
         let mirrorCount = try ReplayBench.writeLog(events: mirrorEvents, to: mirrorLog, seed: 17)
-        let loaded = try Child.run([exe, "replay", mirrorLog, "--store", "sqlite:\(dir)/mirror.sqlite"])
+        let loaded = try Child.run([run.exe, "replay", mirrorLog, "--store", "sqlite:\(run.dir)/mirror.sqlite"])
         guard loaded.status == 0 else { throw BenchError("faresync replay failed with status \(loaded.status)") }
-        let m = try await FirestoreBench.run(exe: exe, store: dir + "/mirror.sqlite", emulator: emulator, rounds: mirrorRounds)
+        let m = try await FirestoreBench.run(exe: run.exe, store: run.dir + "/mirror.sqlite", emulator: emulator, rounds: mirrorRounds)
         for (i, round) in m.rounds.enumerated() {
-            say(String(format: "  round %d: minimal client %7.0f, faresync mirror %7.0f documents/s, ratio %.3f", i + 1, round.floor, round.mirror,
-                       round.mirror / round.floor))
+            run.say(String(format: "  round %d: minimal client %7.0f, faresync mirror %7.0f documents/s, ratio %.3f", i + 1, round.floor, round.mirror,
+                           round.mirror / round.floor))
         }
         let mirrorRatio = m.mirrorRate / m.floorRate
-        say(String(format: "  %d documents (%d events): minimal client %.0f, faresync mirror %.0f documents/s   mirror_ratio %.3f (goal >= 0.9)",
-                   m.documents, mirrorCount, m.floorRate, m.mirrorRate, mirrorRatio))
+        run.say(String(format: "  %d documents (%d events): minimal client %.0f, faresync mirror %.0f documents/s   mirror_ratio %.3f (goal >= 0.9)",
+                       m.documents, mirrorCount, m.floorRate, m.mirrorRate, mirrorRatio))
         // The worker's own time (its summary line), without the mirror's catch-up after it.
-        let mirrored = try Child.run(worker + ["--group", "faresync-firestore", "--store", "sqlite:\(dir)/e2e-firestore.sqlite",
-                                               "--firestore", emulator.host], standardErrorFile: dir + "/e2e-firestore.err")
+        let mirrored = try Child.run(e2e.worker + ["--group", "faresync-firestore", "--store", "sqlite:\(run.dir)/e2e-firestore.sqlite",
+                                                   "--firestore", emulator.host], standardErrorFile: run.dir + "/e2e-firestore.err")
         guard mirrored.status == 0 else { throw BenchError("run --firestore failed with status \(mirrored.status)") }
-        let plain = try Self.workerRate(dir + "/e2e.err")
-        let withMirror = try Self.workerRate(dir + "/e2e-firestore.err")
-        let workerRatio = withMirror / plain
-        say(String(format: "  worker without --firestore %8.0f events/s, with %8.0f events/s   firestore_worker_ratio %.3f (goal >= 0.9)",
-                   plain, withMirror, workerRatio))
+        let withMirror = try Self.workerRate(run.dir + "/e2e-firestore.err")
+        let workerRatio = withMirror / e2e.plainRate
+        run.say(String(format: "  worker without --firestore %8.0f events/s, with %8.0f events/s   firestore_worker_ratio %.3f (goal >= 0.9)",
+                       e2e.plainRate, withMirror, workerRatio))
+        run.field("mirror_ratio", "%.3f", mirrorRatio)
+        run.field("firestore_worker_ratio", "%.3f", workerRatio)
+    }
 
-        say("http: faresync serve under wrk (2 threads, 16 connections, \(httpSeconds) s a run), best of \(httpRounds) rounds each")
-        let h = try HTTPBench.run(exe: exe, directory: dir, seconds: httpSeconds, rounds: httpRounds)
+    func http(_ run: Run) throws {
+        run.say("http: faresync serve under wrk (2 threads, 16 connections, \(httpSeconds) s a run), best of \(httpRounds) rounds each")
+        let h = try HTTPBench.run(exe: run.exe, directory: run.dir, seconds: httpSeconds, rounds: httpRounds)
         for (i, round) in h.rounds.enumerated() {
-            say(String(format: "  round %d: /healthz %8.0f, /readyz %8.0f, authenticated /ticket/v1/reservations %8.0f req/s, ratio %.3f", i + 1,
-                       round.health.requestsPerSecond, round.ready.requestsPerSecond, round.authenticated.requestsPerSecond,
-                       round.authenticated.requestsPerSecond / round.health.requestsPerSecond))
+            run.say(String(format: "  round %d: /healthz %8.0f, /readyz %8.0f, authenticated /ticket/v1/reservations %8.0f req/s, ratio %.3f", i + 1,
+                           round.health.requestsPerSecond, round.ready.requestsPerSecond, round.authenticated.requestsPerSecond,
+                           round.authenticated.requestsPerSecond / round.health.requestsPerSecond))
         }
         let authRatio = h.authenticated.requestsPerSecond / h.health.requestsPerSecond
         let storeRatio = h.authenticated.requestsPerSecond / h.ready.requestsPerSecond
-        say(String(format: "  GET /healthz (no token, no store)        %8.0f req/s, p99 %.2f ms", h.health.requestsPerSecond, h.health.p99Milliseconds))
-        say(String(format: "  GET /readyz (no token, one store read)   %8.0f req/s, p99 %.2f ms", h.ready.requestsPerSecond, h.ready.p99Milliseconds))
-        say(String(format: "  GET /ticket/v1/reservations (ID token)   %8.0f req/s, p99 %.2f ms   auth_ratio %.3f (goal >= 0.7), against /readyz %.3f",
-                   h.authenticated.requestsPerSecond, h.authenticated.p99Milliseconds, authRatio, storeRatio))
-
-        say(String(format: "BENCH consumer_ratio=%.3f replay_ratio=%.3f rss_ratio=%.3f e2e_eps=%.0f mirror_ratio=%.3f firestore_worker_ratio=%.3f auth_ratio=%.3f auth_store_ratio=%.3f",
-                   consumerRatio, replayRatio, rssRatio, e2eRate, mirrorRatio, workerRatio, authRatio, storeRatio))
+        run.say(String(format: "  GET /healthz (no token, no store)        %8.0f req/s, p99 %.2f ms", h.health.requestsPerSecond, h.health.p99Milliseconds))
+        run.say(String(format: "  GET /readyz (no token, one store read)   %8.0f req/s, p99 %.2f ms", h.ready.requestsPerSecond, h.ready.p99Milliseconds))
+        run.say(String(format: "  GET /ticket/v1/reservations (ID token)   %8.0f req/s, p99 %.2f ms   auth_ratio %.3f (goal >= 0.7), against /readyz %.3f",
+                       h.authenticated.requestsPerSecond, h.authenticated.p99Milliseconds, authRatio, storeRatio))
+        run.field("auth_ratio", "%.3f", authRatio)
+        run.field("auth_store_ratio", "%.3f", storeRatio)
     }
 }
 

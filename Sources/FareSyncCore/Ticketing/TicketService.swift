@@ -20,6 +20,8 @@ public final class TicketService: Sendable {
     public let appRedirect: String
     /// How long the simulated Entur takes to issue a captured order's fare contract.
     public let issueDelay: Duration
+    /// The open reservations the listing answers from, kept up to date from the change feed.
+    public let reservations: ReservationView
     let now: @Sendable () -> Int64
     private let inFlight = Mutex<Set<String>>([])
     private let issuing = Mutex<[String: Task<Void, Never>]>([:])
@@ -32,6 +34,7 @@ public final class TicketService: Sendable {
     public init(store: any DocumentStore, publisher: any EventPublisher, baseURL: String, appRedirect: String = "atb://payment-return",
                 issueDelay: Duration = .seconds(1), now: @escaping @Sendable () -> Int64) {
         self.store = store
+        self.reservations = ReservationView(store: store)
         self.publisher = publisher
         self.baseURL = baseURL
         self.appRedirect = appRedirect
@@ -95,7 +98,7 @@ public final class TicketService: Sendable {
         let data = ReservationCreated(customerId: uid, orderId: order.orderId, paymentId: order.paymentId,
                                       transactionId: order.transactionId, paymentType: paymentType, url: url,
                                       created: RFC3339.format(milliseconds: order.created), customerAccountId: customerAccountId)
-        try await publisher.publish(.event(id: "reservation-created-" + order.orderId, type: .reservationCreated, time: order.created,
+        try await publish(.event(id: "reservation-created-" + order.orderId, type: .reservationCreated, time: order.created,
                                            key: uid, subject: order.orderId, data: data.json, source: Self.source))
         if let idempotency {
             try await store.write { try $0.setRecord(Self.idempotencyKind, idempotency, .string(order.orderId)) }
@@ -120,12 +123,17 @@ public final class TicketService: Sendable {
     /// The most reservations a listing returns (a user has a handful).
     public static let maxListed = 500
 
-    /// The caller's open reservations, as the store holds them (`customers/{uid}/reservations/…`).
+    /// The caller's open reservations (`customers/{uid}/reservations/…`), as the store holds them
+    /// after every event this service published (`ReservationView` says how far behind other
+    /// writers they can be).
     public func openReservations(uid: String) async throws -> [JSONObject] {
-        let collection = Paths.customer(uid) + "/reservations"
-        return try await store.readCommitted { tx in
-            try tx.documents(inCollection: collection, limit: Self.maxListed).compactMap(\.document.objectValue)
-        }
+        try await reservations.reservations(uid: uid, limit: Self.maxListed)
+    }
+
+    /// Publishes `message`; once it is delivered (applied, in-process), the next listing sees its effects.
+    private func publish(_ message: SourceMessage) async throws {
+        defer { reservations.invalidate() }
+        try await publisher.publish(message)
     }
 
     // MARK: The terminal (simulated NETS) and its callback
@@ -166,7 +174,7 @@ public final class TicketService: Sendable {
         case .publish(let state):
             let data = PaymentUpdated(customerId: order.uid, orderId: order.orderId, paymentId: order.paymentId, status: outcome.status)
             // The event id names the outcome, so two racing callbacks publish one event as far as the store is concerned.
-            try await publisher.publish(.event(id: "payment-\(order.orderId)-\(outcome.status.rawValue)", type: .paymentUpdated, time: now(),
+            try await publish(.event(id: "payment-\(order.orderId)-\(outcome.status.rawValue)", type: .paymentUpdated, time: now(),
                                                key: order.uid, subject: order.orderId, data: data.json, source: Self.source))
             order.state = state
             let updated = order
@@ -221,7 +229,7 @@ public final class TicketService: Sendable {
 
     func issue(_ order: Order) async throws {
         let contract = fareContract(order, issued: now())
-        try await publisher.publish(.event(id: "farecontract-\(contract.id)-\(contract.version)", type: .fareContractChanged, time: now(),
+        try await publish(.event(id: "farecontract-\(contract.id)-\(contract.version)", type: .fareContractChanged, time: now(),
                                            key: order.customerAccountId, subject: order.customerAccountId, data: contract.json,
                                            source: "//entur/abt"))
         try await store.write { tx in
