@@ -11,7 +11,7 @@ import GRDB
 /// written, paid and reconciled inside one batch never touches SQLite; a document rewritten five
 /// times is written once; and the b-tree is visited in key order. Lookups that scan (counting,
 /// expiry) flush first.
-final class SQLiteTransaction: StoreTransaction {
+final class SQLiteTransaction: StoreAccelerations {
     let db: Database
 
     /// A document changed in this transaction: its new value (and its text, if already written),
@@ -276,16 +276,6 @@ final class SQLiteTransaction: StoreTransaction {
             """), arguments: [collection]) ?? 0
     }
 
-    func documents(inCollection collection: String, limit: Int) throws -> [(path: String, document: JSONValue)] {
-        try flush()
-        // Paths under `collection/` sort between it and the same text with '0', the byte after '/'.
-        let rows = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT path, data FROM documents WHERE path > ?1 AND path < ?2 AND instr(substr(path, length(?1) + 1), '/') = 0
-            ORDER BY path LIMIT ?3
-            """), arguments: [collection + "/", collection + "0", limit])
-        return try rows.map { (path: $0[0], document: try JSONParser.parse($0[1] as String, maxDepth: .max)) }
-    }
-
     // MARK: Effectively once
 
     func claimEvent(_ id: String) throws -> Bool {
@@ -298,8 +288,6 @@ final class SQLiteTransaction: StoreTransaction {
         let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO processed_events(id) VALUES (?)")
         return try ids.map { try StatementStep.run(insert, .text($0), in: db) > 0 }
     }
-
-    var readsAhead: Bool { true }
 
     /// Reads the documents and accounts a batch will look up with one query each (presence alone is
     /// answered by the path index, without reading the rows).

@@ -44,35 +44,14 @@ public protocol StoreTransaction: AnyObject {
     func document(_ path: String) throws -> JSONValue?
     /// Whether a document exists (without reading it).
     func hasDocument(_ path: String) throws -> Bool
-    /// The document's top-level `version` member if it is a string, read without decoding the
-    /// document (fare contracts are compared by version on every change).
-    func documentVersion(_ path: String) throws -> String?
     func setDocument(_ path: String, _ value: JSONValue) throws
-    /// `setDocument` with the value's canonical JSON text, if already written (`JSONWriter.string`), so
-    /// a store that keeps text need not write it again.
-    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws
     func deleteDocument(_ path: String) throws
     /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).
     func countDocuments(inCollection collection: String) throws -> Int
-    /// The documents of the collection at `collection` (`customers/u1/reservations`), not those
-    /// of its subcollections, ordered by path (UTF-8 bytes), at most `limit`.
-    func documents(inCollection collection: String, limit: Int) throws -> [(path: String, document: JSONValue)]
 
     // MARK: Effectively once
     /// Records that event `id` is applied. Returns false if it already was.
     func claimEvent(_ id: String) throws -> Bool
-    /// Claims a batch of events at once (a store may look them up in one query); for each id in
-    /// order, whether it was new — of equal ids only the first in `ids` can be.
-    func claimEvents(_ ids: [String]) throws -> [Bool]
-    /// Whether `prefetch` and `prefetchContractOrders` do anything (a store in memory has nothing to
-    /// read ahead, and the caller can skip gathering what to tell it).
-    var readsAhead: Bool { get }
-    /// A hint before a batch: the documents (`documents`: read; `versions`: only version-compared;
-    /// `presence`: only checked to exist) and accounts its triggers are about to look up, so a store
-    /// can read them with a few set queries instead of one query each. Changes nothing.
-    func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws
-    /// A hint like `prefetch`: the (uid, order id) pairs whose contract orders the batch will ask about.
-    func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws
 
     // MARK: Accounts
     /// The owner of ABT account `abtId`, once its user-created trigger has run.
@@ -105,14 +84,6 @@ public protocol StoreTransaction: AnyObject {
     /// Whether the store holds nothing the triggers read: no documents, claimed events, accounts,
     /// parked events, contract orders or open reservations (consumer positions do not count).
     func isEmpty() throws -> Bool
-    /// Writes the final state of a partition of accounts that was computed outside the store
-    /// (`AccountLoad`): its documents, accounts, contract orders, open reservations and parked events
-    /// (in arrival order). Not its claimed event ids (`claimEvents`), dead letters or parked-contract
-    /// documents, which the loader writes itself.
-    func load(_ rows: PartitionRows) throws
-    /// Writes what the transaction holds back (a store that keeps writes in memory until the commit)
-    /// to the store now, so that a long transaction — a whole load — does not hold them all.
-    func writeBack() throws
 
     // MARK: Offsets
     /// Where a consumer stands in a topic's partition, if it ever stored a position.
@@ -152,22 +123,6 @@ extension StoreTransaction {
     public func changes(after position: Int64, limit: Int) throws -> [DocumentChange] {
         try changes(after: position, limit: limit, under: "")
     }
-
-    public var readsAhead: Bool { false }
-    public func writeBack() throws {}
-
-    public func load(_ rows: PartitionRows) throws {
-        for d in rows.documents { try setDocument(d.path, try JSONParser.parse(d.text, maxDepth: .max), canonicalText: d.text) }
-        for a in rows.accounts { try setAccount(a.abtId, a.record) }
-        for o in rows.contractOrders { try addContractOrder(uid: o.uid, orderId: o.orderId) }
-        for r in rows.openReservations { try trackReservation(path: r.path, created: r.created, rejected: r.rejected) }
-        for e in rows.parked { try park(e) }
-    }
-
-    public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
-    public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
-    public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
-    public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws { try setDocument(path, value) }
 }
 
 /// The final state of one partition of accounts, computed in memory by `AccountLoad`, each list

@@ -72,7 +72,7 @@ struct MemoryFeed: Sendable {
 }
 
 /// A transaction that changes the state in place and keeps an undo log to roll back.
-final class MemoryTransaction: StoreTransaction {
+final class MemoryTransaction: StoreAccelerations {
     var state: MemoryState
     private let recordingUndo: Bool
     /// The canonical text documents were set with, where given (kept only if not nil; no undo).
@@ -132,14 +132,6 @@ final class MemoryTransaction: StoreTransaction {
         if state.feed != nil, state.documents[key] != nil { recordChange(key, deleted: true) }
         change(\.documents, key, to: nil)
         if canonicalTexts != nil { canonicalTexts![key] = nil }
-    }
-
-    func documents(inCollection collection: String, limit: Int) throws -> [(path: String, document: JSONValue)] {
-        let prefix = collection + "/"
-        let paths = state.documents.keys.filter { key in
-            key.string.utf8.starts(with: prefix.utf8) && !key.string.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
-        }
-        return try paths.sorted().prefix(limit).compactMap { key in try document(key.string).map { (path: key.string, document: $0) } }
     }
 
     func countDocuments(inCollection collection: String) throws -> Int {

@@ -90,8 +90,8 @@ public final class TriggerDispatcher: Sendable {
             var triggers = Triggers(tx: tx, rules: rules)
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
-            var claims = try tx.claimEvents(ids).makeIterator()
-            if tx.readsAhead { try Self.prefetch(decoded, tx: tx) }
+            var claims = try tx.claim(ids).makeIterator()
+            if let fast = tx.accelerations { try Self.prefetch(decoded, tx: fast) }
             for (index, message) in messages.enumerated() {
                 triggers.outcomes.events += 1
                 switch decoded[index] {
@@ -130,7 +130,7 @@ public final class TriggerDispatcher: Sendable {
     /// Tells the store what the batch's triggers will look up: the accounts of its contracts, then
     /// the documents of its users, contracts (and their reservations) and payments, and the contract
     /// orders its reservations are checked against.
-    static func prefetch(_ decoded: [Result<CloudEvent, Rejection>], tx: any StoreTransaction) throws {
+    static func prefetch(_ decoded: [Result<CloudEvent, Rejection>], tx: any StoreAccelerations) throws {
         var accounts: [String] = []
         for case .success(let event) in decoded {
             if case .fareContractChanged(let contract) = event.payload { accounts.append(contract.customerAccountId) }
@@ -197,7 +197,7 @@ public final class TriggerDispatcher: Sendable {
         guard !uids.isEmpty else { return [:] }
         let candidates = uids
         let needed: [String] = try await store.read { tx in
-            try tx.prefetch(documents: [], versions: [], presence: candidates.map(Paths.customer), accounts: [])
+            try tx.accelerations?.prefetch(documents: [], versions: [], presence: candidates.map(Paths.customer), accounts: [])
             return try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
         }
         var outcomes: [ByteKey: Result<SimulatedEntur.Account, Rejection>] = [:]

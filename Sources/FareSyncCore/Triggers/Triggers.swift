@@ -112,12 +112,12 @@ struct Triggers {
             return try deadLetter(message, parkTimeout(account: contract.customerAccountId))
         }
         let path = Paths.fareContract(uid: owner.uid, id: contract.id)
-        if let stored = try tx.documentVersion(path),
+        if let stored = try tx.storedVersion(path),
            StringFormat.compareVersions(contract.version, stored) != .orderedDescending {
             outcomes.contractsUnchanged += 1
             return
         }
-        try tx.setDocument(path, .object(data), canonicalText: canonicalText)
+        try tx.setDocument(path, .object(data), knownText: canonicalText)
         try tx.addContractOrder(uid: owner.uid, orderId: contract.orderId)
         outcomes.contractsStored += 1
         // 3.4: the reservation of this order is done.
