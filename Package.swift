@@ -153,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncSQLiteTests",
-            dependencies: ["FareSyncCore", "FareSyncSQLite"]
+            dependencies: ["FareSyncCore", "FareSyncSQLite", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "FareSyncFirestoreTests",

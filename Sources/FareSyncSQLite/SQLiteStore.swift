@@ -19,14 +19,13 @@ public final class SQLiteStore: DocumentStore {
     public init(path: String) throws {
         self.path = path
         pool = try Self.openPool(path: path)
-        try pool.write { db in
-            try Self.checkVersion(db)
-            try Self.migrate(db)
-        }
+        try pool.read(Self.checkVersion)
+        try StoreSchema.migrate(pool)
     }
 
-    /// The oldest SQLite the store's statements run on: claims use `INSERT … RETURNING` (3.35).
-    static let minimumSQLite = (3, 35)
+    /// The oldest SQLite the store's statements run on: read-ahead and the reconciler's lookups
+    /// pass their keys as JSON arrays to `json_each`, built into SQLite from 3.38.
+    static let minimumSQLite = (3, 38)
 
     /// Refuses an SQLite older than `minimumSQLite`, with the versions in the message.
     static func checkVersion(_ db: Database) throws {
@@ -66,54 +65,6 @@ public final class SQLiteStore: DocumentStore {
         // A commit group (`withGroupedCommits`) keeps its transaction open across write calls.
         config.allowsUnsafeTransactions = true
         return config
-    }
-
-    /// The schema, step by step; `PRAGMA user_version` is the number of steps applied. Checked and
-    /// applied inside one IMMEDIATE transaction, so several processes opening a new store at once
-    /// (two workers) cannot both apply a step.
-    static let schema: [String] = [
-        """
-        CREATE TABLE documents(path TEXT NOT NULL UNIQUE, data TEXT NOT NULL);
-        CREATE TABLE processed_events(id TEXT PRIMARY KEY) WITHOUT ROWID;
-        CREATE TABLE accounts(abt_id TEXT PRIMARY KEY, uid TEXT NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;
-        CREATE TABLE parked(
-            seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, contract_id TEXT NOT NULL,
-            version TEXT NOT NULL, event_time INTEGER NOT NULL, data TEXT NOT NULL,
-            topic TEXT NOT NULL, msg_key BLOB, msg_value BLOB, ts INTEGER, part INTEGER, off INTEGER);
-        CREATE INDEX parked_account ON parked(account);
-        CREATE INDEX parked_contract ON parked(contract_id);
-        CREATE INDEX parked_time ON parked(event_time);
-        CREATE TABLE contract_orders(uid TEXT NOT NULL, order_id TEXT NOT NULL, PRIMARY KEY(uid, order_id)) WITHOUT ROWID;
-        CREATE TABLE open_reservations(path TEXT PRIMARY KEY, created INTEGER NOT NULL, rejected INTEGER NOT NULL) WITHOUT ROWID;
-        CREATE INDEX open_reservations_created ON open_reservations(created);
-        CREATE TABLE offsets(consumer TEXT NOT NULL, topic TEXT NOT NULL, part INTEGER NOT NULL, next INTEGER NOT NULL,
-                             newest_event_time INTEGER, PRIMARY KEY(consumer, topic, part)) WITHOUT ROWID;
-        """,
-        // The top-level `version` of each document, so that comparing versions reads no JSON.
-        "ALTER TABLE documents ADD COLUMN version TEXT",
-        // The change feed: each document's latest position, tombstones of deleted documents, the
-        // newest position handed out (kept apart, so that no position is handed out twice even when
-        // its document and tombstone are gone), and the registered consumers.
-        """
-        ALTER TABLE documents ADD COLUMN position INTEGER;
-        UPDATE documents SET position = rowid;
-        CREATE INDEX documents_position ON documents(position);
-        CREATE TABLE tombstones(position INTEGER PRIMARY KEY, path TEXT NOT NULL);
-        CREATE TABLE feed(one INTEGER PRIMARY KEY CHECK (one = 1), identity TEXT NOT NULL, head INTEGER NOT NULL);
-        INSERT INTO feed VALUES (1, lower(hex(randomblob(16))), (SELECT coalesce(max(position), 0) FROM documents));
-        CREATE TABLE feed_consumers(name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
-        """,
-        // The services' own records (users, signing keys, orders): JSON by kind and key.
-        "CREATE TABLE records(kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(kind, key)) WITHOUT ROWID",
-    ]
-
-    static func migrate(_ db: Database) throws {
-        let applied = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-        guard applied <= schema.count else {
-            throw DatabaseError(message: "the store was written by a newer FareSync (schema \(applied), this one knows \(schema.count))")
-        }
-        for step in schema.dropFirst(applied) { try db.execute(sql: step) }
-        if applied < schema.count { try db.execute(sql: "PRAGMA user_version = \(schema.count)") }
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
