@@ -170,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncKafkaTests",
-            dependencies: ["CRdKafka", "FareSyncCore", "FareSyncKafka"]
+            dependencies: ["CRdKafka", "FareSyncCore", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
         ),
     ],
     swiftLanguageModes: [.v6]

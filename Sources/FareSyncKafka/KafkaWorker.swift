@@ -23,22 +23,28 @@ public struct WorkerOptions: Sendable {
     public init(bootstrap: String) { self.bootstrap = bootstrap }
 }
 
-/// What the worker reports while it runs (health, readiness).
+/// What the worker reports while it runs (health, readiness, the summary).
 public final class WorkerStatus: Sendable {
-    private let state = Mutex((assigned: 0, running: false, batches: 0, backlog: Int64(0)))
+    private let state = Mutex((assigned: 0, batches: 0, backlog: Int64(0), firstMessage: ContinuousClock.Instant?.none))
 
     public var assignedPartitions: Int { state.withLock { $0.assigned } }
-    public var isRunning: Bool { state.withLock { $0.running } }
     public var batches: Int { state.withLock { $0.batches } }
     /// Messages waiting in the assigned partitions, as of the last batch.
     public var backlog: Int64 { state.withLock { $0.backlog } }
+    /// When the first message was consumed (after the group join), if one was.
+    public var firstMessage: ContinuousClock.Instant? { state.withLock { $0.firstMessage } }
 
-    func set(assigned: Int? = nil, running: Bool? = nil, batchDone: Bool = false, backlog: Int64? = nil) {
+    func set(assigned: Int? = nil, batchDone: Bool = false, backlog: Int64? = nil) {
         state.withLock { s in
             if let assigned { s.assigned = assigned }
-            if let running { s.running = running }
             if batchDone { s.batches += 1 }
             if let backlog { s.backlog = backlog }
+        }
+    }
+
+    func consumedFirstMessage() {
+        state.withLock { s in
+            if s.firstMessage == nil { s.firstMessage = .now }
         }
     }
 }
@@ -72,8 +78,7 @@ public final class KafkaWorker: Service, Sendable {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     let thread = Thread { [self] in
-                        status.set(running: true)
-                        defer { status.set(assigned: 0, running: false) }
+                        defer { status.set(assigned: 0) }
                         do {
                             let loop = try WorkerLoop(worker: self)
                             try loop.run()
@@ -106,10 +111,8 @@ final class WorkerLoop: RebalanceDelegate {
     /// Bytes of keys and values in `pending`.
     var pendingBytes = 0
     var consumer: KafkaConsumer!
-    /// Publishes committed dead letters to `<topic>.DLT`, between batches.
-    let deadLetters: DeadLetterPublisher?
-    /// Dead letters whose publishing failed and waits for another try.
-    var deadLettersPending = false
+    /// Publishes committed dead letters to `<topic>.DLT`, on a thread of its own.
+    var deadLetters: DeadLetterRelay?
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
@@ -128,19 +131,31 @@ final class WorkerLoop: RebalanceDelegate {
     init(worker: KafkaWorker) throws {
         self.worker = worker
         cluster = try KafkaClusterView(bootstrap: worker.options.bootstrap)
-        deadLetters = worker.options.deadLetterTopics
-            ? DeadLetterPublisher(store: worker.dispatcher.store,
-                                  producer: try KafkaProducer(configuration: Self.deadLetterProducer(worker.options.bootstrap)),
-                                  group: worker.options.group)
-            : nil
+        if worker.options.deadLetterTopics {
+            let publisher = DeadLetterPublisher(store: worker.dispatcher.store,
+                                                producer: try KafkaProducer(configuration: Self.deadLetterProducer(worker.options.bootstrap)),
+                                                group: worker.options.group)
+            deadLetters = DeadLetterRelay(logger: worker.log) { try publisher.publishCommitted() }
+        }
     }
 
+    /// Consumes until stopped (or caught up, with `exitAtEnd`), then publishes the dead letters
+    /// still waiting, also when consuming failed.
     func run() throws {
+        do {
+            try consume()
+        } catch {
+            try? deadLetters?.finish()
+            throw error
+        }
+        try deadLetters?.finish()
+    }
+
+    func consume() throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: options.bootstrap, groupID: options.group)
         configuration.overrides = options.consumerOverrides
         consumer = try KafkaConsumer(configuration: configuration, delegate: self)
         defer { consumer.close() }
-        publishDeadLetters()  // what a crash left unpublished
         try consumer.subscribe(options.topics)
         worker.log.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
         while !worker.shouldStop {
@@ -152,6 +167,7 @@ final class WorkerLoop: RebalanceDelegate {
                 guard let state = tracker.states[tp] else { continue }  // not (or no longer) ours
                 if let next = state.next, message.coordinates!.offset < next { continue }  // already applied
                 tracker.consumed(tp)
+                if pending.isEmpty, inFlight == nil { worker.status.consumedFirstMessage() }
                 pending.append(message)
                 pendingBytes += message.byteCount
                 if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try apply() }
@@ -172,8 +188,6 @@ final class WorkerLoop: RebalanceDelegate {
             if ContinuousClock.now - lastSweep >= options.sweepInterval { try sweep() }
         }
         try settle()
-        consumer.close()
-        try deadLetters?.publishCommitted()
     }
 
     /// Starts applying the batch in hand — in one transaction: effects and positions — once the
@@ -221,20 +235,7 @@ final class WorkerLoop: RebalanceDelegate {
         WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
         worker.status.set(batchDone: true)
         updateLag()
-        if result.outcomes.deadLetters > 0 || deadLettersPending { publishDeadLetters() }
-    }
-
-    /// Publishes the dead letters committed so far. A failure (the broker unreachable) is retried
-    /// after the next batch, and at the end, which fails the run if it fails again: nothing is lost
-    /// meanwhile, as the publisher's position has not moved.
-    func publishDeadLetters() {
-        do {
-            try deadLetters?.publishCommitted()
-            deadLettersPending = false
-        } catch {
-            worker.log.warning("dead letters not published yet: \(error)")
-            deadLettersPending = true
-        }
+        if result.outcomes.deadLetters > 0 { deadLetters?.wake() }
     }
 
     /// The sweep with the group's low watermark (none while it is unknown).
@@ -250,7 +251,7 @@ final class WorkerLoop: RebalanceDelegate {
         }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
-        if result.outcomes.deadLetters > 0 || deadLettersPending { publishDeadLetters() }
+        if result.outcomes.deadLetters > 0 { deadLetters?.wake() }
         worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
     }
 

@@ -25,6 +25,19 @@ extension Bench {
     }
 }
 
+extension Bench {
+    /// Events per second of a worker from its first message on (`(S s from the first message)`).
+    static func workerRateFromFirstMessage(_ standardErrorFile: String) throws -> Double {
+        let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("run: ") && $0.contains("from the first message") }),
+              let messages = Double(line.split(separator: " ")[1]),
+              let open = line.range(of: "("), let seconds = Double(line[open.upperBound...].prefix { $0 != " " }), seconds > 0 else {
+            throw BenchError("no summary with the time from the first message in \(standardErrorFile)")
+        }
+        return messages / seconds
+    }
+}
+
 @main
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "faresync-bench")
@@ -36,6 +49,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Events of the smaller memory run.") var memorySmall = 100_000
     @Option(help: "Events of the larger memory run.") var memoryLarge = 1_000_000
     @Option(help: "Events for the end-to-end run against the dev broker.") var e2eEvents = 200_000
+    @Option(help: "Events of each backlog the worker benchmark drains.") var workerEvents = 500_000
     @Option(help: "Events of the log whose store the Firestore mirror benchmark mirrors.") var mirrorEvents = 100_000
     @Option(help: "Rounds of the Firestore mirror benchmark, floor and mirror taking turns (best of each).") var mirrorRounds = 4
     @Option(help: "Seconds of each wrk run of the HTTP benchmark.") var httpSeconds = 5
@@ -43,11 +57,11 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
-    @Option(help: "The parts to run, comma-separated: consumer, replay, memory, e2e, firestore (runs e2e too), http (default: all).")
+    @Option(help: "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http (default: all).")
     var parts = Part.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Part: String, CaseIterable {
-        case consumer, replay, memory, e2e, firestore, http
+        case consumer, worker, replay, memory, e2e, firestore, http
     }
 
     /// What the parts share: the executable, the working directory, and the BENCH line's fields so far.
@@ -78,6 +92,7 @@ struct Bench: AsyncParsableCommand {
         let chosen = Set(parts.split(separator: ",").compactMap { Part(rawValue: String($0)) })
         let run = Run(exe: exe, dir: dir)
         if chosen.contains(.consumer) { try consumer(run) }
+        if chosen.contains(.worker) { try await workerDrain(run) }
         if chosen.contains(.replay) { try await replay(run) }
         if chosen.contains(.memory) { try memory(run) }
         if chosen.contains(.e2e) || chosen.contains(.firestore) {
@@ -133,6 +148,62 @@ struct Bench: AsyncParsableCommand {
         run.field("rss_ratio", "%.3f", rssRatio)
     }
 
+    /// Starts `faresync dev-broker` with `partitions` per topic and produces `log` to it.
+    func brokerHolding(_ run: Run, _ log: String, partitions: Int, name: String) async throws -> (pid: pid_t, bootstrap: String) {
+        let bootFile = run.dir + "/\(name).boot"
+        let broker = try Child.start([run.exe, "dev-broker", "--partitions", String(partitions), "--bootstrap-file", bootFile])
+        do {
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
+            try produce(run, log, to: "@" + bootFile)
+            return (broker, "@" + bootFile)
+        } catch {
+            Child.stop(broker)
+            throw error
+        }
+    }
+
+    func produce(_ run: Run, _ log: String, to bootstrap: String) throws {
+        let published = try Child.run([run.exe, "replay", log, "--brokers", bootstrap])
+        guard published.status == 0 else { throw BenchError("replay --brokers failed with status \(published.status)") }
+    }
+
+    /// Partitions per topic that keep each under the mock cluster's 5 MiB for `events` events (about
+    /// 1000 bytes each, both backlogs).
+    static func partitions(forEvents events: Int) -> Int { max(3, events * 1000 / (3 * (4 << 20)) + 1) }
+
+    /// `faresync run --exit-at-end` draining a backlog from the dev broker into a fresh store, from its
+    /// first message, against the raw floor of the same final documents; then a second backlog on
+    /// top of the first, into the store that holds it.
+    func workerDrain(_ run: Run) async throws {
+        run.say("worker: faresync run --exit-at-end draining a backlog from faresync dev-broker into SQLite, from its first message")
+        let first = run.dir + "/worker-1.jsonl"
+        let second = run.dir + "/worker-2.jsonl"
+        let events = try ReplayBench.writeLog(events: workerEvents, to: first, seed: 19)
+        let more = try ReplayBench.writeLog(events: workerEvents, to: second, seed: 29)
+        let partitions = Self.partitions(forEvents: events + more)
+        let broker = try await brokerHolding(run, first, partitions: partitions, name: "worker")
+        defer { Child.stop(broker.pid) }
+        let store = run.dir + "/worker.sqlite"
+        let worker = [run.exe, "run", "--brokers", broker.bootstrap, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error",
+                      "--store", "sqlite:" + store]
+        let drained = try Child.run(worker, standardErrorFile: run.dir + "/worker-1.err")
+        guard drained.status == 0 else { throw BenchError("run failed with status \(drained.status)") }
+        let workerRate = try Self.workerRateFromFirstMessage(run.dir + "/worker-1.err")
+        let (documents, floorTime) = try await ReplayBench.rawFloor(finalDocumentsOf: store, directory: run.dir)
+        let floorRate = rate(events, floorTime)
+        try produce(run, second, to: broker.bootstrap)
+        let steady = try Child.run(worker, standardErrorFile: run.dir + "/worker-2.err")
+        guard steady.status == 0 else { throw BenchError("run failed with status \(steady.status)") }
+        let steadyRate = try Self.workerRateFromFirstMessage(run.dir + "/worker-2.err")
+        let ratio = workerRate / floorRate
+        run.say(String(format: "  %d events, %d partitions per topic: worker %8.0f events/s, raw GRDB upserts of its %d final documents %8.0f events/s   worker_ratio %.3f (goal >= 0.3)",
+                       events, partitions, workerRate, documents, floorRate, ratio))
+        run.say(String(format: "  a second backlog of %d events on top: worker %8.0f events/s   against the same floor %.3f", more, steadyRate, steadyRate / floorRate))
+        run.field("worker_ratio", "%.3f", ratio)
+        run.field("worker_steady_ratio", "%.3f", steadyRate / floorRate)
+        for path in [first, second] { try? FileManager.default.removeItem(atPath: path) }
+    }
+
     /// The dev broker holding the end-to-end log, and the worker's command line against it.
     struct EndToEnd {
         var broker: pid_t
@@ -144,15 +215,10 @@ struct Bench: AsyncParsableCommand {
         run.say("end to end: faresync run --exit-at-end against faresync dev-broker")
         let e2eLog = run.dir + "/e2e.jsonl"
         let e2eCount = try ReplayBench.writeLog(events: e2eEvents, to: e2eLog, seed: 13)
-        // Enough partitions that none passes the mock cluster's 5 MiB per partition.
-        let partitions = max(3, e2eCount * 1000 / (3 * (4 << 20)) + 1)
-        let bootFile = run.dir + "/boot.txt"
-        let broker = try Child.start([run.exe, "dev-broker", "--partitions", String(partitions), "--bootstrap-file", bootFile])
+        let partitions = Self.partitions(forEvents: e2eCount)
+        let (broker, bootstrap) = try await brokerHolding(run, e2eLog, partitions: partitions, name: "e2e")
         do {
-            for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
-            let published = try Child.run([run.exe, "replay", e2eLog, "--brokers", "@" + bootFile])
-            guard published.status == 0 else { throw BenchError("replay --brokers failed with status \(published.status)") }
-            let worker = [run.exe, "run", "--brokers", "@" + bootFile, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error"]
+            let worker = [run.exe, "run", "--brokers", bootstrap, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error"]
             let plain = try Child.run(worker + ["--store", "sqlite:\(run.dir)/e2e.sqlite"], standardErrorFile: run.dir + "/e2e.err")
             guard plain.status == 0 else { throw BenchError("run failed with status \(plain.status)") }
             let e2eRate = rate(e2eCount, plain.elapsed)
