@@ -2,7 +2,7 @@ import CRdKafka
 import FareSyncCore
 
 /// Receives a group consumer's rebalances, on the thread that polls.
-protocol RebalanceDelegate: AnyObject {
+public protocol RebalanceDelegate: AnyObject {
     /// Partitions were assigned: return the offset to start each from (nil: the beginning).
     func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64]
     /// Partitions are being revoked: finish (or abandon) their in-flight work before returning.
@@ -10,7 +10,7 @@ protocol RebalanceDelegate: AnyObject {
 }
 
 /// One event from `poll`.
-enum ConsumerEvent {
+public enum ConsumerEvent {
     case message(SourceMessage)
     case endOfPartition(TopicPartition)
     case error(KafkaError, fatal: Bool)
@@ -18,7 +18,7 @@ enum ConsumerEvent {
 
 /// A Kafka group consumer (eager rebalancing, offsets chosen by the delegate on assignment, no
 /// automatic commits). Use it from one thread: the one that polls, where rebalances are delivered.
-final class KafkaConsumer {
+public final class KafkaConsumer {
     private let handle: RDKafkaHandle
     private let context: Context
     private var closed = false
@@ -29,7 +29,7 @@ final class KafkaConsumer {
         weak var delegate: RebalanceDelegate?
     }
 
-    init(configuration: KafkaConsumerConfiguration, delegate: RebalanceDelegate) throws(KafkaError) {
+    public init(configuration: KafkaConsumerConfiguration, delegate: RebalanceDelegate) throws(KafkaError) {
         let config = try RDKafkaConfig(configuration.properties)
         let context = Context()
         context.delegate = delegate
@@ -65,7 +65,7 @@ final class KafkaConsumer {
         }
     }
 
-    func subscribe(_ topics: [String]) throws(KafkaError) {
+    public func subscribe(_ topics: [String]) throws(KafkaError) {
         let list = rd_kafka_topic_partition_list_new(Int32(topics.count))
         defer { rd_kafka_topic_partition_list_destroy(list) }
         for t in topics { rd_kafka_topic_partition_list_add(list, t, Int32(RD_KAFKA_PARTITION_UA)) }
@@ -73,7 +73,7 @@ final class KafkaConsumer {
     }
 
     /// The next message or event, waiting up to `milliseconds`; nil if none came.
-    func poll(_ milliseconds: Int32) -> ConsumerEvent? {
+    public func poll(_ milliseconds: Int32) -> ConsumerEvent? {
         guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
         let err = m.pointee.err
         if err == RD_KAFKA_RESP_ERR_NO_ERROR, let rkt = m.pointee.rkt {
@@ -108,7 +108,7 @@ final class KafkaConsumer {
     func highWatermark(_ tp: TopicPartition) -> Int64? { handle.cachedWatermarks(topic: tp.topic, partition: tp.partition)?.high }
 
     /// Leaves the group (revoking through the delegate) and stops fetching. Call before destroying.
-    func close() {
+    public func close() {
         guard !closed else { return }
         closed = true
         _ = rd_kafka_consumer_close(handle.pointer)

@@ -89,9 +89,6 @@ public final class KafkaProducer: Sendable {
         }
         if count > 0 { throw KafkaError("\(count) message(s) were not delivered: \(last ?? "unknown error")") }
     }
-
-    /// Messages still waiting for delivery.
-    public var outstanding: Int32 { rd_kafka_outq_len(handle.pointer) }
 }
 
 /// A byte array's address and length for the duration of `body`: nil and 0 for nil (a null key or

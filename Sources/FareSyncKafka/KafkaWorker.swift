@@ -8,7 +8,7 @@ import Synchronization
 public struct WorkerOptions: Sendable {
     public var bootstrap: String
     public var group = "faresync"
-    public var topics = ["auth-users", "reservations", "fare-contracts"]
+    public var topics = Topics.consumed
     /// Sweep and stop once every assigned partition is caught up (like `kcat -e`).
     public var exitAtEnd = false
     /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).

@@ -3,18 +3,22 @@ import FareSyncCore
 import FareSyncKafka
 import Glibc
 
-/// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's consumer path
-/// (`KafkaTopicReader`, delivering `SourceMessage` values to a sink that does nothing), reading the
-/// same messages from the same mock cluster, in the same process.
+/// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's two consumers,
+/// reading the same messages from the same mock cluster, in the same process: the worker's
+/// (`KafkaConsumer` polled on the calling thread, each message made a `SourceMessage` and collected
+/// into batches of 4000 that are handed to a sink, as the worker hands them to the dispatcher), and
+/// the recorder's (`KafkaTopicReader`, its own poll thread handing messages over one by one).
 enum ConsumerBench {
     struct Result {
         var messages: Int
         var cRate: Double
         var swiftRate: Double
+        var readerRate: Double
         var decodeRate: Double
         /// CPU time per message of the best round of each loop.
         var cCPU: CPUTime.PerMessage
         var swiftCPU: CPUTime.PerMessage
+        var readerCPU: CPUTime.PerMessage
     }
 
     static func run(messages count: Int, rounds: Int) throws -> Result {
@@ -36,13 +40,17 @@ enum ConsumerBench {
         try producer.flush()
         var cBest = Duration.seconds(1_000_000)
         var swiftBest = Duration.seconds(1_000_000)
+        var readerBest = Duration.seconds(1_000_000)
         var cCPU = CPUTime.PerMessage()
         var swiftCPU = CPUTime.PerMessage()
-        for _ in 0..<rounds {
+        var readerCPU = CPUTime.PerMessage()
+        for round in 0..<rounds {
             let c = try plainC(cluster.bootstrapServers, partitions: partitions, expected: count)
             if c.time < cBest { (cBest, cCPU) = (c.time, c.cpu) }
-            let s = try fareSync(cluster.bootstrapServers, expected: count)
+            let s = try workerConsumer(cluster.bootstrapServers, expected: count, group: "bench-worker-\(round)")
             if s.time < swiftBest { (swiftBest, swiftCPU) = (s.time, s.cpu) }
+            let r = try topicReader(cluster.bootstrapServers, expected: count)
+            if r.time < readerBest { (readerBest, readerCPU) = (r.time, r.cpu) }
         }
         // Decoding (CloudEvent envelope + typed data), on the same values.
         let sample = Array(values.prefix(min(values.count, 20_000)))
@@ -52,8 +60,8 @@ enum ConsumerBench {
             for m in sample { if case .success = EventDecoder.decode(m) { decoded += 1 } else { decoded += 1 } }
         }
         let decodeTime = ContinuousClock.now - started
-        return Result(messages: count, cRate: rate(count, cBest), swiftRate: rate(count, swiftBest), decodeRate: rate(decoded, decodeTime),
-                      cCPU: cCPU, swiftCPU: swiftCPU)
+        return Result(messages: count, cRate: rate(count, cBest), swiftRate: rate(count, swiftBest), readerRate: rate(count, readerBest),
+                      decodeRate: rate(decoded, decodeTime), cCPU: cCPU, swiftCPU: swiftCPU, readerCPU: readerCPU)
     }
 
     static func plainC(_ bootstrap: String, partitions: Int, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
@@ -90,7 +98,44 @@ enum ConsumerBench {
         return (elapsed, used)
     }
 
-    static func fareSync(_ bootstrap: String, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
+    /// Assigns every partition from the beginning, as the worker does for a store without positions.
+    final class FromTheBeginning: RebalanceDelegate {
+        func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] { [:] }
+        func revoking(_ partitions: [TopicPartition]) {}
+    }
+
+    /// The worker's consumer: a group member polled on this thread, messages collected into batches.
+    static func workerConsumer(_ bootstrap: String, expected: Int, group: String) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
+        let delegate = FromTheBeginning()
+        let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group), delegate: delegate)
+        try consumer.subscribe(["bench"])
+        var seen = 0
+        var batch: [SourceMessage] = []
+        var started = ContinuousClock.now
+        var cpu = CPUTime()
+        while seen < expected {
+            guard case .message(let message)? = consumer.poll(batch.isEmpty ? 100 : 0) else {
+                if !batch.isEmpty { Sink.consume(batch) }
+                batch = []
+                continue
+            }
+            if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
+            seen += 1
+            batch.append(message)
+            if batch.count >= 4000 {
+                Sink.consume(batch)
+                batch = []
+            }
+        }
+        Sink.consume(batch)
+        let elapsed = ContinuousClock.now - started
+        let used = cpu.perMessage(seen)
+        consumer.close()
+        return (elapsed, used)
+    }
+
+    /// The recorder's consumer: `KafkaTopicReader`, whose poll thread hands messages over one by one.
+    static func topicReader(_ bootstrap: String, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
         let reader = try KafkaTopicReader(bootstrap: bootstrap, topics: ["bench"], groupID: "bench-swift")
         try reader.start()
         var seen = 0
@@ -116,6 +161,11 @@ enum Sink {
     @inline(never)
     static func consume(_ message: SourceMessage) {
         total &+= message.byteCount
+    }
+
+    @inline(never)
+    static func consume(_ batch: [SourceMessage]) {
+        for message in batch { total &+= message.byteCount }
     }
 
     @inline(never)

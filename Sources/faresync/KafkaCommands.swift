@@ -5,12 +5,6 @@ import Foundation
 import Synchronization
 import UnixSignals
 
-/// The topics FareSync consumes, and their dead-letter topics.
-enum Topics {
-    static let consumed = ["auth-users", "reservations", "fare-contracts"]
-    static var all: [String] { consumed + consumed.map { $0 + ".DLT" } }
-}
-
 struct DevBroker: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev-broker",

@@ -5,7 +5,7 @@ import Testing
 
 /// The worker against librdkafka's mock cluster, in-process, over TCP on 127.0.0.1.
 @Suite(.serialized) struct KafkaWorkerTests {
-    static let topics = ["auth-users", "reservations", "fare-contracts"]
+    static let topics = Topics.consumed
 
     /// An export without `firstSeen`, and without the dead letter of a log's unreadable line (it never
     /// reaches Kafka): what the worker must reproduce of an in-process replay.

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Crash harness: `crash.sh PATH-TO-faresync KILLS SEED`.
 # Runs `replay` (batch by batch, and loading an empty store by account), and the worker against a
-# dev broker in another process, as subprocesses; SIGKILLs each KILLS times at seeded random points (after a seeded random number of further events is
-# applied, or a seeded random delay when it applies too few); restarts; and checks the export is
-# byte-identical to an uninterrupted run (the worker's: modulo dead letters' firstSeen and the
-# log's unreadable line, which never reaches Kafka).
+# dev broker in another process, as subprocesses, and SIGKILLs each KILLS times inside its work:
+# - replay batch by batch: a fresh store per kill, killed once a seeded random share (5–70 %) of the
+#   log's events is applied, then replayed to the end;
+# - the load: killed at a seeded random moment between a fifth and nine tenths of an uninterrupted
+#   load's duration, so during its writing too; each kill must leave the store empty or complete;
+# - the worker: one store, killed KILLS times, each after a seeded random share of what is left
+#   (at most its even share), then run to the end.
+# A kill counts as landed when it hit the process while it was working (for the replay and the
+# worker: with more events applied than before and fewer than all). It prints how many landed and
+# fails when fewer than KILLS did, and checks every export is byte-identical to an uninterrupted
+# run's (the worker's: modulo dead letters' firstSeen and the log's unreadable line, which never
+# reaches Kafka).
 set -u
 FARESYNC=${1:?usage: crash.sh PATH-TO-faresync KILLS SEED}
 KILLS=${2:-3}
@@ -48,35 +56,53 @@ kill_at() { # STORE STEP DELAY COMMAND…
 "$FARESYNC" replay s.jsonl --store sqlite:clean.sqlite >/dev/null && "$FARESYNC" export --store sqlite:clean.sqlite --out clean.export
 total=$(applied clean.sqlite)
 
-# Replay batch by batch, killed KILLS times.
+# Replay batch by batch: a fresh store per kill.
 points=""
-for _ in $(seq "$KILLS"); do
-  step=$(( RANDOM % (total / 4 + 1) + 1 ))
-  points="$points $(kill_at killed.sqlite "$step" 30 "$FARESYNC" replay s.jsonl --store sqlite:killed.sqlite --no-load-by-account \
-                    --batch-size $(( RANDOM % 50 + 1 )) --partitions $(( RANDOM % 4 + 1 )))"
+landed=0
+identical=0
+for i in $(seq "$KILLS"); do
+  step=$(( total * (RANDOM % 66 + 5) / 100 + 1 ))
+  n=$(kill_at "replay-$i.sqlite" "$step" 30 "$FARESYNC" replay s.jsonl --store "sqlite:replay-$i.sqlite" --no-load-by-account \
+      --batch-size $(( RANDOM % 50 + 1 )) --partitions $(( RANDOM % 4 + 1 )))
+  points="$points $n"
+  [ "$n" -gt 0 ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
+  "$FARESYNC" replay s.jsonl --store "sqlite:replay-$i.sqlite" --no-load-by-account >/dev/null \
+    && "$FARESYNC" export --store "sqlite:replay-$i.sqlite" --out "replay-$i.export" && cmp -s clean.export "replay-$i.export" \
+    && identical=$((identical + 1))
+  rm -f replay-$i.sqlite*
 done
-"$FARESYNC" replay s.jsonl --store sqlite:killed.sqlite >/dev/null && "$FARESYNC" export --store sqlite:killed.sqlite --out killed.export
-echo "     replay SIGKILLed $KILLS times, with these events applied of $total:$points"
-cmp -s clean.export killed.export && ok "replay killed $KILLS times: export identical" || bad "replay killed $KILLS times: export differs"
+echo "     replay SIGKILLed $KILLS times ($landed inside its work), with these events applied of $total:$points"
+[ "$landed" -ge "$KILLS" ] && ok "every replay kill landed inside its work" || bad "only $landed of $KILLS replay kills landed inside its work"
+[ "$identical" = "$KILLS" ] && ok "replay killed $KILLS times and resumed: every export identical" || bad "replay: $((KILLS - identical)) exports differ"
 
-# The load of an empty store (all or nothing), killed after seeded random delays: each kill leaves
-# the store empty or complete, and the next run loads it (or, once complete, changes nothing).
+# The load of an empty store (all or nothing), killed at seeded random moments inside an
+# uninterrupted load's duration: each kill leaves the store empty or complete, and the next run
+# loads it (or, once complete, changes nothing).
+SPILL=$(mktemp -d)
+start=$(date +%s%N)
+TMPDIR=$SPILL "$FARESYNC" replay s.jsonl --store sqlite:timed.sqlite >/dev/null 2>&1
+duration_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+rm -rf "$SPILL" timed.sqlite*
 points=""
 whole=yes
+landed=0
 for _ in $(seq "$KILLS"); do
   SPILL=$(mktemp -d)
   TMPDIR=$SPILL "$FARESYNC" replay s.jsonl --store sqlite:loaded.sqlite >/dev/null 2>&1 &
   pid=$!
-  sleep "0.$(printf '%02d' $(( RANDOM % 60 + 5 )))"
+  at_ms=$(( duration_ms * (RANDOM % 71 + 20) / 100 ))
+  sleep "$(printf '%d.%03d' $((at_ms / 1000)) $((at_ms % 1000)))"
+  kill -0 "$pid" 2>/dev/null && landed=$((landed + 1))
   kill -KILL "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   n=$(applied loaded.sqlite)
-  points="$points $n"
+  points="$points ${at_ms}ms:$n"
   [ "$n" = 0 ] || [ "$n" = "$total" ] || whole=no
   rm -rf "$SPILL"
 done
 "$FARESYNC" replay s.jsonl --store sqlite:loaded.sqlite >/dev/null && "$FARESYNC" export --store sqlite:loaded.sqlite --out loaded.export
-echo "     load SIGKILLed $KILLS times, with these events applied of $total:$points"
+echo "     load SIGKILLed $KILLS times ($landed inside its work; an uninterrupted load took ${duration_ms} ms), at these moments with these events applied of $total:$points"
+[ "$landed" -ge "$KILLS" ] && ok "every load kill landed inside its work" || bad "only $landed of $KILLS load kills landed inside its work"
 [ "$whole" = yes ] && ok "every killed load left the store empty or complete" || bad "a killed load left part of the store:$points"
 cmp -s clean.export loaded.export && ok "load killed $KILLS times: export identical" || bad "load killed $KILLS times: export differs"
 
@@ -88,13 +114,20 @@ for _ in $(seq 50); do [ -s boot.txt ] && break; sleep 0.1; done
 FLAGS=(--brokers @boot.txt --group crash --store sqlite:worker.sqlite --kafka-setting session.timeout.ms=6000
        --kafka-setting heartbeat.interval.ms=500 --sweep-interval 1 --log-level error)
 points=""
-for _ in $(seq "$KILLS"); do
-  step=$(( RANDOM % (total / 4 + 1) + 1 ))
-  points="$points $(kill_at worker.sqlite "$step" 40 "$FARESYNC" run "${FLAGS[@]}" --batch-size $(( RANDOM % 50 + 1 )))"
+landed=0
+before=0
+for k in $(seq "$KILLS"); do
+  share=$(( (total - before) / (KILLS - k + 2) ))
+  step=$(( share * (RANDOM % 71 + 30) / 100 + 1 ))
+  n=$(kill_at worker.sqlite "$step" 40 "$FARESYNC" run "${FLAGS[@]}" --batch-size $(( RANDOM % 50 + 1 )))
+  points="$points $n"
+  [ "$n" -gt "$before" ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
+  before=$n
 done
 "$FARESYNC" run "${FLAGS[@]}" --exit-at-end 2>worker.err || bad "worker after kills: $(tail -n 3 worker.err)"
 "$FARESYNC" export --store sqlite:worker.sqlite --out worker.export
-echo "     worker SIGKILLed $KILLS times, with these events applied of $total:$points"
+echo "     worker SIGKILLed $KILLS times ($landed inside its work), with these events applied of $total:$points"
+[ "$landed" -ge "$KILLS" ] && ok "every worker kill landed inside its work" || bad "only $landed of $KILLS worker kills landed inside its work"
 cmp -s <(python3 "$HERE/../cli/comparable_export.py" clean.export) <(python3 "$HERE/../cli/comparable_export.py" worker.export) && ok "worker killed $KILLS times: export identical" \
   || bad "worker killed $KILLS times: export differs"
 

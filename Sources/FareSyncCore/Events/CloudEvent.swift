@@ -15,6 +15,20 @@ public enum EventType: String, Sendable, CaseIterable {
     }
 }
 
+/// The topics FareSync consumes — each event type's default topic, once, in the order of
+/// `EventType` — and their dead-letter topics.
+public enum Topics {
+    public static let consumed: [String] = EventType.allCases.map(\.defaultTopic).reduce(into: []) { topics, topic in
+        if !topics.contains(topic) { topics.append(topic) }
+    }
+
+    /// Where a bad message of `topic` goes (SPEC §3.5).
+    public static func deadLetters(of topic: String) -> String { topic + ".DLT" }
+
+    /// The consumed topics, then their dead-letter topics.
+    public static var all: [String] { consumed + consumed.map(deadLetters(of:)) }
+}
+
 /// The typed `data` of an event.
 public enum EventPayload: Sendable, Equatable {
     case userCreated(UserCreated)

@@ -43,6 +43,4 @@ public enum DocumentID {
         if id == "." || id == ".." { return "is '\(id)'" }
         return nil
     }
-
-    public static func isValid(_ id: String) -> Bool { problem(with: id) == nil }
 }

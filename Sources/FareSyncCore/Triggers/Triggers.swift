@@ -5,6 +5,8 @@
 /// different keys interleave.
 struct Triggers {
     let tx: any StoreTransaction
+    /// The transaction's accelerations, asked for once.
+    let fast: (any StoreAccelerations)?
     let rules: TriggerRules
     var outcomes = Outcomes()
     /// The dead letters written in this transaction, in order.
@@ -12,6 +14,7 @@ struct Triggers {
 
     init(tx: any StoreTransaction, rules: TriggerRules) {
         self.tx = tx
+        self.fast = tx.accelerations
         self.rules = rules
     }
 
@@ -112,21 +115,15 @@ struct Triggers {
             return try deadLetter(message, parkTimeout(account: contract.customerAccountId))
         }
         let path = Paths.fareContract(uid: owner.uid, id: contract.id)
-        if let stored = try tx.storedVersion(path),
+        if let stored = try fast.map({ try $0.documentVersion(path) }) ?? tx.storedVersion(path),
            StringFormat.compareVersions(contract.version, stored) != .orderedDescending {
             outcomes.contractsUnchanged += 1
             return
         }
-        try tx.setDocument(path, .object(data), knownText: canonicalText)
+        if let fast { try fast.setDocument(path, .object(data), canonicalText: canonicalText) } else { try tx.setDocument(path, .object(data)) }
         try tx.addContractOrder(uid: owner.uid, orderId: contract.orderId)
         outcomes.contractsStored += 1
-        // 3.4: the reservation of this order is done.
-        let reservation = Paths.reservation(uid: owner.uid, orderId: contract.orderId)
-        if try tx.hasDocument(reservation) {
-            try tx.deleteDocument(reservation)
-            try tx.untrackReservation(path: reservation)
-            outcomes.reservationsReconciled += 1
-        }
+        try reconcile(uid: owner.uid, orderId: contract.orderId)
     }
 
     /// `parkedFareContracts/{id}` shows the highest version parked for the id (the first of equals).
@@ -144,53 +141,11 @@ struct Triggers {
         Set(strings.map(ByteKey.init)).map(\.string).sorted(by: UTF8Order.less)
     }
 
-    // MARK: 3.4 Reservations
-
-    mutating func reservationCreated(_ event: CloudEvent, _ reservation: ReservationCreated) throws {
-        let uid = reservation.customerId
-        if try tx.hasContractOrder(uid: uid, orderId: reservation.orderId) {
-            outcomes.reservationsSkipped += 1
-            return
-        }
-        var document = event.data
-        document["customerId"] = nil
-        let path = Paths.reservation(uid: uid, orderId: reservation.orderId)
-        try tx.setDocument(path, .object(document))
-        try tx.trackReservation(path: path, created: reservation.createdMilliseconds, rejected: false)
-        outcomes.reservationsWritten += 1
-    }
-
-    mutating func paymentUpdated(_ event: CloudEvent, _ payment: PaymentUpdated) throws {
-        let path = Paths.reservation(uid: payment.customerId, orderId: payment.orderId)
-        guard case .object(var document)? = try tx.document(path),
-              let created = document["created"]?.stringValue.flatMap(RFC3339.milliseconds),
-              event.time - created <= rules.reservationLifetime
-        else {
-            outcomes.paymentsIgnored += 1
-            return
-        }
-        switch payment.status {
-        case .cancel, .credit:
-            try tx.deleteDocument(path)
-            try tx.untrackReservation(path: path)
-            outcomes.reservationsCancelled += 1
-        default:
-            document["paymentStatus"] = .string(payment.status.rawValue)
-            try tx.setDocument(path, .object(document))
-            try tx.trackReservation(path: path, created: created, rejected: payment.status == .reject)
-            outcomes.paymentsApplied += 1
-        }
-    }
-
     // MARK: Sweep (SPEC §4)
 
+    /// Expires reservations (the reconciler) and dead-letters parked contracts past their timeout.
     mutating func sweep(watermark: Int64) throws {
-        for path in try tx.expiredReservations(before: watermark - rules.reservationLifetime,
-                                               rejectedBefore: watermark - rules.rejectedReservationLifetime) {
-            try tx.deleteDocument(path)
-            try tx.untrackReservation(path: path)
-            outcomes.reservationsExpired += 1
-        }
+        try expireReservations(watermark: watermark)
         let expired = try tx.parkedEvents(eventTimeBefore: watermark - rules.parkTimeout)
         for event in expired {
             try tx.unpark(sequence: event.sequence)
