@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FARESYNC = .build/debug/faresync
 
-.PHONY: setup build demo test release clean dev-broker crash fuzz bench
+.PHONY: setup build demo test lint format release clean dev-broker crash fuzz bench
 
 ## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
 setup:
@@ -34,8 +34,9 @@ build: setup
 demo: build
 	$(FARESYNC) demo
 
-## Unit, property and integration tests (Swift Testing), then the command-line and JSON Schema checks.
-test: setup
+## The style check (the toolchain's swift format, .swift-format), unit, property and integration tests
+## (Swift Testing), then the command-line, Kafka, crash, Firestore, HTTP, fuzz-smoke and benchmark checks.
+test: setup lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bash Tests/cli/check_cli.sh $(FARESYNC)
@@ -45,6 +46,13 @@ test: setup
 	bash Tests/http/check_http.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
 	.build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --mirror-events 5000 --mirror-rounds 1 --http-seconds 1 --http-rounds 1
+
+## The code is formatted as .swift-format says (`make format` formats it).
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
+
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Fuzz Package.swift
 
 ## The benchmarks of BENCHMARKS.md, release build, full sizes (several minutes).
 bench: setup

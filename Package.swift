@@ -39,7 +39,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The embedded document store (GRDB over SQLite, WAL).
@@ -78,7 +77,6 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The HTTP services (Hummingbird): the Firebase Auth emulator's REST protocol over the
@@ -91,7 +89,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             // The OpenAPI document of both services, compiled into the binary and served at /openapi.json.
             resources: [.embedInCode("openapi.json")]
@@ -163,14 +160,19 @@ let package = Package(
             name: "FareSyncIdentityTests",
             dependencies: [
                 "FareSyncCore", "FareSyncIdentity", "FareSyncHTTP",
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(
             name: "FareSyncKafkaTests",
-            dependencies: ["CRdKafka", "FareSyncCore", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FareSyncCore", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Against librdkafka's mock cluster, in-process over TCP: the worker, its group, the reader.
+        .testTarget(
+            name: "FareSyncKafkaIntegrationTests",
+            dependencies: ["FareSyncCore", "FareSyncKafka"]
         ),
     ],
     swiftLanguageModes: [.v6]

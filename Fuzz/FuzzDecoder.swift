@@ -23,8 +23,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let text = event.canonicalData {
             precondition(text == JSONWriter.string(.object(event.data)), "a contract's canonical text is not its data written canonically")
         }
-        var envelope = CloudEvent.structured(id: event.id, type: event.type, time: event.time, subject: event.subject,
-                                             data: event.data, source: event.source)
+        var envelope = CloudEvent.structured(
+            id: event.id, type: event.type, time: event.time, subject: event.subject,
+            data: event.data, source: event.source)
         envelope["time"] = .string(RFC3339.format(milliseconds: event.time))
         let again = EventDecoder.decode(SourceMessage(topic: "t", key: nil, value: JSONWriter.bytes(.object(envelope))))
         guard case .success(let second) = again else { fatalError("a decoded event does not decode again") }
@@ -43,8 +44,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let line = EventLogWriter.line(m, partition: c.partition, offset: c.offset)
         var second = EventLogReader()
         guard let back = second.message(fromLine: line) else { fatalError("a written log line does not read") }
-        precondition(back.topic == m.topic && back.coordinates == m.coordinates && back.headers.count == m.headers.count,
-                     "a log line changed on a round trip")
+        precondition(
+            back.topic == m.topic && back.coordinates == m.coordinates && back.headers.count == m.headers.count,
+            "a log line changed on a round trip")
     }
     return 0
 }

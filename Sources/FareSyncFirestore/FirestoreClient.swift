@@ -80,7 +80,8 @@ public struct FirestoreClient: Sendable {
 
     /// The document at a store path (its `fields` and `updateTime`), or nil if there is none.
     public func get(_ path: String) async throws(FirestoreError) -> (fields: [String: FirestoreValue], updateTime: String?)? {
-        let url = base + "/" + path.split(separator: "/", omittingEmptySubsequences: false).map { Self.percentEncoded(String($0)) }.joined(separator: "/")
+        let url =
+            base + "/" + path.split(separator: "/", omittingEmptySubsequences: false).map { Self.percentEncoded(String($0)) }.joined(separator: "/")
         do {
             let answer = try await send(.GET, url, body: nil)
             return (FirestoreValue.fields(rest: answer["fields"] ?? .object(JSONObject())), answer["updateTime"]?.stringValue)
@@ -91,19 +92,36 @@ public struct FirestoreClient: Sendable {
 
     /// The documents of every collection named `collectionId` (at any depth), in name order, a
     /// page at a time: each page's documents as (store path, fields) go to `page`.
-    public func forEachDocument(inCollectionGroup collectionId: String, pageSize: Int = 1000,
-                                _ page: ([(path: String, fields: [String: FirestoreValue])]) async throws -> Void) async throws {
+    public func forEachDocument(
+        inCollectionGroup collectionId: String, pageSize: Int = 1000,
+        _ page: ([(path: String, fields: [String: FirestoreValue])]) async throws -> Void
+    ) async throws {
         var after: String?
         while true {
             var query: [(String, JSONValue)] = [
                 ("from", .array([.object(JSONObject([("collectionId", .string(collectionId)), ("allDescendants", .bool(true))]))])),
-                ("orderBy", .array([.object(JSONObject([("field", .object(JSONObject([("fieldPath", .string("__name__"))]))),
-                                                       ("direction", .string("ASCENDING"))]))])),
+                (
+                    "orderBy",
+                    .array([
+                        .object(
+                            JSONObject([
+                                ("field", .object(JSONObject([("fieldPath", .string("__name__"))]))),
+                                ("direction", .string("ASCENDING")),
+                            ]))
+                    ])
+                ),
                 ("limit", .int(Int64(pageSize))),
             ]
             if let after {
-                query.append(("startAt", .object(JSONObject([("values", .array([.object(JSONObject([("referenceValue", .string(after))]))])),
-                                                             ("before", .bool(false))]))))
+                query.append(
+                    (
+                        "startAt",
+                        .object(
+                            JSONObject([
+                                ("values", .array([.object(JSONObject([("referenceValue", .string(after))]))])),
+                                ("before", .bool(false)),
+                            ]))
+                    ))
             }
             let answer = try await send(.POST, base + ":runQuery", body: .object(JSONObject([("structuredQuery", .object(JSONObject(query)))])))
             var documents: [(path: String, fields: [String: FirestoreValue])] = []
@@ -168,8 +186,9 @@ public struct FirestoreClient: Sendable {
         let answer = (try? JSONParser.parse(Array(bytes.readableBytesView), maxDepth: .max)) ?? .null
         guard (200..<300).contains(status) else {
             let error = answer["error"]
-            throw .refused(httpStatus: status, status: error?["status"]?.stringValue ?? "HTTP \(status)",
-                           message: error?["message"]?.stringValue ?? String(buffer: bytes))
+            throw .refused(
+                httpStatus: status, status: error?["status"]?.stringValue ?? "HTTP \(status)",
+                message: error?["message"]?.stringValue ?? String(buffer: bytes))
         }
         return answer
     }
@@ -180,7 +199,7 @@ public struct FirestoreClient: Sendable {
         for byte in segment.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)

@@ -56,9 +56,10 @@ public enum FirestoreMapping {
             if timestamps.here.contains(name), case .string(let text) = value, let us = RFC3339.microseconds(text) {
                 fields[name] = .timestamp(us)
             } else if let nested = timestamps.inArrays[name], case .array(let elements) = value {
-                fields[name] = .array(elements.map { element in
-                    element.objectValue.map { .map(Self.fields(of: $0, timestamps: nested)) } ?? Self.value(element)
-                })
+                fields[name] = .array(
+                    elements.map { element in
+                        element.objectValue.map { .map(Self.fields(of: $0, timestamps: nested)) } ?? Self.value(element)
+                    })
             } else {
                 fields[name] = Self.value(value)
             }

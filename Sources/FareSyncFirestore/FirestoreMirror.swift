@@ -64,8 +64,10 @@ public actor FirestoreMirror: Service {
     /// `pacing` says how long to wait after each commit while following: a worker sharing the
     /// machine with the emulator asks for a pause while it drains a backlog, so that the emulator's
     /// work does not slow it (catching up, at the end, is never paced).
-    public init(store: any DocumentStore, client: FirestoreClient, pollInterval: Duration = .milliseconds(50),
-                pacing: @escaping @Sendable () -> Duration = { .zero }, logger: Logger = Logger(label: "faresync.mirror")) {
+    public init(
+        store: any DocumentStore, client: FirestoreClient, pollInterval: Duration = .milliseconds(50),
+        pacing: @escaping @Sendable () -> Duration = { .zero }, logger: Logger = Logger(label: "faresync.mirror")
+    ) {
         self.store = store
         self.client = client
         self.consumerName = "firestore:\(client.endpoint)"
@@ -88,8 +90,10 @@ public actor FirestoreMirror: Service {
 
     /// Runs `work` with the mirror following behind it, then catches the mirror up with everything
     /// `work` committed.
-    public nonisolated func following<T: Sendable>(_ work: () async throws -> T,
-                                       progress: (@Sendable (_ position: Int64, _ target: Int64) -> Void)? = nil) async throws -> T {
+    public nonisolated func following<T: Sendable>(
+        _ work: () async throws -> T,
+        progress: (@Sendable (_ position: Int64, _ target: Int64) -> Void)? = nil
+    ) async throws -> T {
         try await register()
         await resetStop()
         let result = try await withThrowingTaskGroup(of: Void.self) { group in
@@ -309,8 +313,10 @@ public actor FirestoreMirror: Service {
     }
 
     /// One commit: the writes, the refusal records they clear or add, and the position.
-    private func send(_ writes: ArraySlice<PendingWrite>,
-                      refusal: (change: DocumentChange, error: String)?) async throws(FirestoreError) {
+    private func send(
+        _ writes: ArraySlice<PendingWrite>,
+        refusal: (change: DocumentChange, error: String)?
+    ) async throws(FirestoreError) {
         guard var attached = attachment else { return }
         let endpoint = client.endpoint
         var all = writes.map(\.write)
@@ -318,13 +324,17 @@ public actor FirestoreMirror: Service {
         for path in cleared { all.append(.delete(endpoint.name(Self.refusalPath(path)))) }
         let last = refusal?.change.position ?? writes.last!.change.position
         if let refusal {
-            let fields: [String: FirestoreValue] = ["path": .string(refusal.change.path), "error": .string(refusal.error),
-                                                    "position": .integer(refusal.change.position)]
+            let fields: [String: FirestoreValue] = [
+                "path": .string(refusal.change.path), "error": .string(refusal.error),
+                "position": .integer(refusal.change.position),
+            ]
             all.append(.update(endpoint.name(Self.refusalPath(refusal.change.path)), fields: fields))
             all.append(.delete(endpoint.name(refusal.change.path)))
         }
-        all.append(.update(endpoint.name(Self.positionPath), fields: ["position": .integer(last), "feed": .string(attached.identity)],
-                           precondition: JSONObject([attached.updateTime.map { ("updateTime", .string($0)) } ?? ("exists", .bool(false))])))
+        all.append(
+            .update(
+                endpoint.name(Self.positionPath), fields: ["position": .integer(last), "feed": .string(attached.identity)],
+                precondition: JSONObject([attached.updateTime.map { ("updateTime", .string($0)) } ?? ("exists", .bool(false))])))
         let times = try await client.commit(all)
         attached.position = last
         attached.updateTime = times.last ?? nil

@@ -88,19 +88,23 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
             for (name, value) in json.members { if let s = value.stringValue { fields[name] = s } }
         } else {
             for pair in text.split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+                }
                 if parts.count == 2 { fields[parts[0]] = parts[1] }
             }
         }
         guard fields["grant_type"] == "refresh_token" else { throw IdentityError("INVALID_GRANT_TYPE") }
         guard let refreshToken = fields["refresh_token"], !refreshToken.isEmpty else { throw IdentityError("MISSING_REFRESH_TOKEN") }
         let session = try await identity.refresh(refreshToken)
-        return JSONBody.response(.object(JSONObject([
-            ("access_token", .string(session.idToken)), ("id_token", .string(session.idToken)),
-            ("expires_in", .string(String(session.expiresIn))), ("token_type", .string("Bearer")),
-            ("refresh_token", .string(session.refreshToken)), ("user_id", .string(session.user.uid)),
-            ("project_id", .string(identity.project)),
-        ])))
+        return JSONBody.response(
+            .object(
+                JSONObject([
+                    ("access_token", .string(session.idToken)), ("id_token", .string(session.idToken)),
+                    ("expires_in", .string(String(session.expiresIn))), ("token_type", .string("Bearer")),
+                    ("refresh_token", .string(session.refreshToken)), ("user_id", .string(session.user.uid)),
+                    ("project_id", .string(identity.project)),
+                ])))
     }
 
     // MARK: Client or admin
@@ -176,9 +180,10 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
     func createUser(_ request: inout Request, project: String?) async throws -> Response {
         guard try authorize(request, project: project) else { throw IdentityError("INSUFFICIENT_PERMISSION", status: 403) }
         let body = try await Self.body(&request)
-        let user = try await identity.createUser(uid: body["localId"]?.stringValue, email: body["email"]?.stringValue,
-                                                 password: body["password"]?.stringValue, displayName: body["displayName"]?.stringValue,
-                                                 phoneNumber: body["phoneNumber"]?.stringValue, disabled: body["disabled"]?.boolValue ?? false)
+        let user = try await identity.createUser(
+            uid: body["localId"]?.stringValue, email: body["email"]?.stringValue,
+            password: body["password"]?.stringValue, displayName: body["displayName"]?.stringValue,
+            phoneNumber: body["phoneNumber"]?.stringValue, disabled: body["disabled"]?.boolValue ?? false)
         var answer = JSONObject([("kind", .string("identitytoolkit#SignupNewUserResponse")), ("localId", .string(user.uid))])
         if let email = user.email { answer["email"] = .string(email) }
         return JSONBody.response(.object(answer))
@@ -189,9 +194,13 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         let jwks = try await KeyRing.load(from: identity.store, now: now).jwks(at: now)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8",
-                                               .cacheControl: "public, max-age=\(IdentityRoutesDefaults.jwksMaxAge)"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(jwks))))
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/json; charset=utf-8",
+                .cacheControl: "public, max-age=\(IdentityRoutesDefaults.jwksMaxAge)",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(jwks))))
     }
 
     // MARK: Helpers
@@ -220,8 +229,10 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
     }
 
     func sessionJSON(_ session: Session, kind: String) -> JSONObject {
-        JSONObject([("kind", .string(kind)), ("idToken", .string(session.idToken)), ("refreshToken", .string(session.refreshToken)),
-                    ("expiresIn", .string(String(session.expiresIn))), ("localId", .string(session.user.uid))])
+        JSONObject([
+            ("kind", .string(kind)), ("idToken", .string(session.idToken)), ("refreshToken", .string(session.refreshToken)),
+            ("expiresIn", .string(String(session.expiresIn))), ("localId", .string(session.user.uid)),
+        ])
     }
 
     /// A user as `accounts:lookup` answers (`UserInfo`); the password hash stays inside.
@@ -238,8 +249,12 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         if !claims.isEmpty { info["customAttributes"] = .string(JSONWriter.string(.object(claims))) }
         var providers: [JSONValue] = []
         if let email = user.email {
-            providers.append(.object(JSONObject([("providerId", .string("password")), ("email", .string(email)),
-                                                 ("federatedId", .string(email)), ("rawId", .string(email))])))
+            providers.append(
+                .object(
+                    JSONObject([
+                        ("providerId", .string("password")), ("email", .string(email)),
+                        ("federatedId", .string(email)), ("rawId", .string(email)),
+                    ])))
         }
         if let phone = user.phoneNumber {
             providers.append(.object(JSONObject([("providerId", .string("phone")), ("phoneNumber", .string(phone)), ("rawId", .string(phone))])))
@@ -263,10 +278,26 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
     static func errorResponse(_ error: IdentityError) -> Response {
         let status = HTTPResponse.Status(code: error.status)
         let reason = error.status == 400 ? "invalid" : (error.status == 403 ? "forbidden" : "unavailable")
-        return JSONBody.response(.object(JSONObject([("error", .object(JSONObject([
-            ("code", .int(Int64(error.status))), ("message", .string(error.message)),
-            ("errors", .array([.object(JSONObject([("message", .string(error.message)), ("reason", .string(reason)),
-                                                    ("domain", .string("global"))]))])),
-        ])))])), status: status)
+        return JSONBody.response(
+            .object(
+                JSONObject([
+                    (
+                        "error",
+                        .object(
+                            JSONObject([
+                                ("code", .int(Int64(error.status))), ("message", .string(error.message)),
+                                (
+                                    "errors",
+                                    .array([
+                                        .object(
+                                            JSONObject([
+                                                ("message", .string(error.message)), ("reason", .string(reason)),
+                                                ("domain", .string("global")),
+                                            ]))
+                                    ])
+                                ),
+                            ]))
+                    )
+                ])), status: status)
     }
 }

@@ -1,9 +1,9 @@
 import FareSyncCore
 import FareSyncIdentity
-import Hummingbird
-import HTTPTypes
-import HummingbirdAuth
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdAuth
 
 /// The ticket service's HTTP routes (seed flow 000), behind ID-token verification where the app
 /// calls them, and the simulated payment terminal, which a browser opens:
@@ -52,8 +52,9 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         terminal.get("terminal/:orderId") { request, context in
             await handle {
                 let order = try await tickets.openTerminal(orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"))
-                return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-                                body: ResponseBody(byteBuffer: ByteBuffer(string: TerminalPage.html(order))))
+                return Response(
+                    status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: TerminalPage.html(order))))
             }
         }
         terminal.post("terminal/:orderId/:action") { request, context in
@@ -62,20 +63,23 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
                 guard let outcome = ["pay": PaymentState.Outcome.capture, "cancel": .cancel, "reject": .reject][action] else {
                     throw TicketService.Refusal(404, "the terminal has no button \(action.prefix(40))")
                 }
-                let callback = try await tickets.terminal(orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"),
-                                                          outcome: outcome)
+                let callback = try await tickets.terminal(
+                    orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"),
+                    outcome: outcome)
                 return Response(status: .seeOther, headers: [.location: callback])
             }
         }
         terminal.get("payments/:paymentId/callback") { request, context in
             await handle {
                 guard let paymentId = context.parameters.get("paymentId").flatMap({ Int64($0) }),
-                      let transactionId = Int64(Self.query(request, "transactionId")) else {
+                    let transactionId = Int64(Self.query(request, "transactionId"))
+                else {
                     throw TicketService.Refusal(404, "no such payment")
                 }
-                let redirect = try await tickets.callback(orderId: Self.query(request, "orderId"), paymentId: paymentId,
-                                                          transactionId: transactionId, token: Self.query(request, "t"),
-                                                          responseCode: Self.query(request, "responseCode"))
+                let redirect = try await tickets.callback(
+                    orderId: Self.query(request, "orderId"), paymentId: paymentId,
+                    transactionId: transactionId, token: Self.query(request, "t"),
+                    responseCode: Self.query(request, "responseCode"))
                 return Response(status: .found, headers: [.location: redirect])
             }
         }
@@ -93,9 +97,11 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         var offers: [JSONValue] = []
         for traveller in travellers {
             guard let id = traveller["id"]?.stringValue, !id.isEmpty, id.utf8.count <= 64, let userType = traveller["userType"]?.stringValue,
-                  let count = traveller["count"]?.int64Value, (1...TicketService.maxCount).contains(count) else {
-                throw TicketService.Refusal(400, "each traveller is {id (1-64 bytes), userType, count (1-\(TicketService.maxCount))}",
-                                            field: "travellers")
+                let count = traveller["count"]?.int64Value, (1...TicketService.maxCount).contains(count)
+            else {
+                throw TicketService.Refusal(
+                    400, "each traveller is {id (1-64 bytes), userType, count (1-\(TicketService.maxCount))}",
+                    field: "travellers")
             }
             for product in products {
                 let offer: Catalogue.Offer
@@ -104,12 +110,14 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
                 } catch {
                     throw TicketService.Refusal(400, error.message, field: error.field)
                 }
-                offers.append(.object(JSONObject([
-                    ("offerId", .string(offer.id)), ("travellerId", .string(id)), ("preassignedFareProductRef", .string(offer.product.ref)),
-                    ("name", .string(offer.product.name)), ("userProfileRef", .string(offer.profile.ref)),
-                    ("tariffZoneRefs", .array(offer.zones.map(JSONValue.string))), ("count", .int(count)),
-                    ("price", .object(JSONObject([("amount", .string(Catalogue.kroner(offer.price))), ("currency", .string("NOK"))]))),
-                ])))
+                offers.append(
+                    .object(
+                        JSONObject([
+                            ("offerId", .string(offer.id)), ("travellerId", .string(id)), ("preassignedFareProductRef", .string(offer.product.ref)),
+                            ("name", .string(offer.product.name)), ("userProfileRef", .string(offer.profile.ref)),
+                            ("tariffZoneRefs", .array(offer.zones.map(JSONValue.string))), ("count", .int(count)),
+                            ("price", .object(JSONObject([("amount", .string(Catalogue.kroner(offer.price))), ("currency", .string("NOK"))]))),
+                        ])))
             }
         }
         return JSONBody.response(.object(JSONObject([("offers", .array(offers))])))
@@ -134,8 +142,9 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         if let key, key.isEmpty || key.utf8.count > 255 {
             throw TicketService.Refusal(400, "Idempotency-Key is 1 to 255 bytes", field: "Idempotency-Key")
         }
-        let reservation = try await tickets.reserve(uid: customer.uid, customerAccountId: customer.abtId, lines: lines, paymentType: type,
-                                                    idempotencyKey: key)
+        let reservation = try await tickets.reserve(
+            uid: customer.uid, customerAccountId: customer.abtId, lines: lines, paymentType: type,
+            idempotencyKey: key)
         var headers: HTTPFields = [:]
         if reservation.repeated { headers[.idempotentReplayed] = "true" }
         return JSONBody.response(.object(orderJSON(reservation.order)), status: reservation.repeated ? .ok : .created, headers: headers)
@@ -184,7 +193,8 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
 
     static func strings(_ body: JSONObject, _ field: String) throws -> [String] {
         guard case .array(let values)? = body[field], !values.isEmpty, values.count <= 10,
-              case let strings = values.compactMap(\.stringValue), strings.count == values.count else {
+            case let strings = values.compactMap(\.stringValue), strings.count == values.count
+        else {
             throw TicketService.Refusal(400, "\(field) is an array of 1 to 10 strings", field: field)
         }
         return strings

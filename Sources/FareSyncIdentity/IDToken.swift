@@ -31,8 +31,10 @@ public struct IDToken: JWTPayload, Equatable {
     /// The user's custom claims (`customer_number`, `abt_id` once provisioned).
     public var claims: JSONObject
 
-    public init(project: String, uid: String, issuedAt: Int64, authTime: Int64, signInProvider: String,
-                identities: [String: [String]] = [:], email: String? = nil, claims: JSONObject = JSONObject()) {
+    public init(
+        project: String, uid: String, issuedAt: Int64, authTime: Int64, signInProvider: String,
+        identities: [String: [String]] = [:], email: String? = nil, claims: JSONObject = JSONObject()
+    ) {
         issuer = Self.issuer(project: project)
         audience = project
         subject = uid

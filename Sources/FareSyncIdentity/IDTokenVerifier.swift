@@ -35,8 +35,10 @@ public struct IDTokenVerifier: Sendable {
     /// than most of what the request asks for. Times and revocation are checked on every use.
     let verified = VerifiedTokens()
 
-    public init(project: String, keys: JWKSCache, clock: IdentityClock, leeway: Int64 = 60,
-                standing: @escaping @Sendable (String) async throws -> UserStanding? = { _ in nil }) {
+    public init(
+        project: String, keys: JWKSCache, clock: IdentityClock, leeway: Int64 = 60,
+        standing: @escaping @Sendable (String) async throws -> UserStanding? = { _ in nil }
+    ) {
         self.project = project
         self.keys = keys
         self.clock = clock

@@ -53,8 +53,10 @@ public final class IdentityService: Sendable {
     public static let refreshKind = "identity.refreshTokens"
     public static let source = "//faresync/identity"
 
-    public init(project: String, store: any DocumentStore, publisher: any EventPublisher, clock: IdentityClock = .system,
-                bcryptCost: UInt8 = 10) {
+    public init(
+        project: String, store: any DocumentStore, publisher: any EventPublisher, clock: IdentityClock = .system,
+        bcryptCost: UInt8 = 10
+    ) {
         self.project = project
         self.store = store
         self.publisher = publisher
@@ -92,8 +94,9 @@ public final class IdentityService: Sendable {
     public func refresh(_ refreshToken: String) async throws -> Session {
         let key = Self.digest(refreshToken)
         guard let record = try await store.readCommitted({ try $0.record(Self.refreshKind, key) }),
-              let uid = record["uid"]?.stringValue, let issued = record["issued"]?.int64Value,
-              let authTime = record["authTime"]?.int64Value else { throw IdentityError("INVALID_REFRESH_TOKEN") }
+            let uid = record["uid"]?.stringValue, let issued = record["issued"]?.int64Value,
+            let authTime = record["authTime"]?.int64Value
+        else { throw IdentityError("INVALID_REFRESH_TOKEN") }
         guard let user = try await user(uid: uid) else { throw IdentityError("USER_NOT_FOUND") }
         guard !user.disabled else { throw IdentityError("USER_DISABLED") }
         guard issued / 1000 >= user.validSince else { throw IdentityError("TOKEN_EXPIRED") }
@@ -116,8 +119,10 @@ public final class IdentityService: Sendable {
     // MARK: Admin API
 
     /// Creates a user as the Admin SDKs do (`projects/P/accounts`): a given uid, or a new one.
-    public func createUser(uid: String?, email: String?, password: String?, displayName: String? = nil, phoneNumber: String? = nil,
-                           disabled: Bool = false) async throws -> IdentityUser {
+    public func createUser(
+        uid: String?, email: String?, password: String?, displayName: String? = nil, phoneNumber: String? = nil,
+        disabled: Bool = false
+    ) async throws -> IdentityUser {
         if let uid, uid.isEmpty || uid.utf8.count > 128 || uid.contains("/") || uid == "." || uid == ".." {
             throw IdentityError("INVALID_LOCAL_ID")
         }
@@ -223,8 +228,10 @@ public final class IdentityService: Sendable {
 
     /// A verifier of this service's tokens, with revocation read from the users.
     public func verifier(keys: JWKSCache? = nil, leeway: Int64 = 60) -> IDTokenVerifier {
-        IDTokenVerifier(project: project, keys: keys ?? JWKSCache(source: .keyRing(store, clock), clock: clock), clock: clock,
-                        leeway: leeway) { [self] uid in try await self.standing(uid) }
+        IDTokenVerifier(
+            project: project, keys: keys ?? JWKSCache(source: .keyRing(store, clock), clock: clock), clock: clock,
+            leeway: leeway
+        ) { [self] uid in try await self.standing(uid) }
     }
 
     /// Where the user stands for the verifier (revocation time, disabled); nil for an unknown user.
@@ -245,8 +252,9 @@ public final class IdentityService: Sendable {
     private func sign(_ user: IdentityUser, authTime: Int64, extraClaims: JSONObject = JSONObject()) async throws -> String {
         var claims = try await claims(of: user)
         for (name, value) in extraClaims.members { claims[name] = value }
-        let token = IDToken(project: project, uid: user.uid, issuedAt: clock.milliseconds() / 1000, authTime: authTime,
-                            signInProvider: user.signInProvider, identities: user.identities, email: user.email, claims: claims)
+        let token = IDToken(
+            project: project, uid: user.uid, issuedAt: clock.milliseconds() / 1000, authTime: authTime,
+            signInProvider: user.signInProvider, identities: user.identities, email: user.email, claims: claims)
         let now = clock.milliseconds()
         let signer: (kid: String, keys: JWTKeyCollection, read: Int64)
         if let cached = signing.withLock({ $0 }), now - cached.read < 60_000 {
@@ -279,12 +287,15 @@ public final class IdentityService: Sendable {
             }
             try tx.setRecord(IdentityUser.recordKind, user.uid, user.record)
         }
-        var data: [(String, JSONValue)] = [("uid", .string(user.uid)), ("isAnonymous", .bool(user.isAnonymous)),
-                                           ("createdAt", .string(RFC3339.format(milliseconds: user.createdAt)))]
+        var data: [(String, JSONValue)] = [
+            ("uid", .string(user.uid)), ("isAnonymous", .bool(user.isAnonymous)),
+            ("createdAt", .string(RFC3339.format(milliseconds: user.createdAt))),
+        ]
         if let email = user.email { data.append(("email", .string(email))) }
         if let phone = user.phoneNumber { data.append(("phoneNumber", .string(phone))) }
-        let message = SourceMessage.event(id: "user-created-" + user.uid, type: .userCreated, time: user.createdAt, key: user.uid,
-                                          subject: user.uid, data: JSONObject(data), source: Self.source)
+        let message = SourceMessage.event(
+            id: "user-created-" + user.uid, type: .userCreated, time: user.createdAt, key: user.uid,
+            subject: user.uid, data: JSONObject(data), source: Self.source)
         do {
             try await publisher.publish(message)
         } catch {
@@ -309,7 +320,8 @@ public final class IdentityService: Sendable {
     static func validEmail(_ email: String) throws -> String {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), email.utf8.count <= 254,
-              !email.contains(where: \.isWhitespace) else { throw IdentityError("INVALID_EMAIL") }
+            !email.contains(where: \.isWhitespace)
+        else { throw IdentityError("INVALID_EMAIL") }
         return email
     }
 

@@ -36,8 +36,10 @@ public struct IdentityUser: Sendable, Equatable {
     }
 
     var record: JSONValue {
-        var members: [(String, JSONValue)] = [("uid", .string(uid)), ("createdAt", .int(createdAt)), ("validSince", .int(validSince)),
-                                               ("disabled", .bool(disabled))]
+        var members: [(String, JSONValue)] = [
+            ("uid", .string(uid)), ("createdAt", .int(createdAt)), ("validSince", .int(validSince)),
+            ("disabled", .bool(disabled)),
+        ]
         if let email { members.append(("email", .string(email))) }
         if let passwordHash { members.append(("passwordHash", .string(passwordHash))) }
         if let displayName { members.append(("displayName", .string(displayName))) }

@@ -49,9 +49,10 @@ public struct SigningKey: Sendable, Equatable {
     /// The public half as a JSON Web Key (RS256, `use: sig`).
     func publicJWK() throws -> JWK {
         let primitives = try Insecure.RSA.PrivateKey(pem: privateKeyPEM).publicKey.getKeyPrimitives()
-        return .rsa(.rs256, identifier: JWKIdentifier(string: kid),
-                    modulus: String(base64Encoding: primitives.modulus, options: [.base64UrlAlphabet, .omitPaddingCharacter]),
-                    exponent: String(base64Encoding: primitives.publicExponent, options: [.base64UrlAlphabet, .omitPaddingCharacter]))
+        return .rsa(
+            .rs256, identifier: JWKIdentifier(string: kid),
+            modulus: String(base64Encoding: primitives.modulus, options: [.base64UrlAlphabet, .omitPaddingCharacter]),
+            exponent: String(base64Encoding: primitives.publicExponent, options: [.base64UrlAlphabet, .omitPaddingCharacter]))
     }
 }
 
@@ -121,7 +122,8 @@ public struct KeyRing: Sendable {
     /// The key collection that signs with the current key.
     public func signer() async throws -> JWTKeyCollection {
         let key = current
-        return await JWTKeyCollection().add(rsa: try Insecure.RSA.PrivateKey(pem: key.privateKeyPEM), digestAlgorithm: .sha256,
-                                            kid: JWKIdentifier(string: key.kid))
+        return await JWTKeyCollection().add(
+            rsa: try Insecure.RSA.PrivateKey(pem: key.privateKeyPEM), digestAlgorithm: .sha256,
+            kid: JWKIdentifier(string: key.kid))
     }
 }

@@ -73,9 +73,10 @@ final class DeadLetterPublisher {
             MessageHeader("faresync-dlt-reason", letter["reason"]?.stringValue ?? ""),
             MessageHeader("faresync-dlt-error", letter["error"]?.stringValue ?? ""),
         ]
-        try producer.produce(topic: Topics.deadLetters(of: topic), key: letter["key"]?.stringValue.map { Array($0.utf8) },
-                             value: letter["payload"]?.stringValue.map { Array($0.utf8) }, headers: headers,
-                             timestamp: letter["timestamp"]?.int64Value)
+        try producer.produce(
+            topic: Topics.deadLetters(of: topic), key: letter["key"]?.stringValue.map { Array($0.utf8) },
+            value: letter["payload"]?.stringValue.map { Array($0.utf8) }, headers: headers,
+            timestamp: letter["timestamp"]?.int64Value)
         return true
     }
 }

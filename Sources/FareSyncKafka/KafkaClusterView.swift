@@ -13,9 +13,11 @@ final class KafkaClusterView {
     private let handle: RDKafkaHandle
 
     init(bootstrap: String) throws(KafkaError) {
-        handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, try RDKafkaConfig([
-            "bootstrap.servers": bootstrap, "allow.auto.create.topics": "false", "log_level": "3",
-        ]))
+        handle = try RDKafkaHandle(
+            RD_KAFKA_CONSUMER,
+            try RDKafkaConfig([
+                "bootstrap.servers": bootstrap, "allow.auto.create.topics": "false", "log_level": "3",
+            ]))
     }
 
     deinit { rd_kafka_consumer_close(handle.pointer) }
@@ -29,8 +31,9 @@ final class KafkaClusterView {
     func watermarks(_ tp: TopicPartition, timeoutMilliseconds: Int32 = 5_000) throws(KafkaError) -> (low: Int64, high: Int64) {
         var low: Int64 = -1
         var high: Int64 = -1
-        try KafkaError.check(rd_kafka_query_watermark_offsets(handle.pointer, tp.topic, tp.partition, &low, &high, timeoutMilliseconds),
-                             "watermarks of \(tp)")
+        try KafkaError.check(
+            rd_kafka_query_watermark_offsets(handle.pointer, tp.topic, tp.partition, &low, &high, timeoutMilliseconds),
+            "watermarks of \(tp)")
         return (low, high)
     }
 }

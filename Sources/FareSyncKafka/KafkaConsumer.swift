@@ -46,8 +46,10 @@ public final class KafkaConsumer {
 
     deinit { close() }
 
-    private static func rebalance(_ rk: OpaquePointer, _ err: rd_kafka_resp_err_t,
-                                  _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>, _ delegate: RebalanceDelegate?) {
+    private static func rebalance(
+        _ rk: OpaquePointer, _ err: rd_kafka_resp_err_t,
+        _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>, _ delegate: RebalanceDelegate?
+    ) {
         let count = Int(list.pointee.cnt)
         let partitions = (0..<count).map { i in
             TopicPartition(topic: String(cString: list.pointee.elems[i].topic), partition: list.pointee.elems[i].partition)
@@ -66,10 +68,8 @@ public final class KafkaConsumer {
     }
 
     public func subscribe(_ topics: [String]) throws(KafkaError) {
-        let list = rd_kafka_topic_partition_list_new(Int32(topics.count))
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        for t in topics { rd_kafka_topic_partition_list_add(list, t, Int32(RD_KAFKA_PARTITION_UA)) }
-        try KafkaError.check(rd_kafka_subscribe(handle.pointer, list), "subscribe to \(topics.joined(separator: ", "))")
+        let error = RDKafkaTopicPartitionList(topics: topics).withListPointer { rd_kafka_subscribe(handle.pointer, $0) }
+        try KafkaError.check(error, "subscribe to \(topics.joined(separator: ", "))")
     }
 
     /// The next message or event, waiting up to `milliseconds`; nil if none came.
@@ -96,12 +96,7 @@ public final class KafkaConsumer {
     /// not Kafka, is where the worker resumes from.
     func commit(_ positions: [TopicPartition: Int64]) {
         guard !positions.isEmpty else { return }
-        let list = rd_kafka_topic_partition_list_new(Int32(positions.count))
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        for (tp, next) in positions {
-            rd_kafka_topic_partition_list_add(list, tp.topic, tp.partition).pointee.offset = next
-        }
-        _ = rd_kafka_commit(handle.pointer, list, 1)
+        _ = RDKafkaTopicPartitionList(positions).withListPointer { rd_kafka_commit(handle.pointer, $0, 1) }
     }
 
     /// The high watermark librdkafka last saw for a partition.

@@ -22,8 +22,9 @@ public final class KafkaEventPublisher: EventPublisher {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             queue.async { [producer] in
                 do {
-                    try producer.produce(topic: message.topic, key: message.key, value: message.value, headers: message.headers,
-                                         timestamp: message.timestamp)
+                    try producer.produce(
+                        topic: message.topic, key: message.key, value: message.value, headers: message.headers,
+                        timestamp: message.timestamp)
                     try producer.flush(timeoutMilliseconds: 10_000)
                     continuation.resume()
                 } catch {

@@ -16,8 +16,9 @@ public final class KafkaPublisher {
     @discardableResult
     public func publish(_ message: SourceMessage) throws(KafkaError) -> Bool {
         guard message.readError == nil, !message.topic.isEmpty else { return false }
-        try producer.produce(topic: message.topic, key: message.key, value: message.value, headers: message.headers,
-                             timestamp: message.timestamp)
+        try producer.produce(
+            topic: message.topic, key: message.key, value: message.value, headers: message.headers,
+            timestamp: message.timestamp)
         published += 1
         return true
     }

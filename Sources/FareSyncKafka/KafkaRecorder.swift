@@ -21,7 +21,8 @@ public final class KafkaRecorder {
         guard let (m, topic) = try reader.poll(milliseconds) else { return nil }
         let (partition, offset) = (m.pointee.partition, m.pointee.offset)
         let (timestampType, broker) = (RDKafkaMessage.timestampType(m), RDKafkaMessage.broker(m))
-        return EventLogWriter.line(reader.message(m, topic: topic), partition: partition, offset: offset,
-                                   timestampType: timestampType, broker: broker)
+        return EventLogWriter.line(
+            reader.message(m, topic: topic), partition: partition, offset: offset,
+            timestampType: timestampType, broker: broker)
     }
 }

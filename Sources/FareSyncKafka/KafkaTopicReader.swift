@@ -18,13 +18,15 @@ public final class KafkaTopicReader {
     /// A reader of `topics` from their beginning. It assigns itself every partition and commits
     /// nothing; `groupID` only names it to the broker.
     public init(bootstrap: String, topics: [String], groupID: String = "faresync-reader") throws(KafkaError) {
-        handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, try RDKafkaConfig([
-            "bootstrap.servers": bootstrap,
-            "group.id": groupID,
-            "enable.auto.commit": "false",
-            "enable.partition.eof": "true",
-            "log_level": "3",
-        ]))
+        handle = try RDKafkaHandle(
+            RD_KAFKA_CONSUMER,
+            try RDKafkaConfig([
+                "bootstrap.servers": bootstrap,
+                "group.id": groupID,
+                "enable.auto.commit": "false",
+                "enable.partition.eof": "true",
+                "log_level": "3",
+            ]))
         rd_kafka_poll_set_consumer(handle.pointer)
         poller = RDKafkaPollThread(handle: handle)
         self.topics = topics
@@ -44,12 +46,8 @@ public final class KafkaTopicReader {
     public func start() throws(KafkaError) {
         let assignment = try handle.partitions(of: topics)
         partitionCount = assignment.count
-        let list = rd_kafka_topic_partition_list_new(Int32(assignment.count))
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        for tp in assignment {
-            rd_kafka_topic_partition_list_add(list, tp.topic, tp.partition).pointee.offset = Int64(RD_KAFKA_OFFSET_BEGINNING)
-        }
-        try KafkaError.check(rd_kafka_assign(handle.pointer, list), "assign \(topics.joined(separator: ", "))")
+        let error = RDKafkaTopicPartitionList(fromTheBeginning: assignment).withListPointer { rd_kafka_assign(handle.pointer, $0) }
+        try KafkaError.check(error, "assign \(topics.joined(separator: ", "))")
         poller.start()
     }
 
@@ -85,7 +83,9 @@ private struct Cursor {
     var atEnd: Set<TopicPartition> = []
     var topicNames = RDKafkaTopicNames()
 
-    mutating func next(from poller: RDKafkaPollThread, waiting milliseconds: Int32) throws(KafkaError) -> (UnsafeMutablePointer<rd_kafka_message_t>, String)? {
+    mutating func next(from poller: RDKafkaPollThread, waiting milliseconds: Int32) throws(KafkaError) -> (
+        UnsafeMutablePointer<rd_kafka_message_t>, String
+    )? {
         if nextIndex == polled.count {
             polled.removeAll(keepingCapacity: true)
             nextIndex = 0

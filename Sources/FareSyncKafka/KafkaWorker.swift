@@ -132,9 +132,10 @@ final class WorkerLoop: RebalanceDelegate {
         self.worker = worker
         cluster = try KafkaClusterView(bootstrap: worker.options.bootstrap)
         if worker.options.deadLetterTopics {
-            let publisher = DeadLetterPublisher(store: worker.dispatcher.store,
-                                                producer: try KafkaProducer(configuration: Self.deadLetterProducer(worker.options.bootstrap)),
-                                                group: worker.options.group)
+            let publisher = DeadLetterPublisher(
+                store: worker.dispatcher.store,
+                producer: try KafkaProducer(configuration: Self.deadLetterProducer(worker.options.bootstrap)),
+                group: worker.options.group)
             deadLetters = DeadLetterRelay(logger: worker.log) { try publisher.publishCommitted() }
         }
     }
@@ -201,20 +202,23 @@ final class WorkerLoop: RebalanceDelegate {
         let group = options.group
         let dispatcher = worker.dispatcher
         let log = worker.log
-        inFlight = (batch.count, ContinuousClock.now, BlockingTask {
-            // A failing store is retried a few times before the worker gives up.
-            var attempt = 0
-            while true {
-                do {
-                    return try await dispatcher.process(batch, consumer: group)
-                } catch {
-                    attempt += 1
-                    if attempt >= 3 { throw error }
-                    log.warning("batch failed, retrying: \(error)")
-                    try await Task.sleep(for: .milliseconds(500 * attempt))
+        inFlight = (
+            batch.count, ContinuousClock.now,
+            BlockingTask {
+                // A failing store is retried a few times before the worker gives up.
+                var attempt = 0
+                while true {
+                    do {
+                        return try await dispatcher.process(batch, consumer: group)
+                    } catch {
+                        attempt += 1
+                        if attempt >= 3 { throw error }
+                        log.warning("batch failed, retrying: \(error)")
+                        try await Task.sleep(for: .milliseconds(500 * attempt))
+                    }
                 }
             }
-        })
+        )
     }
 
     /// Applies the batch in hand and waits until nothing is in flight.
@@ -320,7 +324,8 @@ final class WorkerLoop: RebalanceDelegate {
         }
         worker.status.set(assigned: tracker.states.count)
         WorkerMetrics.assigned(tracker.states.count)
-        worker.log.info("assigned \(partitions.count) partitions", metadata: ["partitions": "\(partitions.map(\.description).sorted().joined(separator: ","))"])
+        worker.log.info(
+            "assigned \(partitions.count) partitions", metadata: ["partitions": "\(partitions.map(\.description).sorted().joined(separator: ","))"])
         return offsets
     }
 

@@ -53,7 +53,8 @@ final class RDKafkaHandle: @unchecked Sendable {
         var low: Int64 = -1
         var high: Int64 = -1
         guard rd_kafka_get_watermark_offsets(pointer, topic, partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
-              high >= 0 else { return nil }
+            high >= 0
+        else { return nil }
         return (low, high)
     }
 }

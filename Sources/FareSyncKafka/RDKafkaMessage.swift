@@ -72,8 +72,8 @@ final class RDKafkaMessageBuffer: MessageBuffer, @unchecked Sendable {
     /// `parsedHeaders`' lock (the header parse), and destroyed in `deinit`.
     private let message: UnsafeMutablePointer<rd_kafka_message_t>
     private let handle: RDKafkaHandle
-    let keyBytes: UnsafeRawBufferPointer?
-    let valueBytes: UnsafeRawBufferPointer?
+    private let key: UnsafeRawBufferPointer?
+    private let value: UnsafeRawBufferPointer?
     /// The lock makes the first read, which parses inside the C message, happen once.
     private let parsedHeaders = Mutex<[MessageHeader]?>(nil)
 
@@ -81,9 +81,19 @@ final class RDKafkaMessageBuffer: MessageBuffer, @unchecked Sendable {
         self.message = message
         self.handle = handle
         let m = message.pointee
-        keyBytes = m.key.map { UnsafeRawBufferPointer(start: $0, count: m.key_len) }
-        valueBytes = m.payload.map { UnsafeRawBufferPointer(start: $0, count: m.len) }
+        key = m.key.map { UnsafeRawBufferPointer(start: $0, count: m.key_len) }
+        value = m.payload.map { UnsafeRawBufferPointer(start: $0, count: m.len) }
     }
+
+    func withKeyBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(self) { () throws(E) -> R in try body(key) }
+    }
+
+    func withValueBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(self) { () throws(E) -> R in try body(value) }
+    }
+
+    var byteCount: Int { (key?.count ?? 0) + (value?.count ?? 0) }
 
     var headers: [MessageHeader] {
         parsedHeaders.withLock { parsed in

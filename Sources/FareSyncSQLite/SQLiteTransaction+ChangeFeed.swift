@@ -27,20 +27,32 @@ extension SQLiteTransaction {
         let documents: [DocumentChange]
         let tombstones: [DocumentChange]
         if prefix.isEmpty {
-            documents = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT position, path, data FROM documents WHERE position > ? ORDER BY position LIMIT ?
-                """), arguments: [position, limit]).map { DocumentChange(position: $0[0], path: $0[1], text: $0[2] as String) }
-            tombstones = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT position, path FROM tombstones WHERE position > ? ORDER BY position LIMIT ?
-                """), arguments: [position, limit]).map { DocumentChange(position: $0[0], path: $0[1], text: nil) }
+            documents = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT position, path, data FROM documents WHERE position > ? ORDER BY position LIMIT ?
+                        """), arguments: [position, limit]
+            ).map { DocumentChange(position: $0[0], path: $0[1], text: $0[2] as String) }
+            tombstones = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT position, path FROM tombstones WHERE position > ? ORDER BY position LIMIT ?
+                        """), arguments: [position, limit]
+            ).map { DocumentChange(position: $0[0], path: $0[1], text: nil) }
         } else {
             let upper = Self.upperBound(of: prefix)
-            documents = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT position, path, data FROM documents WHERE path >= ? AND path < ? AND position > ? ORDER BY position LIMIT ?
-                """), arguments: [prefix, upper, position, limit]).map { DocumentChange(position: $0[0], path: $0[1], text: $0[2] as String) }
-            tombstones = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT position, path FROM tombstones WHERE position > ? AND path >= ? AND path < ? ORDER BY position LIMIT ?
-                """), arguments: [position, prefix, upper, limit]).map { DocumentChange(position: $0[0], path: $0[1], text: nil) }
+            documents = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT position, path, data FROM documents WHERE path >= ? AND path < ? AND position > ? ORDER BY position LIMIT ?
+                        """), arguments: [prefix, upper, position, limit]
+            ).map { DocumentChange(position: $0[0], path: $0[1], text: $0[2] as String) }
+            tombstones = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT position, path FROM tombstones WHERE position > ? AND path >= ? AND path < ? ORDER BY position LIMIT ?
+                        """), arguments: [position, prefix, upper, limit]
+            ).map { DocumentChange(position: $0[0], path: $0[1], text: nil) }
         }
         return DocumentChange.merge(documents, tombstones, limit: limit)
     }
@@ -60,7 +72,9 @@ extension SQLiteTransaction {
 
     func setFeedPosition(consumer: String, _ position: Int64?) throws {
         if let position {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO feed_consumers(name, position) VALUES (?, ?)").execute(arguments: [consumer, position])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO feed_consumers(name, position) VALUES (?, ?)").execute(arguments: [
+                consumer, position,
+            ])
         } else {
             try db.cachedStatement(sql: "DELETE FROM feed_consumers WHERE name = ?").execute(arguments: [consumer])
         }
@@ -69,10 +83,11 @@ extension SQLiteTransaction {
     func pruneTombstones() throws -> Int {
         // The deletes of this transaction get their tombstones (and the head its position) in the flush.
         try flush()
-        try db.execute(sql: """
-            DELETE FROM tombstones
-            WHERE position <= coalesce((SELECT min(position) FROM feed_consumers), (SELECT head FROM feed))
-            """)
+        try db.execute(
+            sql: """
+                DELETE FROM tombstones
+                WHERE position <= coalesce((SELECT min(position) FROM feed_consumers), (SELECT head FROM feed))
+                """)
         return db.changesCount
     }
 }

@@ -8,11 +8,13 @@ extension SQLiteTransaction {
 
     func isEmpty() throws -> Bool {
         try flush()
-        return try Bool.fetchOne(db, sql: """
-            SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM processed_events)
-               AND NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM parked)
-               AND NOT EXISTS (SELECT 1 FROM contract_orders) AND NOT EXISTS (SELECT 1 FROM open_reservations)
-            """) ?? false
+        return try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM processed_events)
+                   AND NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM parked)
+                   AND NOT EXISTS (SELECT 1 FROM contract_orders) AND NOT EXISTS (SELECT 1 FROM open_reservations)
+                """) ?? false
     }
 
     /// Inserts the rows with prepared statements, in the order they come (sorted by key), past the

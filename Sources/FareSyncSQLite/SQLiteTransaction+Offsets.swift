@@ -5,8 +5,10 @@ import GRDB
 /// written in the same transaction as the effects of the messages before it.
 extension SQLiteTransaction {
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
-        try Row.fetchOne(try db.cachedStatement(sql: "SELECT next, newest_event_time FROM offsets WHERE consumer = ? AND topic = ? AND part = ?"),
-                         arguments: [consumer, topic, Int64(partition)]).map { ConsumerPosition(next: $0[0], newestEventTime: $0[1]) }
+        try Row.fetchOne(
+            try db.cachedStatement(sql: "SELECT next, newest_event_time FROM offsets WHERE consumer = ? AND topic = ? AND part = ?"),
+            arguments: [consumer, topic, Int64(partition)]
+        ).map { ConsumerPosition(next: $0[0], newestEventTime: $0[1]) }
     }
 
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {

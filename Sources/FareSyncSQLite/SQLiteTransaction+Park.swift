@@ -8,19 +8,26 @@ extension SQLiteTransaction {
     func park(_ event: ParkedEvent) throws {
         parkedAccounts?.insert(ByteKey(event.account))
         let m = event.message
-        try db.cachedStatement(sql: """
-            INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [event.account, event.contractId, event.version, event.eventTime, JSONWriter.string(.object(event.data)),
-                             m.topic, m.key.map { Data($0) }, m.value.map { Data($0) }, m.timestamp,
-                             m.coordinates.map { Int64($0.partition) }, m.coordinates?.offset])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            event.account, event.contractId, event.version, event.eventTime, JSONWriter.string(.object(event.data)),
+            m.topic, m.key.map { Data($0) }, m.value.map { Data($0) }, m.timestamp,
+            m.coordinates.map { Int64($0.partition) }, m.coordinates?.offset,
+        ])
     }
 
     private func parked(_ condition: String, _ arguments: StatementArguments) throws -> [ParkedEvent] {
-        try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off
-            FROM parked WHERE \(condition) ORDER BY seq
-            """), arguments: arguments).map { row in
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off
+                    FROM parked WHERE \(condition) ORDER BY seq
+                    """), arguments: arguments
+        ).map { row in
             let data: String = row[5]
             let key: Data? = row[7]
             let value: Data? = row[8]
@@ -30,8 +37,9 @@ extension SQLiteTransaction {
             return ParkedEvent(
                 sequence: row[0], account: row[1], contractId: row[2], version: row[3], eventTime: row[4],
                 data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
-                message: StoredMessage(topic: row[6], key: key.map { [UInt8]($0) }, value: value.map { [UInt8]($0) },
-                                       timestamp: row[9], coordinates: coordinates))
+                message: StoredMessage(
+                    topic: row[6], key: key.map { [UInt8]($0) }, value: value.map { [UInt8]($0) },
+                    timestamp: row[9], coordinates: coordinates))
         }
     }
 

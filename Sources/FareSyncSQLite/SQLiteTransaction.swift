@@ -269,11 +269,13 @@ final class SQLiteTransaction: StoreAccelerations {
 
     func countDocuments(inCollection collection: String) throws -> Int {
         try flush()
-        return try Int.fetchOne(db.cachedStatement(sql: """
-            SELECT count(*) FROM documents
-            WHERE (path GLOB ?1 || '/*' OR path GLOB '*/' || ?1 || '/*')
-              AND NOT (path GLOB ?1 || '/*/*' OR path GLOB '*/' || ?1 || '/*/*')
-            """), arguments: [collection]) ?? 0
+        return try Int.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT count(*) FROM documents
+                    WHERE (path GLOB ?1 || '/*' OR path GLOB '*/' || ?1 || '/*')
+                      AND NOT (path GLOB ?1 || '/*/*' OR path GLOB '*/' || ?1 || '/*/*')
+                    """), arguments: [collection]) ?? 0
     }
 
     // MARK: Effectively once

@@ -33,8 +33,10 @@ enum StatementStep {
     }
 
     /// Binds `values` from parameter `index` on, then steps, resets and clears the statement.
-    private static func bind(_ values: ArraySlice<StepValue>, at index: Int32, _ handle: OpaquePointer?, _ statement: Statement,
-                             _ db: Database) throws -> Int {
+    private static func bind(
+        _ values: ArraySlice<StepValue>, at index: Int32, _ handle: OpaquePointer?, _ statement: Statement,
+        _ db: Database
+    ) throws -> Int {
         guard let value = values.first else {
             let rc = sqlite3_step(handle)
             let changes = Int(sqlite3_changes(db.sqliteConnection))
@@ -49,11 +51,12 @@ enum StatementStep {
         case .text(.some(var text)):
             return try text.withUTF8 { utf8 in
                 // A zero-length text must not be bound from a null pointer, which would bind NULL.
-                let rc = utf8.baseAddress.map { base in
-                    base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                        sqlite3_bind_text(handle, index, $0, Int32(utf8.count), nil)
-                    }
-                } ?? sqlite3_bind_text(handle, index, "", 0, transient)
+                let rc =
+                    utf8.baseAddress.map { base in
+                        base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                            sqlite3_bind_text(handle, index, $0, Int32(utf8.count), nil)
+                        }
+                    } ?? sqlite3_bind_text(handle, index, "", 0, transient)
                 guard rc == SQLITE_OK else { throw error(rc, statement, db) }
                 return try bind(rest, at: index + 1, handle, statement, db)
             }

@@ -14,23 +14,24 @@ enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("documents, claims, accounts, park, reconciler, offsets") { db in
-            try db.execute(sql: """
-                CREATE TABLE documents(path TEXT NOT NULL UNIQUE, data TEXT NOT NULL);
-                CREATE TABLE processed_events(id TEXT PRIMARY KEY) WITHOUT ROWID;
-                CREATE TABLE accounts(abt_id TEXT PRIMARY KEY, uid TEXT NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE parked(
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, contract_id TEXT NOT NULL,
-                    version TEXT NOT NULL, event_time INTEGER NOT NULL, data TEXT NOT NULL,
-                    topic TEXT NOT NULL, msg_key BLOB, msg_value BLOB, ts INTEGER, part INTEGER, off INTEGER);
-                CREATE INDEX parked_account ON parked(account);
-                CREATE INDEX parked_contract ON parked(contract_id);
-                CREATE INDEX parked_time ON parked(event_time);
-                CREATE TABLE contract_orders(uid TEXT NOT NULL, order_id TEXT NOT NULL, PRIMARY KEY(uid, order_id)) WITHOUT ROWID;
-                CREATE TABLE open_reservations(path TEXT PRIMARY KEY, created INTEGER NOT NULL, rejected INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE INDEX open_reservations_created ON open_reservations(created);
-                CREATE TABLE offsets(consumer TEXT NOT NULL, topic TEXT NOT NULL, part INTEGER NOT NULL, next INTEGER NOT NULL,
-                                     newest_event_time INTEGER, PRIMARY KEY(consumer, topic, part)) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE documents(path TEXT NOT NULL UNIQUE, data TEXT NOT NULL);
+                    CREATE TABLE processed_events(id TEXT PRIMARY KEY) WITHOUT ROWID;
+                    CREATE TABLE accounts(abt_id TEXT PRIMARY KEY, uid TEXT NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE parked(
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, contract_id TEXT NOT NULL,
+                        version TEXT NOT NULL, event_time INTEGER NOT NULL, data TEXT NOT NULL,
+                        topic TEXT NOT NULL, msg_key BLOB, msg_value BLOB, ts INTEGER, part INTEGER, off INTEGER);
+                    CREATE INDEX parked_account ON parked(account);
+                    CREATE INDEX parked_contract ON parked(contract_id);
+                    CREATE INDEX parked_time ON parked(event_time);
+                    CREATE TABLE contract_orders(uid TEXT NOT NULL, order_id TEXT NOT NULL, PRIMARY KEY(uid, order_id)) WITHOUT ROWID;
+                    CREATE TABLE open_reservations(path TEXT PRIMARY KEY, created INTEGER NOT NULL, rejected INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX open_reservations_created ON open_reservations(created);
+                    CREATE TABLE offsets(consumer TEXT NOT NULL, topic TEXT NOT NULL, part INTEGER NOT NULL, next INTEGER NOT NULL,
+                                         newest_event_time INTEGER, PRIMARY KEY(consumer, topic, part)) WITHOUT ROWID;
+                    """)
         }
         // The top-level `version` of each document, so that comparing versions reads no JSON.
         migrator.registerMigration("document versions") { db in
@@ -40,19 +41,21 @@ enum StoreSchema {
         // newest position handed out (kept apart, so that no position is handed out twice even when
         // its document and tombstone are gone), and the registered consumers.
         migrator.registerMigration("change feed") { db in
-            try db.execute(sql: """
-                ALTER TABLE documents ADD COLUMN position INTEGER;
-                UPDATE documents SET position = rowid;
-                CREATE INDEX documents_position ON documents(position);
-                CREATE TABLE tombstones(position INTEGER PRIMARY KEY, path TEXT NOT NULL);
-                CREATE TABLE feed(one INTEGER PRIMARY KEY CHECK (one = 1), identity TEXT NOT NULL, head INTEGER NOT NULL);
-                INSERT INTO feed VALUES (1, lower(hex(randomblob(16))), (SELECT coalesce(max(position), 0) FROM documents));
-                CREATE TABLE feed_consumers(name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE documents ADD COLUMN position INTEGER;
+                    UPDATE documents SET position = rowid;
+                    CREATE INDEX documents_position ON documents(position);
+                    CREATE TABLE tombstones(position INTEGER PRIMARY KEY, path TEXT NOT NULL);
+                    CREATE TABLE feed(one INTEGER PRIMARY KEY CHECK (one = 1), identity TEXT NOT NULL, head INTEGER NOT NULL);
+                    INSERT INTO feed VALUES (1, lower(hex(randomblob(16))), (SELECT coalesce(max(position), 0) FROM documents));
+                    CREATE TABLE feed_consumers(name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+                    """)
         }
         // The services' own records (users, signing keys, orders): JSON by kind and key.
         migrator.registerMigration("records") { db in
-            try db.execute(sql: "CREATE TABLE records(kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(kind, key)) WITHOUT ROWID")
+            try db.execute(
+                sql: "CREATE TABLE records(kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(kind, key)) WITHOUT ROWID")
         }
         return migrator
     }

@@ -30,8 +30,9 @@ extension Bench {
     static func workerRateFromFirstMessage(_ standardErrorFile: String) throws -> Double {
         let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
         guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("run: ") && $0.contains("from the first message") }),
-              let messages = Double(line.split(separator: " ")[1]),
-              let open = line.range(of: "("), let seconds = Double(line[open.upperBound...].prefix { $0 != " " }), seconds > 0 else {
+            let messages = Double(line.split(separator: " ")[1]),
+            let open = line.range(of: "("), let seconds = Double(line[open.upperBound...].prefix { $0 != " " }), seconds > 0
+        else {
             throw BenchError("no summary with the time from the first message in \(standardErrorFile)")
         }
         return messages / seconds
@@ -79,7 +80,9 @@ struct Bench: AsyncParsableCommand {
 
     func validate() throws {
         let unknown = parts.split(separator: ",").filter { Part(rawValue: String($0)) == nil }
-        if let first = unknown.first { throw ValidationError("--parts: \(first) is not a part (\(Part.allCases.map(\.rawValue).joined(separator: ", ")))") }
+        if let first = unknown.first {
+            throw ValidationError("--parts: \(first) is not a part (\(Part.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
     }
 
     func run() async throws {
@@ -109,12 +112,19 @@ struct Bench: AsyncParsableCommand {
         let c = try ConsumerBench.run(messages: consumerMessages, rounds: rounds)
         let consumerRatio = c.swiftRate / c.cRate
         let readerRatio = c.readerRate / c.cRate
-        run.say(String(format: "  plain C poll loop          %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process",
-                       c.cRate, c.cCPU.threadMicros, c.cCPU.processMicros))
-        run.say(String(format: "  the worker's KafkaConsumer %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process   consumer_ratio %.3f (goal >= 0.8)",
-                       c.swiftRate, c.swiftCPU.threadMicros, c.swiftCPU.processMicros, consumerRatio))
-        run.say(String(format: "  the recorder's topic reader %9.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process   reader_ratio %.3f",
-                       c.readerRate, c.readerCPU.threadMicros, c.readerCPU.processMicros, readerRatio))
+        run.say(
+            String(
+                format: "  plain C poll loop          %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process",
+                c.cRate, c.cCPU.threadMicros, c.cCPU.processMicros))
+        run.say(
+            String(
+                format:
+                    "  the worker's KafkaConsumer %10.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process   consumer_ratio %.3f (goal >= 0.8)",
+                c.swiftRate, c.swiftCPU.threadMicros, c.swiftCPU.processMicros, consumerRatio))
+        run.say(
+            String(
+                format: "  the recorder's topic reader %9.0f msg/s   CPU per message: %.2f us reading thread, %.2f us process   reader_ratio %.3f",
+                c.readerRate, c.readerCPU.threadMicros, c.readerCPU.processMicros, readerRatio))
         run.say(String(format: "  decoding (CloudEvent + data) %10.0f events/s", c.decodeRate))
         run.field("consumer_ratio", "%.3f", consumerRatio)
         run.field("reader_ratio", "%.3f", readerRatio)
@@ -126,11 +136,15 @@ struct Bench: AsyncParsableCommand {
         run.say("replay: \(events) events into a fresh SQLite store, best of \(replayRounds) rounds each (replay, then floor, per round)")
         let r = try await ReplayBench.run(log: replayLog, events: events, directory: run.dir, rounds: replayRounds)
         for (i, round) in r.rounds.enumerated() {
-            run.say(String(format: "  round %d: replay %8.0f, raw %8.0f events/s, ratio %.3f", i + 1, round.replay, round.raw, round.replay / round.raw))
+            run.say(
+                String(format: "  round %d: replay %8.0f, raw %8.0f events/s, ratio %.3f", i + 1, round.replay, round.raw, round.replay / round.raw))
         }
         let replayRatio = r.replayRate / r.rawRate
         run.say(String(format: "  faresync replay        %10.0f events/s", r.replayRate))
-        run.say(String(format: "  raw GRDB upserts       %10.0f events/s (%d final documents)   ratio %.3f (goal >= 0.5)", r.rawRate, r.documents, replayRatio))
+        run.say(
+            String(
+                format: "  raw GRDB upserts       %10.0f events/s (%d final documents)   ratio %.3f (goal >= 0.5)", r.rawRate, r.documents,
+                replayRatio))
         try? FileManager.default.removeItem(atPath: replayLog)
         run.field("replay_ratio", "%.3f", replayRatio)
     }
@@ -188,8 +202,10 @@ struct Bench: AsyncParsableCommand {
         let broker = try await brokerHolding(run, first, partitions: partitions, name: "worker")
         defer { Child.stop(broker.pid) }
         let store = run.dir + "/worker.sqlite"
-        let worker = [run.exe, "run", "--brokers", broker.bootstrap, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error",
-                      "--store", "sqlite:" + store]
+        let worker = [
+            run.exe, "run", "--brokers", broker.bootstrap, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error",
+            "--store", "sqlite:" + store,
+        ]
         let drained = try Child.run(worker, standardErrorFile: run.dir + "/worker-1.err")
         guard drained.status == 0 else { throw BenchError("run failed with status \(drained.status)") }
         let workerRate = try Self.workerRateFromFirstMessage(run.dir + "/worker-1.err")
@@ -200,9 +216,15 @@ struct Bench: AsyncParsableCommand {
         guard steady.status == 0 else { throw BenchError("run failed with status \(steady.status)") }
         let steadyRate = try Self.workerRateFromFirstMessage(run.dir + "/worker-2.err")
         let ratio = workerRate / floorRate
-        run.say(String(format: "  %d events, %d partitions per topic: worker %8.0f events/s, raw GRDB upserts of its %d final documents %8.0f events/s   worker_ratio %.3f (goal >= 0.3)",
-                       events, partitions, workerRate, documents, floorRate, ratio))
-        run.say(String(format: "  a second backlog of %d events on top: worker %8.0f events/s   against the same floor %.3f", more, steadyRate, steadyRate / floorRate))
+        run.say(
+            String(
+                format:
+                    "  %d events, %d partitions per topic: worker %8.0f events/s, raw GRDB upserts of its %d final documents %8.0f events/s   worker_ratio %.3f (goal >= 0.3)",
+                events, partitions, workerRate, documents, floorRate, ratio))
+        run.say(
+            String(
+                format: "  a second backlog of %d events on top: worker %8.0f events/s   against the same floor %.3f", more, steadyRate,
+                steadyRate / floorRate))
         run.field("worker_ratio", "%.3f", ratio)
         run.field("worker_steady_ratio", "%.3f", steadyRate / floorRate)
         for path in [first, second] { try? FileManager.default.removeItem(atPath: path) }
@@ -226,8 +248,10 @@ struct Bench: AsyncParsableCommand {
             let plain = try Child.run(worker + ["--store", "sqlite:\(run.dir)/e2e.sqlite"], standardErrorFile: run.dir + "/e2e.err")
             guard plain.status == 0 else { throw BenchError("run failed with status \(plain.status)") }
             let e2eRate = rate(e2eCount, plain.elapsed)
-            run.say(String(format: "  %d events in %.1f s (group join included): %.0f events/s, %d partitions per topic", e2eCount,
-                           Double(plain.elapsed.components.seconds) + Double(plain.elapsed.components.attoseconds) / 1e18, e2eRate, partitions))
+            run.say(
+                String(
+                    format: "  %d events in %.1f s (group join included): %.0f events/s, %d partitions per topic", e2eCount,
+                    Double(plain.elapsed.components.seconds) + Double(plain.elapsed.components.attoseconds) / 1e18, e2eRate, partitions))
             run.field("e2e_eps", "%.0f", e2eRate)
             return EndToEnd(broker: broker, worker: worker, plainRate: try Self.workerRate(run.dir + "/e2e.err"))
         } catch {
@@ -246,20 +270,29 @@ struct Bench: AsyncParsableCommand {
         guard loaded.status == 0 else { throw BenchError("faresync replay failed with status \(loaded.status)") }
         let m = try await FirestoreBench.run(exe: run.exe, store: run.dir + "/mirror.sqlite", emulator: emulator, rounds: mirrorRounds)
         for (i, round) in m.rounds.enumerated() {
-            run.say(String(format: "  round %d: minimal client %7.0f, faresync mirror %7.0f documents/s, ratio %.3f", i + 1, round.floor, round.mirror,
-                           round.mirror / round.floor))
+            run.say(
+                String(
+                    format: "  round %d: minimal client %7.0f, faresync mirror %7.0f documents/s, ratio %.3f", i + 1, round.floor, round.mirror,
+                    round.mirror / round.floor))
         }
         let mirrorRatio = m.mirrorRate / m.floorRate
-        run.say(String(format: "  %d documents (%d events): minimal client %.0f, faresync mirror %.0f documents/s   mirror_ratio %.3f (goal >= 0.9)",
-                       m.documents, mirrorCount, m.floorRate, m.mirrorRate, mirrorRatio))
+        run.say(
+            String(
+                format: "  %d documents (%d events): minimal client %.0f, faresync mirror %.0f documents/s   mirror_ratio %.3f (goal >= 0.9)",
+                m.documents, mirrorCount, m.floorRate, m.mirrorRate, mirrorRatio))
         // The worker's own time (its summary line), without the mirror's catch-up after it.
-        let mirrored = try Child.run(e2e.worker + ["--group", "faresync-firestore", "--store", "sqlite:\(run.dir)/e2e-firestore.sqlite",
-                                                   "--firestore", emulator.host], standardErrorFile: run.dir + "/e2e-firestore.err")
+        let mirrored = try Child.run(
+            e2e.worker + [
+                "--group", "faresync-firestore", "--store", "sqlite:\(run.dir)/e2e-firestore.sqlite",
+                "--firestore", emulator.host,
+            ], standardErrorFile: run.dir + "/e2e-firestore.err")
         guard mirrored.status == 0 else { throw BenchError("run --firestore failed with status \(mirrored.status)") }
         let withMirror = try Self.workerRate(run.dir + "/e2e-firestore.err")
         let workerRatio = withMirror / e2e.plainRate
-        run.say(String(format: "  worker without --firestore %8.0f events/s, with %8.0f events/s   firestore_worker_ratio %.3f (goal >= 0.9)",
-                       e2e.plainRate, withMirror, workerRatio))
+        run.say(
+            String(
+                format: "  worker without --firestore %8.0f events/s, with %8.0f events/s   firestore_worker_ratio %.3f (goal >= 0.9)",
+                e2e.plainRate, withMirror, workerRatio))
         run.field("mirror_ratio", "%.3f", mirrorRatio)
         run.field("firestore_worker_ratio", "%.3f", workerRatio)
     }
@@ -268,19 +301,24 @@ struct Bench: AsyncParsableCommand {
         run.say("http: faresync serve under wrk (2 threads, 16 connections, \(httpSeconds) s a run), best of \(httpRounds) rounds each")
         let h = try HTTPBench.run(exe: run.exe, directory: run.dir, seconds: httpSeconds, rounds: httpRounds)
         for (i, round) in h.rounds.enumerated() {
-            run.say(String(format: "  round %d: /healthz %8.0f, /readyz %8.0f, authenticated /ticket/v1/reservations %8.0f req/s, ratio %.3f", i + 1,
-                           round.health.requestsPerSecond, round.ready.requestsPerSecond, round.authenticated.requestsPerSecond,
-                           round.authenticated.requestsPerSecond / round.health.requestsPerSecond))
+            run.say(
+                String(
+                    format: "  round %d: /healthz %8.0f, /readyz %8.0f, authenticated /ticket/v1/reservations %8.0f req/s, ratio %.3f", i + 1,
+                    round.health.requestsPerSecond, round.ready.requestsPerSecond, round.authenticated.requestsPerSecond,
+                    round.authenticated.requestsPerSecond / round.health.requestsPerSecond))
         }
         let authRatio = h.authenticated.requestsPerSecond / h.health.requestsPerSecond
         let storeRatio = h.authenticated.requestsPerSecond / h.ready.requestsPerSecond
-        run.say(String(format: "  GET /healthz (no token, no store)        %8.0f req/s, p99 %.2f ms", h.health.requestsPerSecond, h.health.p99Milliseconds))
-        run.say(String(format: "  GET /readyz (no token, one store read)   %8.0f req/s, p99 %.2f ms", h.ready.requestsPerSecond, h.ready.p99Milliseconds))
-        run.say(String(format: "  GET /ticket/v1/reservations (ID token)   %8.0f req/s, p99 %.2f ms   auth_ratio %.3f (goal >= 0.7), against /readyz %.3f",
-                       h.authenticated.requestsPerSecond, h.authenticated.p99Milliseconds, authRatio, storeRatio))
+        run.say(
+            String(
+                format: "  GET /healthz (no token, no store)        %8.0f req/s, p99 %.2f ms", h.health.requestsPerSecond, h.health.p99Milliseconds))
+        run.say(
+            String(format: "  GET /readyz (no token, one store read)   %8.0f req/s, p99 %.2f ms", h.ready.requestsPerSecond, h.ready.p99Milliseconds))
+        run.say(
+            String(
+                format: "  GET /ticket/v1/reservations (ID token)   %8.0f req/s, p99 %.2f ms   auth_ratio %.3f (goal >= 0.7), against /readyz %.3f",
+                h.authenticated.requestsPerSecond, h.authenticated.p99Milliseconds, authRatio, storeRatio))
         run.field("auth_ratio", "%.3f", authRatio)
         run.field("auth_store_ratio", "%.3f", storeRatio)
     }
 }
-
-

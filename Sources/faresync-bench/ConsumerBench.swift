@@ -60,8 +60,9 @@ enum ConsumerBench {
             for m in sample { if case .success = EventDecoder.decode(m) { decoded += 1 } else { decoded += 1 } }
         }
         let decodeTime = ContinuousClock.now - started
-        return Result(messages: count, cRate: rate(count, cBest), swiftRate: rate(count, swiftBest), readerRate: rate(count, readerBest),
-                      decodeRate: rate(decoded, decodeTime), cCPU: cCPU, swiftCPU: swiftCPU, readerCPU: readerCPU)
+        return Result(
+            messages: count, cRate: rate(count, cBest), swiftRate: rate(count, swiftBest), readerRate: rate(count, readerBest),
+            decodeRate: rate(decoded, decodeTime), cCPU: cCPU, swiftCPU: swiftCPU, readerCPU: readerCPU)
     }
 
     static func plainC(_ bootstrap: String, partitions: Int, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
@@ -201,8 +202,9 @@ struct CPUTime {
 
     func perMessage(_ count: Int) -> PerMessage {
         let n = Double(max(1, count))
-        return PerMessage(threadMicros: (Self.clock(CLOCK_THREAD_CPUTIME_ID) - thread) * 1e6 / n,
-                          processMicros: (Self.clock(CLOCK_PROCESS_CPUTIME_ID) - process) * 1e6 / n)
+        return PerMessage(
+            threadMicros: (Self.clock(CLOCK_THREAD_CPUTIME_ID) - thread) * 1e6 / n,
+            processMicros: (Self.clock(CLOCK_PROCESS_CPUTIME_ID) - process) * 1e6 / n)
     }
 
     private static func clock(_ id: clockid_t) -> Double {

@@ -18,9 +18,12 @@ enum FirestoreBench {
         static func start() async throws -> Emulator {
             guard FileManager.default.fileExists(atPath: jar) else { throw BenchError("the Cloud Firestore emulator is not installed (\(jar))") }
             let port = try freePort()
-            let pid = try Child.start(["/usr/bin/env", "java", "-Duser.language=en", "-cp", jar,
-                                       "com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start",
-                                       "--host=127.0.0.1", "--port=\(port)"], ownGroup: true)
+            let pid = try Child.start(
+                [
+                    "/usr/bin/env", "java", "-Duser.language=en", "-cp", jar,
+                    "com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start",
+                    "--host=127.0.0.1", "--port=\(port)",
+                ], ownGroup: true)
             let emulator = Emulator(pid: pid, host: "127.0.0.1:\(port)")
             let client = FirestoreClient(endpoint: FirestoreEndpoint(host: emulator.host, project: project))
             for _ in 0..<240 {
@@ -61,8 +64,10 @@ enum FirestoreBench {
         }
         func timeMirror() async throws -> Double {
             try await client.clearEmulator()
-            let mirrored = try Child.run([exe, "mirror", "--store", "sqlite:" + store, "--firestore", emulator.host,
-                                          "--firestore-project", project])
+            let mirrored = try Child.run([
+                exe, "mirror", "--store", "sqlite:" + store, "--firestore", emulator.host,
+                "--firestore-project", project,
+            ])
             guard mirrored.status == 0 else { throw BenchError("faresync mirror failed with status \(mirrored.status)") }
             return rate(documents, mirrored.elapsed)
         }

@@ -21,8 +21,11 @@ enum HTTPBench {
         guard let wrk = which("wrk") else { throw BenchError("wrk is not installed (make setup installs it)") }
         let port = try FirestoreBench.freePort()
         let base = "http://127.0.0.1:\(port)"
-        let server = try Child.start([exe, "serve", "--http-port", "\(port)", "--store", "sqlite:\(directory)/http.sqlite",
-                                      "--bcrypt-cost", "4", "--issue-delay", "3600"], ownGroup: true)
+        let server = try Child.start(
+            [
+                exe, "serve", "--http-port", "\(port)", "--store", "sqlite:\(directory)/http.sqlite",
+                "--bcrypt-cost", "4", "--issue-delay", "3600",
+            ], ownGroup: true)
         defer { Child.stop(server, group: true) }
         var ready = false
         for _ in 0..<100 where !ready {
@@ -31,13 +34,18 @@ enum HTTPBench {
         }
         guard ready else { throw BenchError("faresync serve did not start") }
         // A provisioned user with three open reservations, as the app would list them.
-        let session = try JSONParser.parse(try output(["/usr/bin/env", "curl", "-fs", "-X", "POST", "-d", "{}",
-                                                        base + "/identitytoolkit.googleapis.com/v1/accounts:signUp"]))
+        let session = try JSONParser.parse(
+            try output([
+                "/usr/bin/env", "curl", "-fs", "-X", "POST", "-d", "{}",
+                base + "/identitytoolkit.googleapis.com/v1/accounts:signUp",
+            ]))
         guard let token = session["idToken"]?.stringValue else { throw BenchError("no ID token from accounts:signUp") }
         let offer = try Catalogue.offer(product: Catalogue.products[0].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
         for _ in 0..<3 {
-            _ = try output(["/usr/bin/env", "curl", "-fs", "-X", "POST", "-H", "Authorization: Bearer \(token)",
-                            "-d", #"{"offers":[{"offerId":"\#(offer.id)","count":1}],"paymentType":2}"#, base + "/ticket/v1/reserve"])
+            _ = try output([
+                "/usr/bin/env", "curl", "-fs", "-X", "POST", "-H", "Authorization: Bearer \(token)",
+                "-d", #"{"offers":[{"offerId":"\#(offer.id)","count":1}],"paymentType":2}"#, base + "/ticket/v1/reserve",
+            ])
         }
         func load(_ path: String, authenticated: Bool) throws -> Load {
             var arguments = [wrk, "-t2", "-c16", "-d\(seconds)s", "--latency"]

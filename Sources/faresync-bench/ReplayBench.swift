@@ -77,7 +77,8 @@ extension ReplayBench {
         for start in stride(from: 0, to: documents.count, by: 1000) {
             let chunk = documents[start..<min(start + 1000, documents.count)]
             try await raw.write { db in
-                let upsert = try db.cachedStatement(sql: "INSERT INTO documents(path, data) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET data = excluded.data")
+                let upsert = try db.cachedStatement(
+                    sql: "INSERT INTO documents(path, data) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET data = excluded.data")
                 for (path, data) in chunk { try upsert.execute(arguments: [path, data]) }
             }
         }

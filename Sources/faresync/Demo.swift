@@ -33,18 +33,22 @@ struct Demo: AsyncParsableCommand {
         let opened = try store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
         let started = ContinuousClock.now
-        let replay = FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions ?? 1, loadByAccount: partitions == nil))
+        let replay = FareSyncCore.Replay(
+            dispatcher: dispatcher, options: ReplayOptions(partitions: partitions ?? 1, loadByAccount: partitions == nil))
         let (report, mirrored) = try await firestoreOptions.mirroring(opened) { try await replay.run([.messages(messages)]) }
         let summary = try await StoreSummary.read(opened)
-        print(SummaryText.render(report: report, summary: summary, elapsed: ContinuousClock.now - started,
-                                 partitions: partitions ?? 1, store: store.description))
+        print(
+            SummaryText.render(
+                report: report, summary: summary, elapsed: ContinuousClock.now - started,
+                partitions: partitions ?? 1, store: store.description))
         if let mirrored { print(mirrored) }
         if case .sqlite = store {
             print("look inside: faresync export --store \(store)")
         }
         guard serve else { return }
         // The demo's day is loaded; from here on, people's requests add to it.
-        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: nil, kafka: nil,
-                                mirror: firestoreOptions.mirror(of: opened), logger: serving.bootstrapLogging())
+        try await serving.serve(
+            store: opened, named: store.description, dispatcher: dispatcher, log: nil, kafka: nil,
+            mirror: firestoreOptions.mirror(of: opened), logger: serving.bootstrapLogging())
     }
 }

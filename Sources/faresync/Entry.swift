@@ -6,7 +6,10 @@ struct FareSync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faresync",
         abstract: "The event-driven backend of an account-based ticketing app: Kafka fare contracts into a Firestore-shaped store.",
-        subcommands: [Demo.self, Simulate.self, Replay.self, Run.self, Record.self, ExportCommand.self, Changes.self, Mirror.self, Serve.self, Token.self, RotateKeys.self, DevBroker.self])
+        subcommands: [
+            Demo.self, Simulate.self, Replay.self, Run.self, Record.self, ExportCommand.self, Changes.self, Mirror.self, Serve.self, Token.self,
+            RotateKeys.self, DevBroker.self,
+        ])
 }
 
 /// Exit statuses: 0 success, 1 runtime failure (with its cause), 2 usage error (one line).
@@ -44,8 +47,9 @@ enum Entry {
     /// there at exit: what the benchmark reads (a spawner's rusage can include its own memory).
     static func reportPeakMemory() {
         guard let file = ProcessInfo.processInfo.environment["FARESYNC_PEAK_MEMORY_FILE"],
-              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return }
+            let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return }
         let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "0"
         try? Data((kib + "\n").utf8).write(to: URL(fileURLWithPath: file))
     }
@@ -65,10 +69,10 @@ enum Entry {
 /// not part of Swift's Glibc module, and CRdKafka stays the only C import.)
 func fixMmapThreshold() {
     #if os(Linux)
-    typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-    let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
-    _ = unsafeBitCast(symbol, to: Mallopt.self)(mmapThreshold, 128 * 1024)
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
+        _ = unsafeBitCast(symbol, to: Mallopt.self)(mmapThreshold, 128 * 1024)
     #endif
 }
 

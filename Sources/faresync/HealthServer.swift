@@ -18,12 +18,14 @@ struct HealthServer {
             do { try await store.write { _ in } } catch { writable = false }
             let ready = assigned > 0 && writable
             let text = "\(ready ? "ready" : "not ready"): \(assigned) partitions assigned, store \(writable ? "writable" : "not writable")\n"
-            return Response(status: ready ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            return Response(
+                status: ready ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
         router.get("metrics") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(string: registry.emitToString())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: registry.emitToString())))
         }
         application = Application(router: router, configuration: .init(address: .hostname(host, port: port)), logger: logger)
     }

@@ -24,7 +24,9 @@ struct FirestoreOptions: ParsableArguments {
                 throw ValidationError("--firestore \(host): expected HOST:PORT")
             }
         }
-        guard !firestoreProject.isEmpty, firestoreProject.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }) else {
+        guard !firestoreProject.isEmpty,
+            firestoreProject.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
+        else {
             throw ValidationError("--firestore-project \(firestoreProject): use lowercase letters, digits and '-'")
         }
     }
@@ -65,7 +67,8 @@ extension FirestoreMirror {
 
     nonisolated func summary(elapsed: Duration) async -> String {
         let s = await status
-        var line = "mirrored to \(client.endpoint): \(s.written) documents written, \(s.deleted) deleted in \(String(format: "%.2f", elapsed.seconds)) s; feed position \(s.position)"
+        var line =
+            "mirrored to \(client.endpoint): \(s.written) documents written, \(s.deleted) deleted in \(String(format: "%.2f", elapsed.seconds)) s; feed position \(s.position)"
         if s.refused > 0 { line += "; \(s.refused) documents refused by the emulator (faresync mirror --verify lists them)" }
         if s.failures > 0 { line += "; \(s.failures) failed attempts retried" }
         return line

@@ -28,7 +28,11 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "In-process partitions per topic, when replaying batch by batch (a load by account does not use them).") var partitions = 1
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
-    @Flag(inversion: .prefixedNo, help: "Into an empty store, as fast as possible, from files: load by partitions of accounts (spill files in $TMPDIR, about the logs' size) instead of batch by batch.")
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Into an empty store, as fast as possible, from files: load by partitions of accounts (spill files in $TMPDIR, about the logs' size) instead of batch by batch."
+    )
     var loadByAccount = true
     @Option(help: "Produce the logs to this Kafka cluster instead (or @FILE written by dev-broker), keeping keys, headers and timestamps.")
     var brokers: String?
@@ -51,8 +55,11 @@ struct Replay: AsyncParsableCommand {
         // As fast as possible, Entur's backoff advances virtual time; paced, it really waits.
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
         let dispatcher = TriggerDispatcher(store: store, entur: entur)
-        let replay = FareSyncCore.Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, speed: speed, batchSize: batchSize,
-                                                                                        loadByAccount: loadByAccount))
+        let replay = FareSyncCore.Replay(
+            dispatcher: dispatcher,
+            options: ReplayOptions(
+                partitions: partitions, speed: speed, batchSize: batchSize,
+                loadByAccount: loadByAccount))
         let progress = ProgressLine(label: "replay")
         let started = ContinuousClock.now
         let (report, mirrored) = try await firestoreOptions.mirroring(store) {
@@ -61,8 +68,10 @@ struct Replay: AsyncParsableCommand {
             return report
         }
         let summary = try await StoreSummary.read(store)
-        print(SummaryText.render(report: report, summary: summary, elapsed: ContinuousClock.now - started,
-                                 partitions: partitions, store: self.store.description))
+        print(
+            SummaryText.render(
+                report: report, summary: summary, elapsed: ContinuousClock.now - started,
+                partitions: partitions, store: self.store.description))
         if let mirrored { print(mirrored) }
     }
 }
@@ -86,6 +95,8 @@ extension Replay {
         }
         try publisher.finish()
         progress.finish()
-        print("published \(publisher.published) messages to \(bootstrap)\(unreadable > 0 ? "; \(unreadable) unreadable lines were not published (they have no topic)" : "")")
+        print(
+            "published \(publisher.published) messages to \(bootstrap)\(unreadable > 0 ? "; \(unreadable) unreadable lines were not published (they have no topic)" : "")"
+        )
     }
 }

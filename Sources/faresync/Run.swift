@@ -75,14 +75,17 @@ struct Run: AsyncParsableCommand {
             let health = HealthServer(host: httpHost, port: httpPort, worker: worker, store: opened, registry: registry, logger: logger)
             services.append(.init(service: health.application))
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         let started = ContinuousClock.now
         try await group.run()
         let o = dispatcher.outcomes
         let ended = ContinuousClock.now
         let fromFirst = worker.status.firstMessage.map { String(format: " (%.2f s from the first message)", (ended - $0).seconds) } ?? ""
-        standardError("run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered")
+        standardError(
+            "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered"
+        )
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its
         // position is safe in the emulator).
         if let mirror, exitAtEnd { standardError("run: " + (try await mirror.catchUpShowingProgress())) }

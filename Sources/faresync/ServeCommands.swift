@@ -1,9 +1,9 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncKafka
-import FareSyncFirestore
 import Foundation
 import Hummingbird
 import HummingbirdAuth
@@ -15,10 +15,14 @@ import ServiceLifecycle
 /// applies it with the same triggers as a replay (or to Kafka, for a worker).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the identity service (Firebase Auth emulator protocol) and the ticket service over HTTP, applying their events into the store.")
+        abstract:
+            "Serve the identity service (Firebase Auth emulator protocol) and the ticket service over HTTP, applying their events into the store.")
 
     @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
-    @Option(help: "Publish the events to Kafka (bootstrap servers, or @FILE written by dev-broker) for a `faresync run` to consume, instead of applying them here.")
+    @Option(
+        help:
+            "Publish the events to Kafka (bootstrap servers, or @FILE written by dev-broker) for a `faresync run` to consume, instead of applying them here."
+    )
     var brokers: String?
     @Option(help: "Append every message applied here to this file as a kcat -J line (a log that replays to the same store).")
     var log: String?
@@ -27,7 +31,9 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var firestoreOptions: FirestoreOptions
 
     func validate() throws {
-        if log != nil, brokers != nil { throw ValidationError("--log records what is applied here; with --brokers, record the topics (faresync record)") }
+        if log != nil, brokers != nil {
+            throw ValidationError("--log records what is applied here; with --brokers, record the topics (faresync record)")
+        }
     }
 
     func run() async throws {
@@ -43,8 +49,9 @@ struct Serve: AsyncParsableCommand {
         }
         var kafka: KafkaEventPublisher?
         if let brokers { kafka = try makePublisher(brokers) }
-        try await serving.serve(store: opened, named: store.description, dispatcher: dispatcher, log: sink, offsets: offsets, kafka: kafka,
-                                mirror: firestoreOptions.mirror(of: opened), logger: logger)
+        try await serving.serve(
+            store: opened, named: store.description, dispatcher: dispatcher, log: sink, offsets: offsets, kafka: kafka,
+            mirror: firestoreOptions.mirror(of: opened), logger: logger)
     }
 }
 
@@ -96,23 +103,27 @@ struct ServeOptions: ParsableArguments {
 
     /// Serves both services over `store` until SIGINT or SIGTERM. Events go to `kafka` when given,
     /// else through `dispatcher` (written to `log` too), which this process then sweeps.
-    func serve(store: any DocumentStore, named name: String, dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)?,
-               offsets: [String: Int64] = [:], kafka: KafkaEventPublisher?, mirror: FirestoreMirror?, logger: Logger) async throws {
+    func serve(
+        store: any DocumentStore, named name: String, dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)?,
+        offsets: [String: Int64] = [:], kafka: KafkaEventPublisher?, mirror: FirestoreMirror?, logger: Logger
+    ) async throws {
         let inProcess = DispatchingPublisher(dispatcher: dispatcher, offsets: offsets, log: log)
         let publisher: any EventPublisher = kafka ?? inProcess
         let identity = IdentityService(project: project, store: store, publisher: publisher, bcryptCost: UInt8(bcryptCost))
         _ = try await KeyRing.load(from: store, now: IdentityClock.system.milliseconds())
         let verifier = identity.verifier(keys: jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }, leeway: Int64(tokenLeeway))
-        let tickets = TicketService(store: store, publisher: publisher, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
-                                    appRedirect: appRedirect, issueDelay: .milliseconds(Int64(issueDelay * 1000)),
-                                    now: IdentityClock.system.milliseconds)
+        let tickets = TicketService(
+            store: store, publisher: publisher, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
+            appRedirect: appRedirect, issueDelay: .milliseconds(Int64(issueDelay * 1000)),
+            now: IdentityClock.system.milliseconds)
         try await tickets.issuePending()
         let router = Router(context: BasicAuthRequestContext<IDToken>.self)
         router.get("healthz") { _, _ in "ok\n" }
         router.get("readyz") { _, _ -> Response in
             let readable = (try? await store.readCommitted { try $0.feedHead() }) != nil
-            return Response(status: readable ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: readable ? "ready\n" : "not ready: the store cannot be read\n")))
+            return Response(
+                status: readable ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: readable ? "ready\n" : "not ready: the store cannot be read\n")))
         }
         IdentityRoutes<BasicAuthRequestContext<IDToken>>(identity: identity).add(to: router)
         TicketRoutes<BasicAuthRequestContext<IDToken>>(tickets: tickets, verifier: verifier).add(to: router)
@@ -130,8 +141,9 @@ struct ServeOptions: ParsableArguments {
             try await mirror.register()
             services.append(.init(service: mirror))
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }
@@ -205,7 +217,8 @@ final class LineAppender: Sendable {
         if let existing = FileManager.default.contents(atPath: path) {
             for line in existing.split(separator: UInt8(ascii: "\n")) {
                 guard let entry = try? JSONParser.parse(Array(line)), let topic = entry["topic"]?.stringValue,
-                      let offset = entry["offset"]?.int64Value else { continue }
+                    let offset = entry["offset"]?.int64Value
+                else { continue }
                 next[topic] = max(next[topic] ?? 0, offset + 1)
             }
         } else {

@@ -13,13 +13,19 @@ enum SummaryText {
         if let w = report.watermark { lines.append("  watermark (newest event time)  \(RFC3339.format(milliseconds: w))") }
         lines.append("  events applied                 \(o.events - o.duplicateEvents - o.deadLetters), duplicates skipped \(o.duplicateEvents)")
         lines.append("  users created                  \(o.usersCreated)")
-        lines.append("  contracts stored               \(o.contractsStored) (unchanged: stale or duplicate \(o.contractsUnchanged), parked \(o.contractsParked), applied from the park \(o.contractsUnparked))")
-        lines.append("  reservations                   written \(o.reservationsWritten), reconciled \(o.reservationsReconciled), cancelled \(o.reservationsCancelled), expired \(o.reservationsExpired), skipped \(o.reservationsSkipped)")
+        lines.append(
+            "  contracts stored               \(o.contractsStored) (unchanged: stale or duplicate \(o.contractsUnchanged), parked \(o.contractsParked), applied from the park \(o.contractsUnparked))"
+        )
+        lines.append(
+            "  reservations                   written \(o.reservationsWritten), reconciled \(o.reservationsReconciled), cancelled \(o.reservationsCancelled), expired \(o.reservationsExpired), skipped \(o.reservationsSkipped)"
+        )
         lines.append("  payment updates                applied \(o.paymentsApplied), ignored \(o.paymentsIgnored)")
         let reasons = o.deadLettersByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append("  dead-lettered                  \(o.deadLetters)\(reasons.isEmpty ? "" : " (\(reasons))")")
         lines.append("store \(store) now holds:")
-        lines.append("  users \(summary.users), customers \(summary.customers), fare contracts \(summary.fareContracts), open reservations \(summary.openReservations), parked contracts \(summary.parkedFareContracts), dead letters \(summary.deadLetters)")
+        lines.append(
+            "  users \(summary.users), customers \(summary.customers), fare contracts \(summary.fareContracts), open reservations \(summary.openReservations), parked contracts \(summary.parkedFareContracts), dead letters \(summary.deadLetters)"
+        )
         return lines.joined(separator: "\n")
     }
 }

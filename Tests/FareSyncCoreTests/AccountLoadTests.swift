@@ -1,13 +1,16 @@
-@testable import FareSyncCore
 import Foundation
 import Testing
+
+@testable import FareSyncCore
 
 /// Loading an empty store by partitions of accounts (`AccountLoad`) ends the store exactly as
 /// replaying the same messages batch by batch does.
 @Suite struct AccountLoadTests {
     /// Replays `messages` into a new memory store by account, in partitions of about `partitionBytes`.
-    static func load(_ messages: [SourceMessage], partitionBytes: Int, workers: Int = 2,
-                     store: MemoryStore = MemoryStore()) async throws -> (export: String, report: ReplayReport) {
+    static func load(
+        _ messages: [SourceMessage], partitionBytes: Int, workers: Int = 2,
+        store: MemoryStore = MemoryStore()
+    ) async throws -> (export: String, report: ReplayReport) {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         var options = ReplayOptions(batchSize: 50)
         options.loadPartitionBytes = partitionBytes
@@ -122,17 +125,21 @@ import Testing
     /// applies — the one in the lower partition, so the load ends the same every time.
     @Test func anIdCarriedByEventsOfTwoAccountsAppliesOnce() async throws {
         func reservation(_ uid: String, order: String) -> SourceMessage {
-            let data = #"{"customerId":"\#(uid)","orderId":"\#(order)","paymentId":1,"transactionId":2,"paymentType":2,"url":"https://x","created":"2026-11-20T10:00:00.000Z"}"#
-            let value = #"{"specversion":"1.0","id":"same-id","source":"//atb/ticketing","type":"ticketing.reservation.created","time":"2026-11-20T10:00:00.000Z","datacontenttype":"application/json","data":\#(data)}"#
-            return SourceMessage(topic: "reservations", key: Array(uid.utf8), value: Array(value.utf8),
-                                 headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: 1)
+            let data =
+                #"{"customerId":"\#(uid)","orderId":"\#(order)","paymentId":1,"transactionId":2,"paymentType":2,"url":"https://x","created":"2026-11-20T10:00:00.000Z"}"#
+            let value =
+                #"{"specversion":"1.0","id":"same-id","source":"//atb/ticketing","type":"ticketing.reservation.created","time":"2026-11-20T10:00:00.000Z","datacontenttype":"application/json","data":\#(data)}"#
+            return SourceMessage(
+                topic: "reservations", key: Array(uid.utf8), value: Array(value.utf8),
+                headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: 1)
         }
         // Two users in different partitions of 8.
         let users = (0..<100).map { "user\($0)" }
         let a = users[0]
-        let b = try #require(users.first {
-            AccountLoad.partition(ofKey: Array($0.utf8), partitions: 8) != AccountLoad.partition(ofKey: Array(a.utf8), partitions: 8)
-        })
+        let b = try #require(
+            users.first {
+                AccountLoad.partition(ofKey: Array($0.utf8), partitions: 8) != AccountLoad.partition(ofKey: Array(a.utf8), partitions: 8)
+            })
         var messages = [reservation(a, order: "A1"), reservation(b, order: "B1")]
         for i in messages.indices { messages[i].coordinates = MessageCoordinates(partition: 0, offset: Int64(i)) }
         let bytes = messages.reduce(0) { $0 + $1.byteCount + 64 } / 8 + 1
@@ -169,10 +176,12 @@ import Testing
         keys += (0..<200).map { Array(SimulatedEntur.abtId(uid: "u\($0)").utf8) }
         for partitions in [2, 7, 48, 512] {
             for key in keys {
-                let account = key.starts(with: AccountLoad.accountPrefix)
+                let account =
+                    key.starts(with: AccountLoad.accountPrefix)
                     ? key : Array(SimulatedEntur.abtId(uid: String(decoding: key, as: UTF8.self)).utf8)
-                #expect(AccountLoad.partition(ofKey: key, partitions: partitions) == AccountLoad.partition(ofAccount: account, partitions: partitions),
-                        "key \(key) in \(partitions) partitions")
+                #expect(
+                    AccountLoad.partition(ofKey: key, partitions: partitions) == AccountLoad.partition(ofAccount: account, partitions: partitions),
+                    "key \(key) in \(partitions) partitions")
             }
         }
     }
@@ -187,7 +196,9 @@ import Testing
             try tx.setDocument("customers/u/fareContracts/FC", .object(data), knownText: text)
             try tx.setDocument("users/u", .object(JSONObject([("uid", .string("u"))])))
         }
-        let read = try await store.read { tx in (try tx.document("customers/u/fareContracts/FC"), try tx.storedVersion("customers/u/fareContracts/FC")) }
+        let read = try await store.read { tx in
+            (try tx.document("customers/u/fareContracts/FC"), try tx.storedVersion("customers/u/fareContracts/FC"))
+        }
         #expect(read.0 == .object(data))
         #expect(read.1 == "12")
         let exported = try await Export.string(store)
@@ -202,10 +213,12 @@ import Testing
     @Test func spillRecordsReadBackAsWritten() throws {
         let messages = [
             SourceMessage(topic: "t", key: nil, value: nil),
-            SourceMessage(topic: "fare-contracts", key: [], value: [], headers: [MessageHeader("h", nil), MessageHeader("", [])],
-                          timestamp: -1, coordinates: MessageCoordinates(partition: 7, offset: .max)),
-            SourceMessage(topic: "ü", key: [0xFF, 0x00, 0xC3], value: Array("{\"a\":1}".utf8), headers: [MessageHeader("ce_id", "x")],
-                          timestamp: 1_795_300_000_000, coordinates: MessageCoordinates(partition: 0, offset: 0)),
+            SourceMessage(
+                topic: "fare-contracts", key: [], value: [], headers: [MessageHeader("h", nil), MessageHeader("", [])],
+                timestamp: -1, coordinates: MessageCoordinates(partition: 7, offset: .max)),
+            SourceMessage(
+                topic: "ü", key: [0xFF, 0x00, 0xC3], value: Array("{\"a\":1}".utf8), headers: [MessageHeader("ce_id", "x")],
+                timestamp: 1_795_300_000_000, coordinates: MessageCoordinates(partition: 0, offset: 0)),
             .unreadableLine([0x7B, 0xFE], error: "not JSON"),
         ]
         var bytes: [UInt8] = []
@@ -252,8 +265,9 @@ import Testing
         defer { directory.remove() }
         for segment in 0..<2 {
             let writer = SpillWriter(directory, segment: segment)
-            try writer.append(SourceMessage(topic: "t", key: [UInt8(segment)], value: Array("value \(segment)".utf8)),
-                              sequence: UInt64(segment), to: 1)
+            try writer.append(
+                SourceMessage(topic: "t", key: [UInt8(segment)], value: Array("value \(segment)".utf8)),
+                sequence: UInt64(segment), to: 1)
             try writer.close()
         }
         let paths = [directory.filePath(1, segment: 0), directory.filePath(1, segment: 1)]
@@ -269,14 +283,18 @@ import Testing
     /// consumer that stops (`finish`) releases a producer waiting for room.
     @Test func laneHandsOverInOrderAndReleasesTheProducer() async throws {
         let lane = Lane<Int>(capacity: 2, maxBytes: .max) { _ in 0 }
-        async let sent: Void = { for i in 0..<1000 { await lane.put(i) }; lane.finish() }()
+        async let sent: Void = {
+            for i in 0..<1000 { await lane.put(i) }; lane.finish()
+        }()
         var received: [Int] = []
         while let items = await lane.take(max: 2, maxBytes: .max) { received.append(contentsOf: items) }
         await sent
         #expect(received == Array(0..<1000))
 
         let stopped = Lane<Int>(capacity: 2, maxBytes: .max) { _ in 0 }
-        async let blocked: Int = { for i in 0..<100 { await stopped.put(i) }; return 100 }()
+        async let blocked: Int = {
+            for i in 0..<100 { await stopped.put(i) }; return 100
+        }()
         #expect(await stopped.take(max: 1, maxBytes: .max) == [0])
         stopped.finish()
         #expect(await blocked == 100, "the producer's remaining puts return once the consumer finished")

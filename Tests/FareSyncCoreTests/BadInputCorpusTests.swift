@@ -15,8 +15,10 @@ import Testing
     }
 
     static let user = UserCreated(uid: "u", isAnonymous: true, createdAt: "2026-11-20T00:00:00Z").json
-    static let reservation = ReservationCreated(customerId: "u", orderId: "O", paymentId: 1, transactionId: 2, paymentType: .visa,
-                                                url: "https://pay.faresync.invalid/O", created: "2026-11-20T00:00:00Z").json
+    static let reservation = ReservationCreated(
+        customerId: "u", orderId: "O", paymentId: 1, transactionId: 2, paymentType: .visa,
+        url: "https://pay.faresync.invalid/O", created: "2026-11-20T00:00:00Z"
+    ).json
     static let payment = PaymentUpdated(customerId: "u", orderId: "O", paymentId: 1, status: .capture).json
     static var contract: JSONObject {
         guard case .object(let envelope)? = try? JSONParser.parse(Make.contract("u").value!), case .object(let data)? = envelope["data"] else {
@@ -44,7 +46,10 @@ import Testing
         add("JSON number", "42", .invalidEnvelope)
         add("JSON null", "null", .invalidEnvelope)
         add("10 000 levels of arrays", String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000), .invalidJSON)
-        add("10 000 levels in data", "{\"specversion\":\"1.0\",\"data\":" + String(repeating: "{\"a\":", count: 10_000) + "1" + String(repeating: "}", count: 10_001), .invalidJSON)
+        add(
+            "10 000 levels in data",
+            "{\"specversion\":\"1.0\",\"data\":" + String(repeating: "{\"a\":", count: 10_000) + "1" + String(repeating: "}", count: 10_001),
+            .invalidJSON)
         var big = reservation
         big["url"] = .string(String(repeating: "x", count: 3 << 20))
         add("3 MiB payload", envelope(data: big), .tooLarge)
@@ -69,10 +74,14 @@ import Testing
         e["type"] = .string("ticketing.reservation.teleported")
         add("unknown type", e, .unknownType)
         // Binary mode.
-        let binary = [MessageHeader("ce_specversion", "1.0"), MessageHeader("ce_id", "b1"), MessageHeader("ce_source", "//s"),
-                      MessageHeader("ce_type", EventType.reservationCreated.rawValue), MessageHeader("ce_time", "2026-11-20T00:00:00Z")]
+        let binary = [
+            MessageHeader("ce_specversion", "1.0"), MessageHeader("ce_id", "b1"), MessageHeader("ce_source", "//s"),
+            MessageHeader("ce_type", EventType.reservationCreated.rawValue), MessageHeader("ce_time", "2026-11-20T00:00:00Z"),
+        ]
         for missing in ["ce_id", "ce_source", "ce_type", "ce_time"] {
-            add("binary mode without \(missing)", JSONWriter.bytes(.object(reservation)), .invalidEnvelope, headers: binary.filter { $0.name != missing })
+            add(
+                "binary mode without \(missing)", JSONWriter.bytes(.object(reservation)), .invalidEnvelope,
+                headers: binary.filter { $0.name != missing })
         }
         add("binary mode, data not JSON", Array("{".utf8), .invalidJSON, headers: binary)
         // Each required data field, missing.
@@ -80,8 +89,13 @@ import Testing
             (.userCreated, user, ["uid", "isAnonymous", "createdAt"]),
             (.reservationCreated, reservation, ["customerId", "orderId", "paymentId", "transactionId", "paymentType", "url", "created"]),
             (.paymentUpdated, payment, ["customerId", "orderId", "paymentId", "status"]),
-            (.fareContractChanged, contract, ["id", "version", "created", "orderId", "customerAccountId", "state", "paymentType",
-                                              "totalAmount", "totalTaxAmount", "travelRights"]),
+            (
+                .fareContractChanged, contract,
+                [
+                    "id", "version", "created", "orderId", "customerAccountId", "state", "paymentType",
+                    "totalAmount", "totalTaxAmount", "travelRights",
+                ]
+            ),
         ]
         for (type, data, fields) in required {
             for field in fields {
@@ -125,9 +139,12 @@ import Testing
             add("uid \(JSONWriter.string(.string(bad)))", envelope(.userCreated, data: u), .invalidId)
         }
         return out.enumerated().map { i, c in
-            Case(name: c.0, message: SourceMessage(topic: "reservations", key: Array("bad-\(i)".utf8), value: c.1, headers: c.2, timestamp: Make.t0,
-                                                   coordinates: MessageCoordinates(partition: 0, offset: Int64(i))),
-                 reason: c.3)
+            Case(
+                name: c.0,
+                message: SourceMessage(
+                    topic: "reservations", key: Array("bad-\(i)".utf8), value: c.1, headers: c.2, timestamp: Make.t0,
+                    coordinates: MessageCoordinates(partition: 0, offset: Int64(i))),
+                reason: c.3)
         }
     }
 

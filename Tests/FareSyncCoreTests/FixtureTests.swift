@@ -41,10 +41,12 @@ import Testing
 
     @Test func binaryModeReadsTheHeaders() throws {
         let data = UserCreated(uid: "u1", isAnonymous: true, createdAt: "2026-11-20T10:00:00Z").json
-        var message = SourceMessage(topic: "auth-users", key: Array("u1".utf8), value: JSONWriter.bytes(.object(data)), headers: [
-            MessageHeader("ce_specversion", "1.0"), MessageHeader("ce_id", "e1"), MessageHeader("ce_source", "//firebase/auth"),
-            MessageHeader("ce_type", "auth.user.created"), MessageHeader("ce_time", "2026-11-20T10:00:00Z"),
-        ])
+        var message = SourceMessage(
+            topic: "auth-users", key: Array("u1".utf8), value: JSONWriter.bytes(.object(data)),
+            headers: [
+                MessageHeader("ce_specversion", "1.0"), MessageHeader("ce_id", "e1"), MessageHeader("ce_source", "//firebase/auth"),
+                MessageHeader("ce_type", "auth.user.created"), MessageHeader("ce_time", "2026-11-20T10:00:00Z"),
+            ])
         let event = try EventDecoder.decode(message).get()
         #expect(event.id == "e1" && event.type == .userCreated && event.time == 1_795_168_800_000)
         message.headers.removeAll { $0.name == "ce_id" }

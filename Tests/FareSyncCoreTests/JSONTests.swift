@@ -26,7 +26,9 @@ import Testing
             strings.append(prefix + tail)
         }
         for (a, b) in Array(zip(strings, strings.shuffled(using: &random))) + Array(zip(strings, strings)) {
-            let expected: UTF8Ordering = Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)) ? .orderedAscending
+            let expected: UTF8Ordering =
+                Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))
+                ? .orderedAscending
                 : (Array(a.utf8) == Array(b.utf8) ? .orderedSame : .orderedDescending)
             #expect(UTF8Order.compare(a, b) == expected, "\(a) vs \(b)")
             #expect(UTF8Order.equal(a, b) == (expected == .orderedSame))
@@ -145,12 +147,15 @@ import Testing
     /// A rejection names the failing member by its full path, down into arrays of objects.
     @Test func rejectionsNameTheMembersPath() throws {
         func rejection(_ change: (inout JSONObject) -> Void) throws -> String {
-            let right = TravelRight(id: "TR", status: .unused, fareProductRef: "P", startDateTime: "2026-11-20T00:00:00Z",
-                                    endDateTime: "2026-11-20T01:00:00Z", authorityRef: "A", tariffZoneRefs: ["Z1"],
-                                    usedAccesses: [.init(startDateTime: "2026-11-20T00:00:00Z", endDateTime: "2026-11-20T00:10:00Z")])
-            var data = FareContract(id: "FC", version: "1", created: "2026-11-20T00:00:00Z", orderId: "O", customerAccountId: "ACC",
-                                    state: .activated, paymentType: ["VIPPS"], totalAmount: "1", totalTaxAmount: "0",
-                                    travelRights: [right, right]).json
+            let right = TravelRight(
+                id: "TR", status: .unused, fareProductRef: "P", startDateTime: "2026-11-20T00:00:00Z",
+                endDateTime: "2026-11-20T01:00:00Z", authorityRef: "A", tariffZoneRefs: ["Z1"],
+                usedAccesses: [.init(startDateTime: "2026-11-20T00:00:00Z", endDateTime: "2026-11-20T00:10:00Z")])
+            var data = FareContract(
+                id: "FC", version: "1", created: "2026-11-20T00:00:00Z", orderId: "O", customerAccountId: "ACC",
+                state: .activated, paymentType: ["VIPPS"], totalAmount: "1", totalTaxAmount: "0",
+                travelRights: [right, right]
+            ).json
             change(&data)
             let envelope = CloudEvent.structured(id: "e", type: .fareContractChanged, time: 0, subject: nil, data: data)
             let result = EventDecoder.decode(SourceMessage(topic: "t", key: nil, value: JSONWriter.bytes(.object(envelope))))
@@ -167,11 +172,17 @@ import Testing
         #expect(try rejection { $0["state"] = .int(9) }.hasPrefix("data.state: 9 is not one of"))
         #expect(try rejection { $0["paymentType"] = .array([.string("A"), .int(1)]) } == "data.paymentType[1]: expected a string, got number")
         #expect(try rejection { setRight(&$0, 1, "status", .int(12)) }.hasPrefix("data.travelRights[1].status: 12 is not one of"))
-        #expect(try rejection { setRight(&$0, 0, "tariffZoneRefs", .array([.null])) } == "data.travelRights[0].tariffZoneRefs[0]: expected a string, got null")
-        #expect(try rejection { setRight(&$0, 1, "maximumNumberOfAccesses", .number("1.5")) }
-            == "data.travelRights[1].maximumNumberOfAccesses: 1.5 is not an integer in 0...9007199254740991")
-        #expect(try rejection { setRight(&$0, 1, "usedAccesses", .array([.object(JSONObject([("startDateTime", .string("x")), ("endDateTime", .string("y"))]))])) }
-            == "data.travelRights[1].usedAccesses[0].startDateTime: \"x\" is not an RFC 3339 date-time")
+        #expect(
+            try rejection { setRight(&$0, 0, "tariffZoneRefs", .array([.null])) }
+                == "data.travelRights[0].tariffZoneRefs[0]: expected a string, got null")
+        #expect(
+            try rejection { setRight(&$0, 1, "maximumNumberOfAccesses", .number("1.5")) }
+                == "data.travelRights[1].maximumNumberOfAccesses: 1.5 is not an integer in 0...9007199254740991")
+        #expect(
+            try rejection {
+                setRight(&$0, 1, "usedAccesses", .array([.object(JSONObject([("startDateTime", .string("x")), ("endDateTime", .string("y"))]))]))
+            }
+                == "data.travelRights[1].usedAccesses[0].startDateTime: \"x\" is not an RFC 3339 date-time")
         #expect(try rejection { $0["travelRights"] = .array([.int(1)]) } == "data.travelRights[0]: expected an object, got number")
     }
 
@@ -182,49 +193,5 @@ import Testing
         #expect(JSONNumber.integerValue(of: "1.5") == nil)
         #expect(JSONNumber.integerValue(of: "-0.0") == 0)
         #expect(JSONNumber.integerValue(of: "99999999999999999999") == nil)
-    }
-}
-
-@Suite struct RFC3339Tests {
-    @Test func readsAndWrites() {
-        #expect(RFC3339.milliseconds("2026-11-20T00:00:00Z") == 1_795_132_800_000)
-        #expect(RFC3339.milliseconds("2026-11-20T01:00:00.5+01:00") == 1_795_132_800_500)
-        #expect(RFC3339.milliseconds("2026-11-20t00:00:00.123456z") == 1_795_132_800_123)
-        #expect(RFC3339.milliseconds("1969-12-31T23:59:59.999Z") == -1)
-        #expect(RFC3339.format(milliseconds: 1_795_132_800_500) == "2026-11-20T00:00:00.500Z")
-        #expect(RFC3339.format(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
-    }
-
-    @Test(arguments: ["2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T23:59:60Z",
-                      "2026-11-20T10:00:00", "2026-11-20 10:00:00Z", "0000-01-01T00:00:00Z", "2026-11-20T10:00:00+0100",
-                      "2026-11-20T10:00:00.Z", "2026-11-20T10:00:00Z "])
-    func rejects(_ text: String) {
-        #expect(RFC3339.milliseconds(text) == nil)
-    }
-
-    @Test func leapDays() {
-        #expect(RFC3339.milliseconds("2028-02-29T00:00:00Z") != nil)
-        #expect(RFC3339.milliseconds("2000-02-29T00:00:00Z") != nil)
-        #expect(RFC3339.milliseconds("2100-02-29T00:00:00Z") == nil)
-    }
-}
-
-@Suite struct Murmur2Tests {
-    /// Vectors of Kafka's own murmur2 test (clients' UtilsTest).
-    @Test func matchesKafka() {
-        #expect(Murmur2.hash(Array("21".utf8)) == -973_932_308)
-        #expect(Murmur2.hash(Array("foobar".utf8)) == -790_332_482)
-        #expect(Murmur2.hash(Array("a-little-bit-long-string".utf8)) == -985_981_536)
-        #expect(Murmur2.hash(Array("a-little-bit-longer-string".utf8)) == -1_486_304_829)
-        #expect(Murmur2.hash(Array("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8".utf8)) == -58_897_971)
-        #expect(Murmur2.hash(Array("abc".utf8)) == 479_470_107)
-    }
-
-    @Test func partitionsAreInRange() {
-        for i in 0..<1000 {
-            let p = Murmur2.partition(key: Array("key-\(i)".utf8), count: 7)
-            #expect((0..<7).contains(p))
-        }
-        #expect(Murmur2.partition(key: nil, count: 7) == 0)
     }
 }

@@ -1,5 +1,6 @@
-@testable import FareSyncCore
 import Testing
+
+@testable import FareSyncCore
 
 /// The log reader's fast path (`LogLineScanner`) against the general parser it stands in for.
 @Suite struct LogLineTests {
@@ -22,7 +23,8 @@ import Testing
         #expect(lines > 1000)
     }
 
-    static let base = #"{"topic":"t","partition":1,"offset":5,"tstype":"create","ts":1795042800728,"broker":-1,"headers":["content-type","application/cloudevents+json"],"key":"k","payload":"{\"a\":1}"}"#
+    static let base =
+        #"{"topic":"t","partition":1,"offset":5,"tstype":"create","ts":1795042800728,"broker":-1,"headers":["content-type","application/cloudevents+json"],"key":"k","payload":"{\"a\":1}"}"#
 
     /// Lines the fast path must read, each as the parser does.
     @Test(arguments: [
@@ -85,11 +87,13 @@ import Testing
     /// Bytes that are not UTF-8 and raw control characters are left to the parser, which refuses them.
     @Test func invalidBytesAreLeftToTheParser() {
         var scanner = LogLineScanner()
-        for line in [Array(#"{"topic":"t","payload":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8),
-                     Array(#"{"topic":"t","payload":""#.utf8) + [0x01] + Array(#""}"#.utf8),
-                     Array(#"{"topic":""#.utf8) + [0xFF] + Array(#"","payload":"p"}"#.utf8),
-                     // Found by the fuzzer: a tstype that is not UTF-8 (the fast path did not check it).
-                     Array(#"{"topic":"t","tstype":"creat"#.utf8) + [0x8F] + Array(#"","payload":"p"}"#.utf8)] {
+        for line in [
+            Array(#"{"topic":"t","payload":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8),
+            Array(#"{"topic":"t","payload":""#.utf8) + [0x01] + Array(#""}"#.utf8),
+            Array(#"{"topic":""#.utf8) + [0xFF] + Array(#"","payload":"p"}"#.utf8),
+            // Found by the fuzzer: a tstype that is not UTF-8 (the fast path did not check it).
+            Array(#"{"topic":"t","tstype":"creat"#.utf8) + [0x8F] + Array(#"","payload":"p"}"#.utf8),
+        ] {
             #expect(scanner.record(line) == nil)
             guard case .failure = EventLogReader.parse(line) else {
                 Issue.record("the parser read \(line)")
@@ -111,8 +115,10 @@ import Testing
     /// A repeated topic and header list are reused, and a changed one is read anew.
     @Test func cachedTopicAndHeadersFollowTheLine() throws {
         var scanner = LogLineScanner()
-        let lines = [#"{"topic":"a","payload":"p","headers":["h","1"]}"#, #"{"topic":"a","payload":"p","headers":["h","1"]}"#,
-                     #"{"topic":"b","payload":"p","headers":["h","2"]}"#]
+        let lines = [
+            #"{"topic":"a","payload":"p","headers":["h","1"]}"#, #"{"topic":"a","payload":"p","headers":["h","1"]}"#,
+            #"{"topic":"b","payload":"p","headers":["h","2"]}"#,
+        ]
         let read = lines.map { scanner.record(Array($0.utf8)) }
         let (a, b, c) = (try #require(read[0]), try #require(read[1]), try #require(read[2]))
         #expect(a.message.topic == "a" && b.message.topic == "a" && c.message.topic == "b")

@@ -7,12 +7,15 @@ enum Make {
     static let minute: Int64 = 60_000
     static let hour: Int64 = 3_600_000
 
-    static func message(_ type: EventType, id: String, time: Int64, key: String, data: JSONObject,
-                        offset: Int64 = 0, partition: Int32 = 0) -> SourceMessage {
+    static func message(
+        _ type: EventType, id: String, time: Int64, key: String, data: JSONObject,
+        offset: Int64 = 0, partition: Int32 = 0
+    ) -> SourceMessage {
         let envelope = CloudEvent.structured(id: id, type: type, time: time, subject: nil, data: data)
-        return SourceMessage(topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(envelope)),
-                             headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time,
-                             coordinates: MessageCoordinates(partition: partition, offset: offset))
+        return SourceMessage(
+            topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(envelope)),
+            headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time,
+            coordinates: MessageCoordinates(partition: partition, offset: offset))
     }
 
     static func user(_ uid: String, id: String? = nil, at time: Int64 = t0, claims: JSONObject? = nil) -> SourceMessage {
@@ -23,22 +26,29 @@ enum Make {
 
     static func account(_ uid: String) -> String { SimulatedEntur.abtId(uid: uid) }
 
-    static func contract(_ uid: String, id: String = "FC1", version: String = "1", orderId: String = "O1",
-                         eventId: String? = nil, at time: Int64 = t0 + hour, account: String? = nil,
-                         state: FareContract.State = .notActivated) -> SourceMessage {
+    static func contract(
+        _ uid: String, id: String = "FC1", version: String = "1", orderId: String = "O1",
+        eventId: String? = nil, at time: Int64 = t0 + hour, account: String? = nil,
+        state: FareContract.State = .notActivated
+    ) -> SourceMessage {
         let acct = account ?? Self.account(uid)
-        let right = TravelRight(id: "TR1", status: .unused, fareProductRef: "P", startDateTime: RFC3339.format(milliseconds: time),
-                                endDateTime: RFC3339.format(milliseconds: time + hour), authorityRef: "ATB:Authority:2")
-        let c = FareContract(id: id, version: version, created: RFC3339.format(milliseconds: time), orderId: orderId,
-                             customerAccountId: acct, state: state, paymentType: ["VIPPS"], totalAmount: "42.00",
-                             totalTaxAmount: "4.50", travelRights: [right])
+        let right = TravelRight(
+            id: "TR1", status: .unused, fareProductRef: "P", startDateTime: RFC3339.format(milliseconds: time),
+            endDateTime: RFC3339.format(milliseconds: time + hour), authorityRef: "ATB:Authority:2")
+        let c = FareContract(
+            id: id, version: version, created: RFC3339.format(milliseconds: time), orderId: orderId,
+            customerAccountId: acct, state: state, paymentType: ["VIPPS"], totalAmount: "42.00",
+            totalTaxAmount: "4.50", travelRights: [right])
         return message(.fareContractChanged, id: eventId ?? "fc-\(id)-\(version)", time: time, key: acct, data: c.json)
     }
 
-    static func reservation(_ uid: String, orderId: String = "O1", id: String? = nil, created: Int64 = t0 + 30 * minute,
-                            at time: Int64? = nil) -> SourceMessage {
-        let r = ReservationCreated(customerId: uid, orderId: orderId, paymentId: 7, transactionId: 8, paymentType: .vipps,
-                                   url: "https://pay.faresync.invalid/\(orderId)", created: RFC3339.format(milliseconds: created))
+    static func reservation(
+        _ uid: String, orderId: String = "O1", id: String? = nil, created: Int64 = t0 + 30 * minute,
+        at time: Int64? = nil
+    ) -> SourceMessage {
+        let r = ReservationCreated(
+            customerId: uid, orderId: orderId, paymentId: 7, transactionId: 8, paymentType: .vipps,
+            url: "https://pay.faresync.invalid/\(orderId)", created: RFC3339.format(milliseconds: created))
         return message(.reservationCreated, id: id ?? "res-\(uid)-\(orderId)", time: time ?? created, key: uid, data: r.json)
     }
 
@@ -48,8 +58,9 @@ enum Make {
     }
 
     static func raw(_ topic: String, key: String?, value: String, offset: Int64 = 0, partition: Int32 = 0) -> SourceMessage {
-        SourceMessage(topic: topic, key: key.map { Array($0.utf8) }, value: Array(value.utf8), timestamp: t0,
-                      coordinates: MessageCoordinates(partition: partition, offset: offset))
+        SourceMessage(
+            topic: topic, key: key.map { Array($0.utf8) }, value: Array(value.utf8), timestamp: t0,
+            coordinates: MessageCoordinates(partition: partition, offset: offset))
     }
 }
 

@@ -8,7 +8,8 @@ import Testing
     static func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(text) }
 
     @Test func jsonTypesMapToFirestoreTypes() throws {
-        let document = try Self.parse(#"""
+        let document = try Self.parse(
+            #"""
             {"s":"x","t":true,"f":false,"z":null,"i":-12,"big":9223372036854775807,"huge":9223372036854775808,
              "whole":3.0,"d":2.5,"e":1e3,"a":[1,"two",[3]],"o":{"k":{"deep":"v"}},"empty":[],"none":{}}
             """#)
@@ -30,7 +31,8 @@ import Testing
     }
 
     @Test func fareContractDateTimesBecomeTimestamps() throws {
-        let contract = try Self.parse(#"""
+        let contract = try Self.parse(
+            #"""
             {"id":"fc1","created":"2026-11-20T10:15:00.123456789+01:00","orderId":"o",
              "travelRights":[{"startDateTime":"2026-11-20T10:15:00Z","endDateTime":"2026-11-20T11:15:00.5Z","id":"tr",
                               "usedAccesses":[{"startDateTime":"2026-11-20T10:20:00Z","endDateTime":"2026-11-20T10:21:00Z"}],
@@ -58,18 +60,21 @@ import Testing
 
     @Test func otherDocumentsTimestampsAreTheirSchemasDateTimes() throws {
         let created = RFC3339.microseconds("2026-11-20T10:15:00Z")!
-        let reservation = FirestoreMapping.fields(of: try Self.parse(#"{"created":"2026-11-20T10:15:00Z","url":"2026-11-20T10:15:00Z"}"#),
-                                                  at: "customers/u/reservations/o1")
+        let reservation = FirestoreMapping.fields(
+            of: try Self.parse(#"{"created":"2026-11-20T10:15:00Z","url":"2026-11-20T10:15:00Z"}"#),
+            at: "customers/u/reservations/o1")
         #expect(reservation["created"] == .timestamp(created))
         #expect(reservation["url"] == .string("2026-11-20T10:15:00Z"))
         let customer = FirestoreMapping.fields(of: try Self.parse(#"{"created":"2026-11-20T10:15:00Z"}"#), at: "customers/u")
         #expect(customer["created"] == .timestamp(created))
-        let user = FirestoreMapping.fields(of: try Self.parse(#"{"createdAt":"2026-11-20T10:15:00Z","created":"2026-11-20T10:15:00Z"}"#),
-                                           at: "authUsers/u")
+        let user = FirestoreMapping.fields(
+            of: try Self.parse(#"{"createdAt":"2026-11-20T10:15:00Z","created":"2026-11-20T10:15:00Z"}"#),
+            at: "authUsers/u")
         #expect(user["createdAt"] == .timestamp(created))
         #expect(user["created"] == .string("2026-11-20T10:15:00Z"))
-        let letter = FirestoreMapping.fields(of: try Self.parse(#"{"created":"2026-11-20T10:15:00Z","timestamp":1795300000000}"#),
-                                             at: "deadLetters/abc")
+        let letter = FirestoreMapping.fields(
+            of: try Self.parse(#"{"created":"2026-11-20T10:15:00Z","timestamp":1795300000000}"#),
+            at: "deadLetters/abc")
         #expect(letter["created"] == .string("2026-11-20T10:15:00Z"))
         #expect(letter["timestamp"] == .integer(1_795_300_000_000))
     }
@@ -106,7 +111,8 @@ import Testing
     /// The bytes the mirror commits say what the mapping says: parsed back as a Firestore client
     /// reads them, they are the mapping's fields, for every JSON type and every date-time place.
     @Test func encodedWritesCarryTheMappedFields() throws {
-        let contract = try Self.parse(#"""
+        let contract = try Self.parse(
+            #"""
             {"created":"2026-11-20T10:15:00.1234569+01:00","id":"c1","qty":2,"price":12.5,"flag":true,"none":null,"tags":[],
              "meta":{},"note":"a \"quoted\"\n line","travelRights":[{"startDateTime":"2026-11-20T10:15:00Z","endDateTime":"nope",
              "usedAccesses":[{"startDateTime":"2026-11-20T11:00:00Z"}],"zones":["A",1,[2.0]]},"not an object",{}]}
@@ -118,8 +124,11 @@ import Testing
             #expect(parsed["update"]?["name"] == .string(endpoint.name(path)))
             #expect(FirestoreValue.fields(rest: parsed["update"]?["fields"] ?? .null) == FirestoreMapping.fields(of: contract, at: path))
         }
-        let fields = FirestoreValue.fields(rest: try JSONParser.parse(FirestoreWrite.update(
-            "n", document: contract, timestamps: FirestoreMapping.timestamps(at: "customers/u/fareContracts/c1")).json)["update"]?["fields"] ?? .null)
+        let fields = FirestoreValue.fields(
+            rest: try JSONParser.parse(
+                FirestoreWrite.update(
+                    "n", document: contract, timestamps: FirestoreMapping.timestamps(at: "customers/u/fareContracts/c1")
+                ).json)["update"]?["fields"] ?? .null)
         guard case .array(let rights)? = fields["travelRights"], case .map(let first) = rights[0] else {
             Issue.record("travelRights is not an array of maps")
             return

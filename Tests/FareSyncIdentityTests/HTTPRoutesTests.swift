@@ -34,8 +34,9 @@ import Testing
             let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
             publisher = CountingPublisher(DispatchingPublisher(dispatcher: dispatcher))
             identity = IdentityService(project: "demo-faresync", store: store, publisher: publisher, clock: clock.identityClock, bcryptCost: 4)
-            tickets = TicketService(store: store, publisher: publisher, baseURL: "http://test", issueDelay: .zero,
-                                    now: clock.identityClock.milliseconds)
+            tickets = TicketService(
+                store: store, publisher: publisher, baseURL: "http://test", issueDelay: .zero,
+                now: clock.identityClock.milliseconds)
             let router = Router(context: Context.self)
             IdentityRoutes<Context>(identity: identity).add(to: router)
             TicketRoutes<Context>(tickets: tickets, verifier: identity.verifier()).add(to: router)
@@ -48,8 +49,9 @@ import Testing
     @Test func theTicketServiceRefusesWhatItMustAndPublishesNothingForIt() async throws {
         let server = Server()
         try await server.application.test(.router) { client in
-            let signUp = try await client.execute(uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,
-                                                  body: ByteBuffer(string: "{}"))
+            let signUp = try await client.execute(
+                uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,
+                body: ByteBuffer(string: "{}"))
             #expect(signUp.status == .ok)
             let token = try #require(try Self.json(signUp)["idToken"]?.stringValue)
             let bearer: HTTPFields = [.authorization: "Bearer \(token)"]
@@ -60,11 +62,13 @@ import Testing
             let anonymous = try await client.execute(uri: "/ticket/v1/reserve", method: .post, body: ByteBuffer(string: reserve))
             #expect(anonymous.status == .unauthorized)
             #expect(anonymous.headers[.wwwAuthenticate]?.hasPrefix(#"Bearer error="invalid_token""#) == true)
-            let garbage = try await client.execute(uri: "/ticket/v1/reserve", method: .post, headers: [.authorization: "Bearer a.b.c"],
-                                                   body: ByteBuffer(string: reserve))
+            let garbage = try await client.execute(
+                uri: "/ticket/v1/reserve", method: .post, headers: [.authorization: "Bearer a.b.c"],
+                body: ByteBuffer(string: reserve))
             #expect(garbage.status == .unauthorized)
-            let badBody = try await client.execute(uri: "/ticket/v1/reserve", method: .post, headers: bearer,
-                                                   body: ByteBuffer(string: #"{"offers":[{"offerId":"offer.nope","count":1}],"paymentType":3}"#))
+            let badBody = try await client.execute(
+                uri: "/ticket/v1/reserve", method: .post, headers: bearer,
+                body: ByteBuffer(string: #"{"offers":[{"offerId":"offer.nope","count":1}],"paymentType":3}"#))
             #expect(badBody.status == .badRequest)
             #expect(try Self.json(badBody)["error"]?["field"] == .string("offers"))
             let notJSON = try await client.execute(uri: "/ticket/v1/search", method: .post, headers: bearer, body: ByteBuffer(string: "{"))
@@ -84,8 +88,9 @@ import Testing
 
             let other = try await server.identity.signUp(email: nil, password: nil)
             let orderId = try #require(order["orderId"]?.stringValue)
-            let foreign = try await client.execute(uri: "/ticket/v1/orders/\(orderId)", method: .get,
-                                                   headers: [.authorization: "Bearer \(other.idToken)"])
+            let foreign = try await client.execute(
+                uri: "/ticket/v1/orders/\(orderId)", method: .get,
+                headers: [.authorization: "Bearer \(other.idToken)"])
             #expect(foreign.status == .forbidden)
             #expect(try await client.execute(uri: "/ticket/v1/orders/NOSUCH", method: .get, headers: bearer).status == .notFound)
         }
@@ -98,8 +103,9 @@ import Testing
         let session = try await server.identity.signUp(email: nil, password: nil)
         let account = SimulatedEntur.abtId(uid: session.user.uid)
         let offer = try Catalogue.offer(product: Catalogue.products[1].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
-        let reservation = try await server.tickets.reserve(uid: session.user.uid, customerAccountId: account,
-                                                           lines: [.init(offerId: offer.id, count: 1)], paymentType: .vipps, idempotencyKey: nil)
+        let reservation = try await server.tickets.reserve(
+            uid: session.user.uid, customerAccountId: account,
+            lines: [.init(offerId: offer.id, count: 1)], paymentType: .vipps, idempotencyKey: nil)
         let order = reservation.order
         try await server.application.test(.router) { client in
             let page = try await client.execute(uri: "/ticket/v1/terminal/\(order.orderId)?t=\(order.terminalToken)", method: .get)
@@ -114,14 +120,17 @@ import Testing
             #expect(back.status == .found)
             #expect(back.headers[.location] == "atb://payment-return?orderId=\(order.orderId)&status=CAPTURE")
             #expect(try await client.execute(uri: callback, method: .get).status == .found)
-            #expect(try await client.execute(uri: "/ticket/v1/terminal/\(order.orderId)/pay?t=\(order.terminalToken)", method: .post).status
+            #expect(
+                try await client.execute(uri: "/ticket/v1/terminal/\(order.orderId)/pay?t=\(order.terminalToken)", method: .post).status
                     == .conflict)
             let cancel = callback.replacingOccurrences(of: "responseCode=OK", with: "responseCode=Cancel")
             #expect(try await client.execute(uri: cancel, method: .get).status == .conflict)
             await server.tickets.waitForIssues()
             #expect(await server.publisher.count == published + 2)  // the payment update and the fare contract
         }
-        let contract = try await server.store.read { try $0.document("customers/\(session.user.uid)/fareContracts/ATB:FareContract:\(order.orderId)") }
+        let contract = try await server.store.read {
+            try $0.document("customers/\(session.user.uid)/fareContracts/ATB:FareContract:\(order.orderId)")
+        }
         #expect(contract?["orderId"] == .string(order.orderId))
         #expect(try await server.store.read { try $0.document("customers/\(session.user.uid)/reservations/\(order.orderId)") } == nil)
     }
@@ -129,18 +138,22 @@ import Testing
     @Test func identityRefusalsAreFirebaseErrors() async throws {
         let server = Server()
         try await server.application.test(.router) { client in
-            let notJSON = try await client.execute(uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,
-                                                   body: ByteBuffer(string: "[1,"))
+            let notJSON = try await client.execute(
+                uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,
+                body: ByteBuffer(string: "[1,"))
             #expect(notJSON.status == .badRequest)
             #expect(try Self.json(notJSON)["error"]?["message"]?.stringValue?.hasPrefix("INVALID_JSON") == true)
-            let notAdmin = try await client.execute(uri: "/identitytoolkit.googleapis.com/v1/projects/demo-faresync/accounts", method: .post,
-                                                    body: ByteBuffer(string: #"{"localId":"x"}"#))
+            let notAdmin = try await client.execute(
+                uri: "/identitytoolkit.googleapis.com/v1/projects/demo-faresync/accounts", method: .post,
+                body: ByteBuffer(string: #"{"localId":"x"}"#))
             #expect(notAdmin.status == .forbidden)
-            let weak = try await client.execute(uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,
-                                                body: ByteBuffer(string: #"{"email":"a@example.com","password":"123"}"#))
+            let weak = try await client.execute(
+                uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,
+                body: ByteBuffer(string: #"{"email":"a@example.com","password":"123"}"#))
             #expect(try Self.json(weak)["error"]?["message"]?.stringValue?.hasPrefix("WEAK_PASSWORD") == true)
-            let refresh = try await client.execute(uri: "/securetoken.googleapis.com/v1/token", method: .post,
-                                                   body: ByteBuffer(string: "grant_type=refresh_token&refresh_token=nope"))
+            let refresh = try await client.execute(
+                uri: "/securetoken.googleapis.com/v1/token", method: .post,
+                body: ByteBuffer(string: "grant_type=refresh_token&refresh_token=nope"))
             #expect(try Self.json(refresh)["error"]?["message"] == .string("INVALID_REFRESH_TOKEN"))
         }
     }

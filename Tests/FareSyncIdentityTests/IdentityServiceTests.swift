@@ -19,8 +19,9 @@ struct IdentityFixture {
 
     init(project: String = "demo-faresync") {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        identity = IdentityService(project: project, store: store, publisher: DispatchingPublisher(dispatcher: dispatcher),
-                                   clock: clock.identityClock, bcryptCost: 4)
+        identity = IdentityService(
+            project: project, store: store, publisher: DispatchingPublisher(dispatcher: dispatcher),
+            clock: clock.identityClock, bcryptCost: 4)
     }
 
     func rejection(of token: String, verifier: IDTokenVerifier? = nil) async -> String? {
@@ -75,8 +76,11 @@ struct IdentityFixture {
         #expect(await f.rejection(of: refreshed.idToken) == "the token is issued in the future")
         f.clock.advance(seconds: 600)
 
-        let otherProject = IDTokenVerifier(project: "demo-other", keys: JWKSCache(source: .keyRing(f.store, f.clock.identityClock),
-                                                                                clock: f.clock.identityClock), clock: f.clock.identityClock)
+        let otherProject = IDTokenVerifier(
+            project: "demo-other",
+            keys: JWKSCache(
+                source: .keyRing(f.store, f.clock.identityClock),
+                clock: f.clock.identityClock), clock: f.clock.identityClock)
         #expect(await f.rejection(of: refreshed.idToken, verifier: otherProject) == "the token is for another project (aud)")
 
         f.clock.advance(seconds: 5)

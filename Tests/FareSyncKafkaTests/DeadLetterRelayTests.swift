@@ -1,8 +1,9 @@
-@testable import FareSyncKafka
 import Foundation
 import Logging
 import Synchronization
 import Testing
+
+@testable import FareSyncKafka
 
 /// The relay publishes on its own thread: at start, after each wake, again after a failure, and
 /// once more at the end, whose failure fails the run.

@@ -42,7 +42,8 @@ final class TemporaryStore {
             // A document read ahead by version only still reads whole, and a later write wins.
             try accelerated(tx).prefetch(documents: ["c/a"], versions: ["c/v", "c/w"], presence: ["c/b"], accounts: ["acct"])
             guard try tx.storedVersion("c/v") == "1", try tx.document("c/v") == contract, try tx.hasDocument("c/v"),
-                  try !tx.hasDocument("c/w"), try tx.storedVersion("c/w") == nil else { return [false] }
+                try !tx.hasDocument("c/w"), try tx.storedVersion("c/w") == nil
+            else { return [false] }
             try tx.setDocument("c/v", .object(JSONObject([("version", .string("3"))])))
             guard try tx.storedVersion("c/v") == "3" else { return [false] }
             try tx.setDocument("c/a", .object(JSONObject([("version", .string("2"))])))
@@ -50,8 +51,10 @@ final class TemporaryStore {
             try tx.setAccount("acct", AccountRecord(uid: "u", created: 1))
             _ = try tx.countDocuments(inCollection: "c")
             try tx.deleteDocument("c/b")
-            return [try tx.hasDocument("c/a"), try tx.storedVersion("c/a") == "2", try tx.hasDocument("c/b") == false,
-                    try tx.account("acct")?.uid == "u"]
+            return [
+                try tx.hasDocument("c/a"), try tx.storedVersion("c/a") == "2", try tx.hasDocument("c/b") == false,
+                try tx.account("acct")?.uid == "u",
+            ]
         }
         #expect(seen == [true, true, true, true])
         let after = try await store.read { tx in [try tx.hasDocument("c/a"), try tx.hasDocument("c/b")] }
@@ -86,8 +89,10 @@ final class TemporaryStore {
         let seen = try await store.write { tx -> [Bool] in
             try accelerated(tx).prefetchContractOrders([("u1", "o1"), ("u1", "o2"), ("u2", "o1")])
             try tx.addContractOrder(uid: "u1", orderId: "o2")
-            let before = [try tx.hasContractOrder(uid: "u1", orderId: "o1"), try tx.hasContractOrder(uid: "u1", orderId: "o2"),
-                          try tx.hasContractOrder(uid: "u2", orderId: "o1"), try tx.hasContractOrder(uid: "u3", orderId: "o3")]
+            let before = [
+                try tx.hasContractOrder(uid: "u1", orderId: "o1"), try tx.hasContractOrder(uid: "u1", orderId: "o2"),
+                try tx.hasContractOrder(uid: "u2", orderId: "o1"), try tx.hasContractOrder(uid: "u3", orderId: "o3"),
+            ]
             _ = try tx.countDocuments(inCollection: "c")  // writes the overlay out mid-transaction
             return before + [try tx.hasContractOrder(uid: "u1", orderId: "o2")]
         }
@@ -137,9 +142,11 @@ final class TemporaryStore {
             }
             // Between the writes the group kept only the text of "c/tree": it reads back whole.
             return try await store.write { tx in
-                [try tx.account("new")?.uid == "u1", try tx.account("old")?.uid == "u0", try tx.hasDocument("c/new"),
-                 try tx.document("c/old") == nil, try tx.hasContractOrder(uid: "u1", orderId: "o1"),
-                 try tx.document("c/tree") == tree, try tx.storedVersion("c/tree") == "7"]
+                [
+                    try tx.account("new")?.uid == "u1", try tx.account("old")?.uid == "u0", try tx.hasDocument("c/new"),
+                    try tx.document("c/old") == nil, try tx.hasContractOrder(uid: "u1", orderId: "o1"),
+                    try tx.document("c/tree") == tree, try tx.storedVersion("c/tree") == "7",
+                ]
             }
         }
         #expect(seen == [true, true, true, true, true, true, true])
@@ -221,15 +228,19 @@ final class TemporaryStore {
                 try tx.deleteDocument("a/1")
                 _ = try tx.claimEvent("e1")
                 try tx.setAccount("acct", AccountRecord(uid: "u", created: 1))
-                try tx.park(ParkedEvent(account: "acct", contractId: "c", version: "1", eventTime: 1, data: JSONObject(),
-                                        message: StoredMessage(topic: "t", key: nil, value: nil, timestamp: nil, coordinates: nil)))
+                try tx.park(
+                    ParkedEvent(
+                        account: "acct", contractId: "c", version: "1", eventTime: 1, data: JSONObject(),
+                        message: StoredMessage(topic: "t", key: nil, value: nil, timestamp: nil, coordinates: nil)))
                 try tx.setPosition(consumer: "c", topic: "t", partition: 0, ConsumerPosition(next: 5, newestEventTime: 9))
                 throw Boom()
             }
         }
         let (doc, second, claimed, account, parked, offset) = try await store.write { tx in
-            (try tx.document("a/1"), try tx.document("a/2"), try tx.claimEvent("e1"), try tx.account("acct"),
-             try tx.parkedEvents(account: "acct"), try tx.position(consumer: "c", topic: "t", partition: 0))
+            (
+                try tx.document("a/1"), try tx.document("a/2"), try tx.claimEvent("e1"), try tx.account("acct"),
+                try tx.parkedEvents(account: "acct"), try tx.position(consumer: "c", topic: "t", partition: 0)
+            )
         }
         #expect(doc == .string("kept"))
         #expect(second == nil)
@@ -241,12 +252,14 @@ final class TemporaryStore {
     func bookkeepingRoundTrips(kind: String) async throws {
         let tmp = try TemporaryStore()
         let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
-        let message = StoredMessage(topic: "fare-contracts", key: [1, 2], value: [], timestamp: 7,
-                                    coordinates: MessageCoordinates(partition: 2, offset: 9))
+        let message = StoredMessage(
+            topic: "fare-contracts", key: [1, 2], value: [], timestamp: 7,
+            coordinates: MessageCoordinates(partition: 2, offset: 9))
         try await store.write { tx in
             #expect(try tx.claimEvent("x"))
             #expect(try !tx.claimEvent("x"))
-            try tx.park(ParkedEvent(account: "A", contractId: "c1", version: "2", eventTime: 100, data: JSONObject([("v", .string("2"))]), message: message))
+            try tx.park(
+                ParkedEvent(account: "A", contractId: "c1", version: "2", eventTime: 100, data: JSONObject([("v", .string("2"))]), message: message))
             try tx.park(ParkedEvent(account: "A", contractId: "c2", version: "1", eventTime: 50, data: JSONObject(), message: message))
             try tx.trackReservation(path: "customers/u/reservations/r1", created: 10, rejected: false)
             try tx.trackReservation(path: "customers/u/reservations/r2", created: 10, rejected: true)
@@ -284,7 +297,9 @@ final class FailingStore: DocumentStore, @unchecked Sendable {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let n = writes.withLock { $0 += 1; return $0 }
+        let n = writes.withLock {
+            $0 += 1; return $0
+        }
         return try await inner.write { tx in
             if n == self.failAt { throw Boom() }
             return try body(tx)
@@ -293,31 +308,6 @@ final class FailingStore: DocumentStore, @unchecked Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.read(body) }
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws { try await inner.exportDocuments(sink) }
     func withGroupedCommits<T: Sendable>(_ n: Int, _ body: () async throws -> T) async throws -> T { try await inner.withGroupedCommits(n, body) }
-}
-
-@Suite struct AccountLoadFailureTests {
-    /// A write that fails in the middle of a load fails the replay with that error, and leaves the
-    /// store empty (the load is one commit group); loading again then ends like a batch-by-batch replay.
-    @Test func aFailedLoadLeavesTheStoreEmpty() async throws {
-        let lines = TrafficSimulator(SimulationOptions(users: 80, seed: 21, faults: true)).lines()
-        let expected = MemoryStore()
-        try await SQLiteStoreTests.replay(expected, lines, partitions: 1)
-        let tmp = try TemporaryStore()
-        let sqlite = try SQLiteStore(path: tmp.path)
-        // Write 1 is the check that the store is empty; then one write per partition.
-        await #expect(throws: Boom.self) {
-            try await SQLiteStoreTests.replay(FailingStore(sqlite, failAt: 4), lines, partitions: 1, byAccount: true)
-        }
-        #expect(try await sqlite.read { try $0.isEmpty() })
-        #expect(try await Export.string(sqlite) == "")
-        try await SQLiteStoreTests.replay(sqlite, lines, partitions: 1, byAccount: true)
-        #expect(try await Export.string(sqlite) == (try await Export.string(expected)))
-    }
-}
-
-/// A collection's documents, in both stores: only that collection's, not its subcollections' nor
-/// a sibling's whose name starts the same, in path order, and those of the open transaction.
-@Suite struct CollectionListingTests {
 }
 
 /// The transaction's accelerations, which the SQLite store has.

@@ -1,9 +1,10 @@
 import FareSyncCore
-@testable import FareSyncSQLite
 import Foundation
 import GRDB
 import Synchronization
 import Testing
+
+@testable import FareSyncSQLite
 
 /// The schema's migrations: stores counted by `user_version`, stores from a newer FareSync, and
 /// many openers of one new store at once.

@@ -7,6 +7,7 @@ set -u
 FARESYNC=${1:?usage: check_cli.sh PATH-TO-faresync}
 FARESYNC=$(cd "$(dirname "$FARESYNC")" && pwd)/$(basename "$FARESYNC")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/Tests/cli
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
@@ -55,23 +56,7 @@ replay_export inc8 s.jsonl --partitions 8 --no-load-by-account
 replay_export stdin - --partitions 2 <s.jsonl
 awk '{print; print}' s.jsonl >dup.jsonl
 replay_export dup dup.jsonl --partitions 3
-python3 - s.jsonl >mixed.jsonl <<'PY'
-import json, random, sys
-lines = open(sys.argv[1]).read().splitlines()
-streams = {}
-for l in lines:
-    try: t = json.loads(l)["topic"]
-    except Exception: t = ""
-    streams.setdefault(t, []).append(l)
-rng = random.Random(7)
-topics = list(streams)
-while topics:
-    t = rng.choice(topics)
-    n = rng.randint(1, 40)
-    for l in streams[t][:n]: print(l)
-    streams[t] = streams[t][n:]
-    if not streams[t]: topics.remove(t)
-PY
+python3 "$HERE/interleave_topics.py" s.jsonl >mixed.jsonl
 replay_export mixed mixed.jsonl --partitions 2
 split -n l/3 s.jsonl part-
 replay_export parts part-aa part-ab part-ac --partitions 4
@@ -89,20 +74,7 @@ cmp -s s.jsonl mixed.jsonl && bad "the interleaved log is not reordered" || ok "
 rm -f entur.sqlite*
 "$FARESYNC" replay s.jsonl --store sqlite:entur.sqlite --entur-failures 0.3 --entur-seed 5 >/dev/null \
   && "$FARESYNC" export --store sqlite:entur.sqlite --out entur.export
-if python3 - p1.export entur.export <<'PY'
-import json, sys
-def load(path):
-    return {d["path"]: d["data"] for d in map(json.loads, open(path, encoding="utf-8"))}
-clean, flaky = load(sys.argv[1]), load(sys.argv[2])
-dead = {d["key"] for p, d in flaky.items() if p.startswith("deadLetters/") and d["reason"] == "entur-unavailable"}
-users = [p.split("/")[1] for p in clean if p.startswith("authUsers/")]
-same = sum(1 for u in users if flaky.get("authUsers/" + u) == clean["authUsers/" + u] and flaky.get("customers/" + u) == clean["customers/" + u])
-lost = [u for u in users if "authUsers/" + u not in flaky]
-wrong = [u for u in users if "authUsers/" + u in flaky and flaky["authUsers/" + u] != clean["authUsers/" + u]]
-undead = [u for u in lost if u not in dead]
-print("     entur failures: %d users unchanged, %d dead-lettered (entur-unavailable), %d changed, %d missing without a dead letter" % (same, len(lost), len(wrong), len(undead)))
-sys.exit(0 if same + len(lost) == len(users) and not wrong and not undead and lost else 1)
-PY
+if python3 "$HERE/entur_failures_check.py" p1.export entur.export
 then ok "Entur failures: the same users, or dead letters"; else bad "Entur failures changed users"; fi
 
 # Two processes creating the same new store at once (two workers started together) both open it:
@@ -121,21 +93,7 @@ done
 # Memory stays bounded on megabyte-sized bad messages: peak RSS of replaying 60 versus 180 of them.
 # Three times the data may cost a little more (SQLite's page cache and WAL settle), but a process
 # that kept messages would grow by the 120 MiB of data.
-python3 - "$FARESYNC" <<'PY' && ok "memory bounded on multi-megabyte messages" || bad "memory grows with multi-megabyte messages"
-import json, resource, subprocess, sys
-def peak(n):
-    with open("big-%d.jsonl" % n, "w") as f:
-        for i in range(n):
-            f.write(json.dumps({"topic": "reservations", "partition": 0, "offset": i, "key": "k%d" % i,
-                                "payload": '{"specversion":"1.0","id":"' + str(i) + "x" * (1 << 20) + '"}'}) + "\n")
-    code = "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-    out = subprocess.run([sys.executable, "-c", code, sys.argv[1], "replay", "big-%d.jsonl" % n, "--store", "sqlite:big-%d.sqlite" % n, "--partitions", "2"],
-                         check=True, capture_output=True, text=True).stdout
-    return int(out.strip())
-small, large = peak(60), peak(180)
-print("     peak RSS: %d MiB for 60 messages of 1 MiB, %d MiB for 180" % (small // 1024, large // 1024))
-sys.exit(0 if large - small < 60 * 1024 else 1)
-PY
+python3 "$HERE/memory_bound_check.py" "$FARESYNC" && ok "memory bounded on multi-megabyte messages" || bad "memory grows with multi-megabyte messages"
 
 # The outside oracle: Python's jsonschema over fixtures, logs and exports.
 "$FARESYNC" simulate --users 100 --seed 5 --out clean.jsonl 2>/dev/null

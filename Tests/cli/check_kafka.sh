@@ -47,21 +47,7 @@ same_as_replay one one.sqlite
 # The dead letters reached <topic>.DLT after their commit, each once (no crash here), with their
 # original coordinates, reason and error as headers.
 for t in auth-users reservations fare-contracts; do timeout 30 kcat -C -J -e -q -b "$BOOT" -t "$t.DLT"; done >dlt.jsonl
-if python3 - one.export dlt.jsonl <<'PY'
-import json, sys
-letters = [json.loads(l)["data"] for l in open(sys.argv[1]) if json.loads(l)["path"].startswith("deadLetters/")]
-expected = sorted((d["topic"], str(d["firstSeen"]["partition"]), str(d["firstSeen"]["offset"]), d["reason"], d["error"], d["key"], d["payload"])
-                  for d in letters if d["topic"])
-got = []
-for line in open(sys.argv[2]):
-    m = json.loads(line)
-    h = dict(zip(m["headers"][::2], m["headers"][1::2]))
-    got.append((h["faresync-dlt-original-topic"], h["faresync-dlt-original-partition"], h["faresync-dlt-original-offset"],
-                h["faresync-dlt-reason"], h["faresync-dlt-error"], m["key"], m["payload"]))
-    assert m["topic"] == h["faresync-dlt-original-topic"] + ".DLT", m["topic"]
-print(f"{len(got)} DLT messages, {len(expected)} dead letters with a topic in the store")
-sys.exit(0 if expected and sorted(got) == expected else 1)
-PY
+if python3 "$HERE/dlt_matches_store.py" one.export dlt.jsonl
 then ok "dead letters published to <topic>.DLT after commit, once each, with their headers"; else bad "the .DLT topics differ from the store's dead letters"; fi
 
 # Two workers in one group, one store.

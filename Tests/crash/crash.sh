@@ -2,12 +2,14 @@
 # Crash harness: `crash.sh PATH-TO-faresync KILLS SEED`.
 # Runs `replay` (batch by batch, and loading an empty store by account), and the worker against a
 # dev broker in another process, as subprocesses, and SIGKILLs each KILLS times inside its work:
-# - replay batch by batch: a fresh store per kill, killed once a seeded random share (5–70 %) of the
-#   log's events is applied, then replayed to the end;
+# - replay batch by batch: a fresh store per kill, killed once a seeded random share (5–50 %) of the
+#   log's events is applied (batches of at most 20, so a commit group passes it by little), then
+#   replayed to the end;
 # - the load: killed at a seeded random moment between a fifth and nine tenths of an uninterrupted
 #   load's duration, so during its writing too; each kill must leave the store empty or complete;
 # - the worker: one store, killed KILLS times, each after a seeded random share of what is left
-#   (at most its even share), then run to the end.
+#   (at most its even share; batches of at most 10, so that it passes its target by little), then
+#   run to the end.
 # A kill counts as landed when it hit the process while it was working (for the replay and the
 # worker: with more events applied than before and fewer than all). It prints how many landed and
 # fails when fewer than KILLS did, and checks every export is byte-identical to an uninterrupted
@@ -52,7 +54,8 @@ kill_at() { # STORE STEP DELAY COMMAND…
   applied "$store"
 }
 
-"$FARESYNC" simulate --users 400 --seed "$SEED" --faults --out s.jsonl 2>/dev/null
+# Enough events that every kill of the worker's chain lands before the end (about 7 per user).
+"$FARESYNC" simulate --users $(( KILLS * 40 > 400 ? KILLS * 40 : 400 )) --seed "$SEED" --faults --out s.jsonl 2>/dev/null
 "$FARESYNC" replay s.jsonl --store sqlite:clean.sqlite >/dev/null && "$FARESYNC" export --store sqlite:clean.sqlite --out clean.export
 total=$(applied clean.sqlite)
 
@@ -61,9 +64,9 @@ points=""
 landed=0
 identical=0
 for i in $(seq "$KILLS"); do
-  step=$(( total * (RANDOM % 66 + 5) / 100 + 1 ))
+  step=$(( total * (RANDOM % 46 + 5) / 100 + 1 ))
   n=$(kill_at "replay-$i.sqlite" "$step" 30 "$FARESYNC" replay s.jsonl --store "sqlite:replay-$i.sqlite" --no-load-by-account \
-      --batch-size $(( RANDOM % 50 + 1 )) --partitions $(( RANDOM % 4 + 1 )))
+      --batch-size $(( RANDOM % 20 + 1 )) --partitions $(( RANDOM % 4 + 1 )))
   points="$points $n"
   [ "$n" -gt 0 ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
   "$FARESYNC" replay s.jsonl --store "sqlite:replay-$i.sqlite" --no-load-by-account >/dev/null \
@@ -119,7 +122,7 @@ before=0
 for k in $(seq "$KILLS"); do
   share=$(( (total - before) / (KILLS - k + 2) ))
   step=$(( share * (RANDOM % 71 + 30) / 100 + 1 ))
-  n=$(kill_at worker.sqlite "$step" 40 "$FARESYNC" run "${FLAGS[@]}" --batch-size $(( RANDOM % 50 + 1 )))
+  n=$(kill_at worker.sqlite "$step" 20 "$FARESYNC" run "${FLAGS[@]}" --batch-size $(( RANDOM % 10 + 1 )))
   points="$points $n"
   [ "$n" -gt "$before" ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
   before=$n

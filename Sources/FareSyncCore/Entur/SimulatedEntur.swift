@@ -51,8 +51,10 @@ public final class SimulatedEntur: Sendable {
 
     /// With `recordProvisioning`, every provisioned uid is counted in memory (`provisioned`), for
     /// checks; off by default, since that record grows with every user a long-running worker sees.
-    public init(failures: FailurePlan? = nil, retry: RetryPolicy = RetryPolicy(), clock: some Clock<Duration> = VirtualClock(),
-                recordProvisioning: Bool = false) {
+    public init(
+        failures: FailurePlan? = nil, retry: RetryPolicy = RetryPolicy(), clock: some Clock<Duration> = VirtualClock(),
+        recordProvisioning: Bool = false
+    ) {
         self.failures = failures
         self.retry = retry
         self.sleep = { duration in try? await clock.sleep(for: duration) }
@@ -81,8 +83,10 @@ public final class SimulatedEntur: Sendable {
                 tries += 1
                 guard failures?.fails(uid: uid, attempt: attempt) == true else { break }
                 if tries >= retry.maxAttempts {
-                    return .failure(Rejection(.enturUnavailable,
-                        "Entur \(call) failed with a transient error on all \(retry.maxAttempts) attempts"))
+                    return .failure(
+                        Rejection(
+                            .enturUnavailable,
+                            "Entur \(call) failed with a transient error on all \(retry.maxAttempts) attempts"))
                 }
                 await sleep(retry.baseDelay * (1 << (tries - 1)))
             }

@@ -60,8 +60,10 @@ public final class CloudEvent: Sendable, Equatable {
             && a.payload == b.payload && a.data == b.data
     }
 
-    public init(id: String, source: String, type: EventType, time: Int64, subject: String?, payload: EventPayload, data: JSONObject,
-                canonicalData: String? = nil) {
+    public init(
+        id: String, source: String, type: EventType, time: Int64, subject: String?, payload: EventPayload, data: JSONObject,
+        canonicalData: String? = nil
+    ) {
         self.id = id
         self.source = source
         self.type = type
@@ -73,8 +75,10 @@ public final class CloudEvent: Sendable, Equatable {
     }
 
     /// The structured-mode JSON of an event built from typed data (used by the simulator and tests).
-    public static func structured(id: String, type: EventType, time: Int64, subject: String?, data: JSONObject,
-                                  source: String = "//entur/abt") -> JSONObject {
+    public static func structured(
+        id: String, type: EventType, time: Int64, subject: String?, data: JSONObject,
+        source: String = "//entur/abt"
+    ) -> JSONObject {
         var o = JSONObject()
         o["specversion"] = .string("1.0")
         o["id"] = .string(id)

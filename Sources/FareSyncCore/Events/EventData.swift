@@ -55,8 +55,10 @@ public struct ReservationCreated: Sendable, Equatable {
     public var created: String
     public var customerAccountId: String?
 
-    public init(customerId: String, orderId: String, paymentId: Int64, transactionId: Int64, paymentType: PaymentType,
-                url: String, created: String, customerAccountId: String? = nil) {
+    public init(
+        customerId: String, orderId: String, paymentId: Int64, transactionId: Int64, paymentType: PaymentType,
+        url: String, created: String, customerAccountId: String? = nil
+    ) {
         self.customerId = customerId
         self.orderId = orderId
         self.paymentId = paymentId

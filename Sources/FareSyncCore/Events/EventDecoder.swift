@@ -90,7 +90,8 @@ public enum EventDecoder {
         _ = try r.optionalString("dataschema")
         let data = try r.object("data")
         guard let type = EventType(rawValue: typeName) else {
-            throw Rejection(.unknownType, "type: \(FieldReader.quote(typeName)) is not one of \(EventType.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw Rejection(
+                .unknownType, "type: \(FieldReader.quote(typeName)) is not one of \(EventType.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let d = FieldReader(data, path: "data")
         let payload: EventPayload
@@ -102,7 +103,8 @@ public enum EventDecoder {
         }
         var canonical: String?
         if case .fareContractChanged = payload { canonical = canonicalData ?? JSONWriter.string(.object(data)) }
-        return CloudEvent(id: id, source: source, type: type, time: time, subject: subject, payload: payload, data: data,
-                          canonicalData: canonical)
+        return CloudEvent(
+            id: id, source: source, type: type, time: time, subject: subject, payload: payload, data: data,
+            canonicalData: canonical)
     }
 }

@@ -23,9 +23,11 @@ public struct FareContract: Sendable, Equatable {
     public var qrCode: String?
     public var travelRights: [TravelRight]
 
-    public init(id: String, version: String, created: String, orderId: String, customerAccountId: String,
-                purchasedBy: String? = nil, state: State, paymentType: [String], totalAmount: String,
-                totalTaxAmount: String, qrCode: String? = nil, travelRights: [TravelRight]) {
+    public init(
+        id: String, version: String, created: String, orderId: String, customerAccountId: String,
+        purchasedBy: String? = nil, state: State, paymentType: [String], totalAmount: String,
+        totalTaxAmount: String, qrCode: String? = nil, travelRights: [TravelRight]
+    ) {
         self.id = id
         self.version = version
         self.created = created
@@ -118,12 +120,14 @@ public struct TravelRight: Sendable, Equatable {
 
     public static let directions = ["0", "1", "2", "3"]
 
-    public init(id: String, status: Status, fareProductRef: String, startDateTime: String, endDateTime: String,
-                authorityRef: String, customerAccountId: String? = nil, usageValidityPeriodRef: String? = nil,
-                userProfileRef: String? = nil, tariffZoneRefs: [String]? = nil, fareZoneRefs: [String]? = nil,
-                startPointRef: String? = nil, endPointRef: String? = nil, direction: String? = nil,
-                maximumNumberOfAccesses: Int64? = nil, numberOfUsedAccesses: Int64? = nil,
-                usedAccesses: [UsedAccess]? = nil) {
+    public init(
+        id: String, status: Status, fareProductRef: String, startDateTime: String, endDateTime: String,
+        authorityRef: String, customerAccountId: String? = nil, usageValidityPeriodRef: String? = nil,
+        userProfileRef: String? = nil, tariffZoneRefs: [String]? = nil, fareZoneRefs: [String]? = nil,
+        startPointRef: String? = nil, endPointRef: String? = nil, direction: String? = nil,
+        maximumNumberOfAccesses: Int64? = nil, numberOfUsedAccesses: Int64? = nil,
+        usedAccesses: [UsedAccess]? = nil
+    ) {
         self.id = id
         self.status = status
         self.fareProductRef = fareProductRef
@@ -167,8 +171,10 @@ public struct TravelRight: Sendable, Equatable {
         if let used = try r.optionalArray("usedAccesses") {
             var accesses: [UsedAccess] = []
             for item in try r.objects(used, name: "usedAccesses") {
-                accesses.append(UsedAccess(startDateTime: try item.dateTime("startDateTime").text,
-                                           endDateTime: try item.dateTime("endDateTime").text))
+                accesses.append(
+                    UsedAccess(
+                        startDateTime: try item.dateTime("startDateTime").text,
+                        endDateTime: try item.dateTime("endDateTime").text))
             }
             usedAccesses = accesses
         } else {

@@ -95,8 +95,10 @@ struct FieldReader {
         return try integer(name, in: range)
     }
 
-    static func integer(_ v: JSONValue, at path: @autoclosure () -> String, in range: ClosedRange<Int64>,
-                        reason: DeadLetterReason) throws(Rejection) -> Int64 {
+    static func integer(
+        _ v: JSONValue, at path: @autoclosure () -> String, in range: ClosedRange<Int64>,
+        reason: DeadLetterReason
+    ) throws(Rejection) -> Int64 {
         guard case .number(let literal) = v else { throw Rejection(reason, "\(path()): expected an integer, got \(v.typeName)") }
         guard let i = JSONNumber.integerValue(of: literal) else {
             throw Rejection(reason, "\(path()): \(literal) is not an integer in \(range.lowerBound)...\(range.upperBound)")

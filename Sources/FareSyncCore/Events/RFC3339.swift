@@ -29,14 +29,15 @@ public enum RFC3339 {
             return v
         }
         guard let year = digits(0..<4), b[4] == UInt8(ascii: "-"),
-              let month = digits(5..<7), b[7] == UInt8(ascii: "-"),
-              let day = digits(8..<10), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
-              let hour = digits(11..<13), b[13] == UInt8(ascii: ":"),
-              let minute = digits(14..<16), b[16] == UInt8(ascii: ":"),
-              let second = digits(17..<19)
+            let month = digits(5..<7), b[7] == UInt8(ascii: "-"),
+            let day = digits(8..<10), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
+            let hour = digits(11..<13), b[13] == UInt8(ascii: ":"),
+            let minute = digits(14..<16), b[16] == UInt8(ascii: ":"),
+            let second = digits(17..<19)
         else { return nil }
         guard year >= 1, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              hour <= 23, minute <= 59, second <= 59 else { return nil }
+            hour <= 23, minute <= 59, second <= 59
+        else { return nil }
         var i = 19
         var nanos = 0
         if b[i] == UInt8(ascii: ".") {
@@ -57,7 +58,8 @@ public enum RFC3339 {
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
             let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
             guard i + 6 == b.count, let oh = digits((i + 1)..<(i + 3)), b[i + 3] == UInt8(ascii: ":"),
-                  let om = digits((i + 4)..<(i + 6)), oh <= 23, om <= 59 else { return nil }
+                let om = digits((i + 4)..<(i + 6)), oh <= 23, om <= 59
+            else { return nil }
             offsetMinutes = sign * (oh * 60 + om)
             i += 6
         default:
@@ -90,7 +92,8 @@ public enum RFC3339 {
             let s = String(v)
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, digits))Z"
+        return
+            "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, digits))Z"
     }
 
     static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }

@@ -41,15 +41,24 @@ public struct TopicPartition: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(topic)/\(partition)" }
 }
 
-/// A message whose bytes stay where its source put them — a consumed librdkafka message: key and
-/// value are read in place, without a copy, and the headers (which librdkafka parses into allocated
-/// structures on first access) only when first asked for. What a message nobody reads in full
-/// should not cost.
+/// A message whose bytes stay where its source put them — a consumed librdkafka message, a spill
+/// file: key and value are read in place, without a copy, and the headers (which librdkafka parses
+/// into allocated structures on first access) only when first asked for. What a message nobody
+/// reads in full should not cost.
+///
+/// The object owns the bytes and lends them only for the length of a call, so that no pointer into
+/// them outlives it:
+///
+/// ```swift
+/// let length = buffer.withValueBytes { $0?.count ?? 0 }
+/// ```
 public protocol MessageBuffer: AnyObject, Sendable {
-    /// The key's bytes (nil for a null key), valid and unchanged for as long as this object lives.
-    var keyBytes: UnsafeRawBufferPointer? { get }
-    /// The value's bytes (nil for a null value), valid and unchanged for as long as this object lives.
-    var valueBytes: UnsafeRawBufferPointer? { get }
+    /// Calls `body` with the key's bytes (nil for a null key), valid only during the call.
+    func withKeyBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R
+    /// Calls `body` with the value's bytes (nil for a null value), valid only during the call.
+    func withValueBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R
+    /// The bytes of key and value together.
+    var byteCount: Int { get }
     /// The headers, in order: read on the first call, the same list on every later one.
     var headers: [MessageHeader] { get }
 }
@@ -72,7 +81,7 @@ public struct SourceMessage: Sendable {
         get {
             switch storage {
             case .owned(let key, _, _): return key
-            case .buffer(let buffer): return buffer.keyBytes.map { Array($0) }
+            case .buffer(let buffer): return buffer.withKeyBytes { $0.map { Array($0) } }
             }
         }
         set { let o = takeOwned(); storage = .owned(key: newValue, value: o.value, headers: o.headers) }
@@ -83,7 +92,7 @@ public struct SourceMessage: Sendable {
         get {
             switch storage {
             case .owned(_, let value, _): return value
-            case .buffer(let buffer): return buffer.valueBytes.map { Array($0) }
+            case .buffer(let buffer): return buffer.withValueBytes { $0.map { Array($0) } }
             }
         }
         set { let o = takeOwned(); storage = .owned(key: o.key, value: newValue, headers: o.headers) }
@@ -111,7 +120,7 @@ public struct SourceMessage: Sendable {
             }
             return try result.get()
         case .buffer(let buffer):
-            return try withExtendedLifetime(buffer) { () throws(E) -> R in try body(buffer.valueBytes) }
+            return try buffer.withValueBytes(body)
         }
     }
 
@@ -122,7 +131,7 @@ public struct SourceMessage: Sendable {
             guard let key else { return body(nil) }
             return key.withUnsafeBytes { body($0) }
         case .buffer(let buffer):
-            return withExtendedLifetime(buffer) { body(buffer.keyBytes) }
+            return buffer.withKeyBytes(body)
         }
     }
 
@@ -130,15 +139,16 @@ public struct SourceMessage: Sendable {
     /// keeps its buffer (and whatever that holds) alive.
     public func detached() -> SourceMessage {
         guard case .buffer = storage else { return self }
-        return SourceMessage(topic: topic, key: key, value: value, headers: headers, timestamp: timestamp,
-                             coordinates: coordinates, readError: readError)
+        return SourceMessage(
+            topic: topic, key: key, value: value, headers: headers, timestamp: timestamp,
+            coordinates: coordinates, readError: readError)
     }
 
     /// The bytes of key and value together, counted in place.
     public var byteCount: Int {
         switch storage {
         case .owned(let key, let value, _): return (key?.count ?? 0) + (value?.count ?? 0)
-        case .buffer(let buffer): return (buffer.keyBytes?.count ?? 0) + (buffer.valueBytes?.count ?? 0)
+        case .buffer(let buffer): return buffer.byteCount
         }
     }
 
@@ -157,10 +167,13 @@ public struct SourceMessage: Sendable {
     /// Set when the log line itself could not be read; `value` then holds the raw line.
     public var readError: String?
 
-    public init(topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader] = [],
-                timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil, readError: String? = nil) {
-        self.init(topic: topic, storage: .owned(key: key, value: value, headers: headers), timestamp: timestamp,
-                  coordinates: coordinates, readError: readError)
+    public init(
+        topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader] = [],
+        timestamp: Int64? = nil, coordinates: MessageCoordinates? = nil, readError: String? = nil
+    ) {
+        self.init(
+            topic: topic, storage: .owned(key: key, value: value, headers: headers), timestamp: timestamp,
+            coordinates: coordinates, readError: readError)
     }
 
     /// A message whose key, value and headers are read in place from `buffer`.

@@ -36,7 +36,8 @@ public struct JSONParser {
         try parse(buffer: buffer, maxDepth: maxDepth, capture: nil).0
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capture: String?) throws(JSONParseError) -> (JSONValue, Range<Int>?) {
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, capture: String?) throws(JSONParseError) -> (JSONValue, Range<Int>?)
+    {
         var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
         parser.capture = capture
         parser.skipWhitespace()
@@ -50,7 +51,8 @@ public struct JSONParser {
     /// member `member` lies in `bytes` if it is written exactly as `JSONWriter` writes it (no
     /// whitespace, members sorted, strings without escapes): those bytes are then its canonical
     /// text, and need not be written again.
-    public static func parse(_ bytes: UnsafeRawBufferPointer, capturing member: String) throws(JSONParseError) -> (JSONValue, canonical: Range<Int>?) {
+    public static func parse(_ bytes: UnsafeRawBufferPointer, capturing member: String) throws(JSONParseError) -> (JSONValue, canonical: Range<Int>?)
+    {
         try parse(buffer: bytes.assumingMemoryBound(to: UInt8.self), maxDepth: defaultMaxDepth, capture: member)
     }
 
@@ -161,7 +163,8 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             if !rawStrings.isEmpty, rawStrings.contains(where: { UTF8Order.equal($0, name) }),
-               index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "n") {
+                index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "n")
+            {
                 guard raw[name] == nil else { throw error("duplicate member name \"\(name)\"", at: nameOffset) }
                 if bytes[index] == UInt8(ascii: "n") {
                     try expectLiteral("null")

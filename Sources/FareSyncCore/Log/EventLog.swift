@@ -82,8 +82,10 @@ public struct EventLogReader: Sendable {
             let key = try bytesOrNull(r, raw, "key", required: false)
             let payload = try bytesOrNull(r, raw, "payload", required: true)
             let timestamp = ts.flatMap { $0 >= 0 ? $0 : nil }
-            return .success(Record(message: SourceMessage(topic: topic, key: key, value: payload, headers: headers, timestamp: timestamp),
-                                   partition: partition, offset: offset))
+            return .success(
+                Record(
+                    message: SourceMessage(topic: topic, key: key, value: payload, headers: headers, timestamp: timestamp),
+                    partition: partition, offset: offset))
         } catch {
             return .failure(error)
         }
@@ -104,8 +106,10 @@ public struct EventLogReader: Sendable {
 /// Writes messages as `kcat -C -J` lines: `topic, partition, offset, tstype, ts, broker, headers, key, payload`.
 public enum EventLogWriter {
     /// The line of `message`; an unreadable line (`readError` set) is written back as it was.
-    public static func line(_ message: SourceMessage, partition: Int32, offset: Int64,
-                            timestampType: String? = nil, broker: Int32 = -1) -> [UInt8] {
+    public static func line(
+        _ message: SourceMessage, partition: Int32, offset: Int64,
+        timestampType: String? = nil, broker: Int32 = -1
+    ) -> [UInt8] {
         if message.readError != nil { return message.value ?? [] }
         var out: [UInt8] = []
         out.reserveCapacity(message.byteCount + 256)

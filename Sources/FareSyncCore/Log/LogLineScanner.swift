@@ -56,7 +56,9 @@ struct LogLineScanner {
             let member: Seen
             switch Self.member(UnsafeBufferPointer(rebasing: b[name])) {
             case .topic?:
-                guard let range = cursor.plainString(), !range.isEmpty, let s = self.topicString(UnsafeBufferPointer(rebasing: b[range])) else { return nil }
+                guard let range = cursor.plainString(), !range.isEmpty, let s = self.topicString(UnsafeBufferPointer(rebasing: b[range])) else {
+                    return nil
+                }
                 topic = s
                 member = .topic
             case .partition?:
@@ -100,8 +102,9 @@ struct LogLineScanner {
         }
         guard cursor.atEnd, let topic, seen.contains(.payload) else { return nil }
         return EventLogReader.Record(
-            message: SourceMessage(topic: topic, key: key, value: payload, headers: headers,
-                                   timestamp: ts.flatMap { $0 >= 0 ? $0 : nil }),
+            message: SourceMessage(
+                topic: topic, key: key, value: payload, headers: headers,
+                timestamp: ts.flatMap { $0 >= 0 ? $0 : nil }),
             partition: partition, offset: offset)
     }
 
@@ -204,7 +207,8 @@ private struct Cursor {
 
     mutating func skipNull() -> Bool {
         guard peek() == UInt8(ascii: "n"), bytes.count - index >= 4, bytes[index + 1] == UInt8(ascii: "u"),
-              bytes[index + 2] == UInt8(ascii: "l"), bytes[index + 3] == UInt8(ascii: "l") else { return false }
+            bytes[index + 2] == UInt8(ascii: "l"), bytes[index + 3] == UInt8(ascii: "l")
+        else { return false }
         index += 4
         return true
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Replays logs into an *empty* store by partitions of accounts, instead of batch by batch in log
@@ -41,8 +41,9 @@ struct AccountLoad {
         guard try await dispatcher.store.read({ try $0.isEmpty() }) else { return nil }
         let partitions = Self.partitions(forBytes: bytes, options: options)
         let halves = try Self.halves(of: sources, minimumBytes: options.loadSplitBytes)
-        let spill = try SpillDirectory(under: options.spillDirectory ?? Self.temporaryDirectory(), files: partitions,
-                                       segments: halves == nil ? 1 : 2)
+        let spill = try SpillDirectory(
+            under: options.spillDirectory ?? Self.temporaryDirectory(), files: partitions,
+            segments: halves == nil ? 1 : 2)
         defer { spill.remove() }
         let messages: Int
         if let halves {
@@ -84,8 +85,10 @@ struct AccountLoad {
 
     // MARK: Applying
 
-    private func apply(_ spill: SpillDirectory, partitions: Int, messages: Int,
-                       progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport {
+    private func apply(
+        _ spill: SpillDirectory, partitions: Int, messages: Int,
+        progress: @escaping @Sendable (Int) -> Void
+    ) async throws -> ReplayReport {
         let shared = LoadProgress()
         let turns = WriteTurns()
         let workers = max(1, options.loadWorkers)
@@ -129,8 +132,10 @@ struct AccountLoad {
     /// Applies one partition's records in memory and writes its final state, in its turn: partitions
     /// are written in index order, so that of events of two partitions with one id, the one in the
     /// lower partition is applied, whatever the timing.
-    private func load(_ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
-                      shared: LoadProgress, turns: WriteTurns) async throws {
+    private func load(
+        _ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
+        shared: LoadProgress, turns: WriteTurns
+    ) async throws {
         var applied = try await applyInMemory(records, partition: partition, partitions: partitions, taken: [])
         try await turns.wait(for: partition)
         let collided = try await write(applied, claims: true)
@@ -163,8 +168,10 @@ struct AccountLoad {
     /// 16.2–19.7. There is no store transaction per batch to pay for in memory.
     static let applyBatch = 64
 
-    private func applyInMemory(_ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
-                               taken: [String]) async throws -> Applied {
+    private func applyInMemory(
+        _ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
+        taken: [String]
+    ) async throws -> Applied {
         let store = PartitionStore(taken: taken, events: records.count)
         let local = TriggerDispatcher(store: store, entur: dispatcher.entur, rules: dispatcher.rules)
         var newest: Int64?
@@ -180,7 +187,8 @@ struct AccountLoad {
             for (sequence, message) in records[start..<end] {
                 let result = EventDecoder.decode(message)
                 if case .success(let event) = result,
-                   !message.withKey({ Self.isRouted(event, key: $0, partition: partition, partitions: partitions) }) {
+                    !message.withKey({ Self.isRouted(event, key: $0, partition: partition, partitions: partitions) })
+                {
                     // Held to the end of the load: with bytes of its own, not its spill file's.
                     setAside.append((sequence, message.detached()))
                     continue
@@ -194,8 +202,9 @@ struct AccountLoad {
             start = end
         }
         let applied = store.finalRows()
-        return Applied(rows: applied.rows, claims: applied.claims, deadLetters: applied.deadLetters, parkedContracts: applied.parkedContracts,
-                       outcomes: local.outcomes, newest: newest, setAside: setAside)
+        return Applied(
+            rows: applied.rows, claims: applied.claims, deadLetters: applied.deadLetters, parkedContracts: applied.parkedContracts,
+            outcomes: local.outcomes, newest: newest, setAside: setAside)
     }
 
     /// Writes a partition's final state; returns the ids it claimed that were claimed already (and

@@ -1,9 +1,9 @@
 import Crypto
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The load's first step (`AccountLoad`): every message to the spill file of its key's partition of
@@ -86,16 +86,19 @@ extension AccountLoad {
     /// first, continuing the first half's numbering.
     func route(_ halves: Halves, into directory: SpillDirectory, partitions: Int) async throws -> Int {
         let path = halves.path
-        async let first = Self.routeLines(path, 0..<halves.middle, reader: EventLogReader(), into: directory, segment: 0,
-                                          firstSequence: 0, partitions: partitions)
-        async let second = Self.routeLines(path, halves.middle..<halves.size, reader: EventLogReader(), into: directory, segment: 1,
-                                           firstSequence: Self.secondHalfSequence, partitions: partitions)
+        async let first = Self.routeLines(
+            path, 0..<halves.middle, reader: EventLogReader(), into: directory, segment: 0,
+            firstSequence: 0, partitions: partitions)
+        async let second = Self.routeLines(
+            path, halves.middle..<halves.size, reader: EventLogReader(), into: directory, segment: 1,
+            firstSequence: Self.secondHalfSequence, partitions: partitions)
         let (firstCount, reader) = try await first
         let (secondCount, secondReader) = try await second
         guard secondReader.numberedLines > 0 else { return firstCount + secondCount }
         directory.remove(segment: 1)
-        let (again, _) = try Self.routeLines(path, halves.middle..<halves.size, reader: reader, into: directory, segment: 1,
-                                             firstSequence: Self.secondHalfSequence, partitions: partitions)
+        let (again, _) = try Self.routeLines(
+            path, halves.middle..<halves.size, reader: reader, into: directory, segment: 1,
+            firstSequence: Self.secondHalfSequence, partitions: partitions)
         return firstCount + again
     }
 
@@ -104,8 +107,10 @@ extension AccountLoad {
 
     /// Reads, routes and spills the lines that start in `range` of a log file; returns how many
     /// messages they held and the reader (which numbers lines without offsets) as it ends.
-    private static func routeLines(_ path: String, _ range: Range<Int>, reader: EventLogReader, into directory: SpillDirectory,
-                                   segment: Int, firstSequence: UInt64, partitions: Int) throws -> (Int, EventLogReader) {
+    private static func routeLines(
+        _ path: String, _ range: Range<Int>, reader: EventLogReader, into directory: SpillDirectory,
+        segment: Int, firstSequence: UInt64, partitions: Int
+    ) throws -> (Int, EventLogReader) {
         var reader = reader
         let lines = try LineReader(path: path, range: range)
         let spill = SpillWriter(directory, segment: segment)

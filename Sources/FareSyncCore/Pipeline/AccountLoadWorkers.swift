@@ -20,7 +20,11 @@ final class LoadProgress: Sendable {
         }
     }
 
-    func done(_ n: Int) -> Int { state.withLock { $0.done += n; return $0.done } }
+    func done(_ n: Int) -> Int {
+        state.withLock {
+            $0.done += n; return $0.done
+        }
+    }
 
     func observe(_ time: Int64?) {
         guard let time else { return }

@@ -35,8 +35,10 @@ public struct ReplayOptions: Sendable {
     /// `$TMPDIR`, else `/tmp`. They take about the size of the logs.
     public var spillDirectory: String?
 
-    public init(partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16,
-                loadByAccount: Bool = true) {
+    public init(
+        partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16,
+        loadByAccount: Bool = true
+    ) {
         self.partitions = partitions
         self.speed = speed
         self.batchSize = batchSize
@@ -78,7 +80,8 @@ public struct Replay: Sendable {
     /// the logs are loaded by account instead (`AccountLoad`): all or nothing, in one commit group.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
         if options.loadByAccount, options.speed == 0,
-           let report = try await AccountLoad(dispatcher: dispatcher, options: options).runIfEmpty(sources, progress: progress) {
+            let report = try await AccountLoad(dispatcher: dispatcher, options: options).runIfEmpty(sources, progress: progress)
+        {
             return report
         }
         return try await dispatcher.store.withGroupedCommits(options.batchesPerCommit) {

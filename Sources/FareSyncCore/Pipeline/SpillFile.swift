@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Messages written to a file and read back exactly as they were — topic, key, value and header
@@ -100,11 +100,13 @@ enum SpillRecord {
             let message: SourceMessage
             if flags & hasReadError != 0 {
                 let readError = String(decoding: try cursor.bytes(), as: UTF8.self)
-                message = SourceMessage(topic: topic!.string, key: key.map { Array($0) }, value: value.map { Array($0) }, headers: list,
-                                        timestamp: timestamp, coordinates: coordinates, readError: readError)
+                message = SourceMessage(
+                    topic: topic!.string, key: key.map { Array($0) }, value: value.map { Array($0) }, headers: list,
+                    timestamp: timestamp, coordinates: coordinates, readError: readError)
             } else {
-                message = SourceMessage(topic: topic!.string, buffer: SpilledMessage(file, key: key, value: value, headers: list),
-                                        timestamp: timestamp, coordinates: coordinates)
+                message = SourceMessage(
+                    topic: topic!.string, buffer: SpilledMessage(file, key: key, value: value, headers: list),
+                    timestamp: timestamp, coordinates: coordinates)
             }
             guard cursor.position == end else { throw SpillError("a record's length does not match its fields") }
             records.append((sequence, message))
@@ -223,16 +225,26 @@ final class SpillBytes: @unchecked Sendable {
 final class SpilledMessage: MessageBuffer, @unchecked Sendable {
     /// Unchecked: every stored property is set in `init` and never changed; `file` is read-only.
     private let file: SpillBytes
-    let keyBytes: UnsafeRawBufferPointer?
-    let valueBytes: UnsafeRawBufferPointer?
+    private let key: UnsafeRawBufferPointer?
+    private let value: UnsafeRawBufferPointer?
     let headers: [MessageHeader]
 
     init(_ file: SpillBytes, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, headers: [MessageHeader]) {
         self.file = file
-        keyBytes = key
-        valueBytes = value
+        self.key = key
+        self.value = value
         self.headers = headers
     }
+
+    func withKeyBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(self) { () throws(E) -> R in try body(key) }
+    }
+
+    func withValueBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer?) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(self) { () throws(E) -> R in try body(value) }
+    }
+
+    var byteCount: Int { (key?.count ?? 0) + (value?.count ?? 0) }
 }
 
 /// A spill file that does not read back as it was written.

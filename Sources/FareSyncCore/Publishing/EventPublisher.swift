@@ -13,11 +13,14 @@ public protocol EventPublisher: Sendable {
 
 extension SourceMessage {
     /// A CloudEvent in structured mode on its type's default topic, as a producer of SPEC §1 sends it.
-    public static func event(id: String, type: EventType, time: Int64, key: String, subject: String? = nil, data: JSONObject,
-                             source: String) -> SourceMessage {
+    public static func event(
+        id: String, type: EventType, time: Int64, key: String, subject: String? = nil, data: JSONObject,
+        source: String
+    ) -> SourceMessage {
         let envelope = CloudEvent.structured(id: id, type: type, time: time, subject: subject, data: data, source: source)
-        return SourceMessage(topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(envelope)),
-                             headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time)
+        return SourceMessage(
+            topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(envelope)),
+            headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time)
     }
 }
 

@@ -123,15 +123,18 @@ public struct TrafficSimulator: Sendable {
         let time = step.time
         switch step.kind {
         case .auth:
-            let user = UserCreated(uid: plan.uid, isAnonymous: plan.isAnonymous, phoneNumber: plan.phoneNumber,
-                                   createdAt: RFC3339.format(milliseconds: plan.createdAt))
+            let user = UserCreated(
+                uid: plan.uid, isAnonymous: plan.isAnonymous, phoneNumber: plan.phoneNumber,
+                createdAt: RFC3339.format(milliseconds: plan.createdAt))
             return message(step, id: id, type: .userCreated, time: time, key: plan.uid, subject: plan.uid, data: user.json, source: "//firebase/auth")
         case .reserve:
             let p = plan.purchases[Int(step.purchase)]
-            let r = ReservationCreated(customerId: plan.uid, orderId: p.orderId, paymentId: p.paymentId, transactionId: p.transactionId,
-                                       paymentType: p.paymentType, url: "https://pay.faresync.invalid/orders/\(p.orderId)",
-                                       created: RFC3339.format(milliseconds: p.reservedAt), customerAccountId: plan.abtId)
-            return message(step, id: id, type: .reservationCreated, time: time, key: plan.uid, subject: p.orderId, data: r.json, source: "//atb/ticketing")
+            let r = ReservationCreated(
+                customerId: plan.uid, orderId: p.orderId, paymentId: p.paymentId, transactionId: p.transactionId,
+                paymentType: p.paymentType, url: "https://pay.faresync.invalid/orders/\(p.orderId)",
+                created: RFC3339.format(milliseconds: p.reservedAt), customerAccountId: plan.abtId)
+            return message(
+                step, id: id, type: .reservationCreated, time: time, key: plan.uid, subject: p.orderId, data: r.json, source: "//atb/ticketing")
         case .paymentCreate, .paymentDecision:
             let p = plan.purchases[Int(step.purchase)]
             let status: PaymentStatus
@@ -147,7 +150,8 @@ public struct TrafficSimulator: Sendable {
                 }
             }
             let u = PaymentUpdated(customerId: plan.uid, orderId: p.orderId, paymentId: p.paymentId, status: status)
-            return message(step, id: id, type: .paymentUpdated, time: time, key: plan.uid, subject: p.orderId, data: u.json, source: "//atb/ticketing")
+            return message(
+                step, id: id, type: .paymentUpdated, time: time, key: plan.uid, subject: p.orderId, data: u.json, source: "//atb/ticketing")
         case .contractIssued, .contractActivated, .contractStale:
             let p = plan.purchases[Int(step.purchase)]
             let activated = step.kind == .contractActivated
@@ -156,10 +160,11 @@ public struct TrafficSimulator: Sendable {
         case .ancientContract, .orphanContract:
             var rng = SplitMix64(seed: options.seed, stream: UInt64(step.user) << 20 | 0xA)
             let account = step.kind == .orphanContract ? "ATB:CustomerAccount:" + rng.hex(16) : plan.abtId
-            let p = UserPlan.Purchase(orderId: rng.string(8, from: "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"), paymentId: 1, transactionId: 1,
-                                      paymentType: .vipps, product: UserPlan.products[0], reservedAt: time, outcome: .capture,
-                                      decidedAt: time, contractId: "ATB:FareContract:" + rng.hex(16), issuedAt: time,
-                                      activatedAt: nil, staleRedeliveryAt: nil, hugeVersions: false, qrCode: rng.hex(24))
+            let p = UserPlan.Purchase(
+                orderId: rng.string(8, from: "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"), paymentId: 1, transactionId: 1,
+                paymentType: .vipps, product: UserPlan.products[0], reservedAt: time, outcome: .capture,
+                decidedAt: time, contractId: "ATB:FareContract:" + rng.hex(16), issuedAt: time,
+                activatedAt: nil, staleRedeliveryAt: nil, hugeVersions: false, qrCode: rng.hex(24))
             let contract = fareContract(plan: plan, purchase: p, activated: false, account: account)
             return message(step, id: id, type: .fareContractChanged, time: time, key: account, subject: contract.id, data: contract.json)
         case .malformed:
@@ -197,9 +202,11 @@ public struct TrafficSimulator: Sendable {
     func malformed(_ step: Step, id: String, plan: UserPlan) -> SourceMessage {
         let (kind, _) = plan.malformation!
         let key = plan.uid
-        var data = ReservationCreated(customerId: plan.uid, orderId: "BAD\(plan.index)", paymentId: 1, transactionId: 1, paymentType: .visa,
-                                      url: "https://pay.faresync.invalid/orders/BAD\(plan.index)",
-                                      created: RFC3339.format(milliseconds: step.time)).json
+        var data = ReservationCreated(
+            customerId: plan.uid, orderId: "BAD\(plan.index)", paymentId: 1, transactionId: 1, paymentType: .visa,
+            url: "https://pay.faresync.invalid/orders/BAD\(plan.index)",
+            created: RFC3339.format(milliseconds: step.time)
+        ).json
         var envelope = CloudEvent.structured(id: id, type: .reservationCreated, time: step.time, subject: nil, data: data, source: "//atb/ticketing")
         var topic = "reservations"
         var raw: [UInt8]?
@@ -213,11 +220,14 @@ public struct TrafficSimulator: Sendable {
             envelope["data"] = .object(data)
         case .badState, .missingRights, .badVersion:
             topic = "fare-contracts"
-            let p = plan.purchases.first ?? UserPlan.Purchase(orderId: "X\(plan.index)", paymentId: 1, transactionId: 1, paymentType: .vipps,
-                                                               product: UserPlan.products[0], reservedAt: step.time, outcome: .capture,
-                                                               decidedAt: step.time, contractId: "ATB:FareContract:bad\(plan.index)",
-                                                               issuedAt: step.time, activatedAt: nil, staleRedeliveryAt: nil,
-                                                               hugeVersions: false, qrCode: "")
+            let p =
+                plan.purchases.first
+                ?? UserPlan.Purchase(
+                    orderId: "X\(plan.index)", paymentId: 1, transactionId: 1, paymentType: .vipps,
+                    product: UserPlan.products[0], reservedAt: step.time, outcome: .capture,
+                    decidedAt: step.time, contractId: "ATB:FareContract:bad\(plan.index)",
+                    issuedAt: step.time, activatedAt: nil, staleRedeliveryAt: nil,
+                    hugeVersions: false, qrCode: "")
             var contract = fareContract(plan: plan, purchase: p, activated: false, account: plan.abtId).json
             switch kind {
             case .badState: contract["state"] = .int(42)
@@ -225,16 +235,20 @@ public struct TrafficSimulator: Sendable {
             default: contract["version"] = .string("-3")
             }
             envelope = CloudEvent.structured(id: id, type: .fareContractChanged, time: step.time, subject: nil, data: contract)
-            return SourceMessage(topic: topic, key: Array(plan.abtId.utf8), value: JSONWriter.bytes(.object(envelope)),
-                                 headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: step.time)
+            return SourceMessage(
+                topic: topic, key: Array(plan.abtId.utf8), value: JSONWriter.bytes(.object(envelope)),
+                headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: step.time)
         }
-        return SourceMessage(topic: topic, key: Array(key.utf8), value: raw ?? JSONWriter.bytes(.object(envelope)),
-                             headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: step.time)
+        return SourceMessage(
+            topic: topic, key: Array(key.utf8), value: raw ?? JSONWriter.bytes(.object(envelope)),
+            headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: step.time)
     }
 
     /// A well-formed event message: structured mode, or (about 3 % of events) binary mode.
-    func message(_ step: Step, id: String, type: EventType, time: Int64, key: String, subject: String?, data: JSONObject,
-                 source: String = "//entur/abt") -> SourceMessage {
+    func message(
+        _ step: Step, id: String, type: EventType, time: Int64, key: String, subject: String?, data: JSONObject,
+        source: String = "//entur/abt"
+    ) -> SourceMessage {
         var rng = SplitMix64(seed: options.seed, stream: UInt64(step.user) << 20 | UInt64(step.sequence) << 4 | 0xB)
         if rng.chance(0.03) {
             var headers = [
@@ -243,11 +257,13 @@ public struct TrafficSimulator: Sendable {
                 MessageHeader("ce_type", type.rawValue), MessageHeader("ce_time", RFC3339.format(milliseconds: time)),
             ]
             if let subject { headers.append(MessageHeader("ce_subject", subject)) }
-            return SourceMessage(topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(data)),
-                                 headers: headers, timestamp: time)
+            return SourceMessage(
+                topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(data)),
+                headers: headers, timestamp: time)
         }
         let envelope = CloudEvent.structured(id: id, type: type, time: time, subject: subject, data: data, source: source)
-        return SourceMessage(topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(envelope)),
-                             headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time)
+        return SourceMessage(
+            topic: type.defaultTopic, key: Array(key.utf8), value: JSONWriter.bytes(.object(envelope)),
+            headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time)
     }
 }

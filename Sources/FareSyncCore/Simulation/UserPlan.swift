@@ -70,16 +70,17 @@ struct UserPlan {
             let issuedAt = decidedAt + rng.int(1...5) * minute
             let activatedAt: Int64? = rng.chance(0.6) ? issuedAt + rng.int(5...240) * minute : nil
             let stale: Int64? = options.faults && activatedAt != nil && rng.chance(0.05) ? activatedAt! + rng.int(1...30) * minute : nil
-            purchases.append(Purchase(
-                orderId: rng.string(8, from: "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"),
-                paymentId: rng.int(1_000_000...99_999_999),
-                transactionId: rng.int(1_000_000...99_999_999),
-                paymentType: PaymentType(rawValue: rng.int(1...8))!,
-                product: product, reservedAt: t, outcome: outcome, decidedAt: decidedAt,
-                contractId: "ATB:FareContract:" + rng.hex(16),
-                issuedAt: issuedAt, activatedAt: activatedAt, staleRedeliveryAt: stale,
-                hugeVersions: options.faults && rng.chance(0.05),
-                qrCode: rng.string(48, from: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")))
+            purchases.append(
+                Purchase(
+                    orderId: rng.string(8, from: "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"),
+                    paymentId: rng.int(1_000_000...99_999_999),
+                    transactionId: rng.int(1_000_000...99_999_999),
+                    paymentType: PaymentType(rawValue: rng.int(1...8))!,
+                    product: product, reservedAt: t, outcome: outcome, decidedAt: decidedAt,
+                    contractId: "ATB:FareContract:" + rng.hex(16),
+                    issuedAt: issuedAt, activatedAt: activatedAt, staleRedeliveryAt: stale,
+                    hugeVersions: options.faults && rng.chance(0.05),
+                    qrCode: rng.string(48, from: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")))
         }
         var authTime = createdAt
         if options.faults {

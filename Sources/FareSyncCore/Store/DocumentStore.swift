@@ -180,8 +180,10 @@ public struct ParkedEvent: Sendable, Equatable {
     /// The message, for the dead letter a timeout makes of it.
     public var message: StoredMessage
 
-    public init(sequence: Int64 = 0, account: String, contractId: String, version: String, eventTime: Int64,
-                data: JSONObject, message: StoredMessage) {
+    public init(
+        sequence: Int64 = 0, account: String, contractId: String, version: String, eventTime: Int64,
+        data: JSONObject, message: StoredMessage
+    ) {
         self.sequence = sequence
         self.account = account
         self.contractId = contractId

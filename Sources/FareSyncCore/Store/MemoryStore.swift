@@ -222,12 +222,14 @@ final class MemoryTransaction: StoreAccelerations {
 
     func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange] {
         let feed = try feed
-        let documents = feed.positions.filter { $0.value > position && $0.key.string.utf8.starts(with: prefix.utf8) }.sorted { $0.value < $1.value }.prefix(limit).map { key, p in
-            DocumentChange(position: p, path: key.string, text: JSONWriter.string(state.documents[key]!))
-        }
-        let tombstones = feed.tombstones.filter { $0.key > position && $0.value.string.utf8.starts(with: prefix.utf8) }.sorted { $0.key < $1.key }.prefix(limit).map { p, key in
-            DocumentChange(position: p, path: key.string, text: nil)
-        }
+        let documents = feed.positions.filter { $0.value > position && $0.key.string.utf8.starts(with: prefix.utf8) }.sorted { $0.value < $1.value }
+            .prefix(limit).map { key, p in
+                DocumentChange(position: p, path: key.string, text: JSONWriter.string(state.documents[key]!))
+            }
+        let tombstones = feed.tombstones.filter { $0.key > position && $0.value.string.utf8.starts(with: prefix.utf8) }.sorted { $0.key < $1.key }
+            .prefix(limit).map { p, key in
+                DocumentChange(position: p, path: key.string, text: nil)
+            }
         return DocumentChange.merge(Array(documents), Array(tombstones), limit: limit)
     }
 

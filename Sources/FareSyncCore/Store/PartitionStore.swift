@@ -43,8 +43,10 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
             if path.utf8.starts(with: Self.deadLetters) {
                 deadLetters.append((path, value))
             } else if !path.utf8.starts(with: Self.parkedContracts) {
-                rows.documents.append(PartitionRows.Document(path: path, text: texts[key] ?? JSONWriter.string(value),
-                                                             version: value["version"]?.stringValue))
+                rows.documents.append(
+                    PartitionRows.Document(
+                        path: path, text: texts[key] ?? JSONWriter.string(value),
+                        version: value["version"]?.stringValue))
             }
         }
         for i in state.accounts.indicesInByteOrder() {

@@ -54,8 +54,12 @@ public enum Catalogue {
         public var price: Int64 { (product.price * profile.percent / 100) * (2 + Int64(zones.count - 1)) / 2 }
 
         public var id: String {
-            let text = JSONWriter.bytes(.object(JSONObject([("p", .string(product.ref)), ("u", .string(profile.userType)),
-                                                            ("z", .array(zones.map(JSONValue.string)))])))
+            let text = JSONWriter.bytes(
+                .object(
+                    JSONObject([
+                        ("p", .string(product.ref)), ("u", .string(profile.userType)),
+                        ("z", .array(zones.map(JSONValue.string))),
+                    ])))
             return "offer." + String(base64Encoding: text, options: [.base64UrlAlphabet, .omitPaddingCharacter])
         }
     }
@@ -87,9 +91,10 @@ public enum Catalogue {
     public static func offer(id: String) -> Offer? {
         guard id.hasPrefix("offer."), id.utf8.count < 1024 else { return nil }
         guard let data = try? String(id.dropFirst("offer.".count)).base64decoded(options: [.base64UrlAlphabet, .omitPaddingCharacter]),
-              let json = try? JSONParser.parse(data),
-              let ref = json["p"]?.stringValue, let userType = json["u"]?.stringValue,
-              let zones = json["z"]?.arrayValue?.compactMap(\.stringValue) else { return nil }
+            let json = try? JSONParser.parse(data),
+            let ref = json["p"]?.stringValue, let userType = json["u"]?.stringValue,
+            let zones = json["z"]?.arrayValue?.compactMap(\.stringValue)
+        else { return nil }
         return try? offer(product: ref, userType: userType, zones: zones)
     }
 

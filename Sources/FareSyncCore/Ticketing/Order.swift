@@ -30,23 +30,25 @@ public struct Order: Sendable, Equatable {
     public var issued: Bool
 
     var record: JSONValue {
-        .object(JSONObject([
-            ("orderId", .string(orderId)), ("uid", .string(uid)), ("customerAccountId", .string(customerAccountId)),
-            ("paymentId", .int(paymentId)), ("transactionId", .int(transactionId)), ("paymentType", .int(paymentType.rawValue)),
-            ("lines", .array(lines.map { .object(JSONObject([("offerId", .string($0.offerId)), ("count", .int($0.count))])) })),
-            ("amount", .int(amount)), ("created", .int(created)), ("state", .string(state.rawValue)),
-            ("terminalToken", .string(terminalToken)), ("issued", .bool(issued)),
-        ]))
+        .object(
+            JSONObject([
+                ("orderId", .string(orderId)), ("uid", .string(uid)), ("customerAccountId", .string(customerAccountId)),
+                ("paymentId", .int(paymentId)), ("transactionId", .int(transactionId)), ("paymentType", .int(paymentType.rawValue)),
+                ("lines", .array(lines.map { .object(JSONObject([("offerId", .string($0.offerId)), ("count", .int($0.count))])) })),
+                ("amount", .int(amount)), ("created", .int(created)), ("state", .string(state.rawValue)),
+                ("terminalToken", .string(terminalToken)), ("issued", .bool(issued)),
+            ]))
     }
 
     init?(record: JSONValue) {
         guard let orderId = record["orderId"]?.stringValue, let uid = record["uid"]?.stringValue,
-              let account = record["customerAccountId"]?.stringValue, let paymentId = record["paymentId"]?.int64Value,
-              let transactionId = record["transactionId"]?.int64Value,
-              let paymentType = record["paymentType"]?.int64Value.flatMap(PaymentType.init(rawValue:)),
-              let amount = record["amount"]?.int64Value, let created = record["created"]?.int64Value,
-              let state = record["state"]?.stringValue.flatMap(PaymentState.init(rawValue:)),
-              let token = record["terminalToken"]?.stringValue else { return nil }
+            let account = record["customerAccountId"]?.stringValue, let paymentId = record["paymentId"]?.int64Value,
+            let transactionId = record["transactionId"]?.int64Value,
+            let paymentType = record["paymentType"]?.int64Value.flatMap(PaymentType.init(rawValue:)),
+            let amount = record["amount"]?.int64Value, let created = record["created"]?.int64Value,
+            let state = record["state"]?.stringValue.flatMap(PaymentState.init(rawValue:)),
+            let token = record["terminalToken"]?.stringValue
+        else { return nil }
         self.orderId = orderId
         self.uid = uid
         customerAccountId = account
@@ -64,8 +66,10 @@ public struct Order: Sendable, Equatable {
         issued = record["issued"]?.boolValue ?? false
     }
 
-    init(orderId: String, uid: String, customerAccountId: String, paymentId: Int64, transactionId: Int64, paymentType: PaymentType,
-         lines: [Line], amount: Int64, created: Int64, terminalToken: String) {
+    init(
+        orderId: String, uid: String, customerAccountId: String, paymentId: Int64, transactionId: Int64, paymentType: PaymentType,
+        lines: [Line], amount: Int64, created: Int64, terminalToken: String
+    ) {
         self.orderId = orderId
         self.uid = uid
         self.customerAccountId = customerAccountId

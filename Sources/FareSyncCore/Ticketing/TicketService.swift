@@ -31,8 +31,10 @@ public final class TicketService: Sendable {
     public static let maxLines = 10
     public static let maxCount: Int64 = 20
 
-    public init(store: any DocumentStore, publisher: any EventPublisher, baseURL: String, appRedirect: String = "atb://payment-return",
-                issueDelay: Duration = .seconds(1), now: @escaping @Sendable () -> Int64) {
+    public init(
+        store: any DocumentStore, publisher: any EventPublisher, baseURL: String, appRedirect: String = "atb://payment-return",
+        issueDelay: Duration = .seconds(1), now: @escaping @Sendable () -> Int64
+    ) {
         self.store = store
         self.reservations = ReservationView(store: store)
         self.publisher = publisher
@@ -65,8 +67,10 @@ public final class TicketService: Sendable {
 
     /// Creates an order for `lines` and publishes `ticketing.reservation.created`. With an
     /// idempotency key the caller used before, returns that reserve's answer and publishes nothing.
-    public func reserve(uid: String, customerAccountId: String, lines: [Order.Line], paymentType: PaymentType,
-                        idempotencyKey: String?) async throws -> Reservation {
+    public func reserve(
+        uid: String, customerAccountId: String, lines: [Order.Line], paymentType: PaymentType,
+        idempotencyKey: String?
+    ) async throws -> Reservation {
         guard !lines.isEmpty, lines.count <= Self.maxLines else { throw Refusal(400, "name 1 to \(Self.maxLines) offers", field: "offers") }
         var amount: Int64 = 0
         for line in lines {
@@ -87,19 +91,23 @@ public final class TicketService: Sendable {
         if let idempotency, let earlier = try await repeatedReservation(idempotency) { return earlier }
 
         var rng = SystemRandomNumberGenerator()
-        let order = Order(orderId: Self.orderId(&rng), uid: uid, customerAccountId: customerAccountId,
-                          paymentId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1,
-                          transactionId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1, paymentType: paymentType, lines: lines,
-                          amount: amount, created: now(), terminalToken: Hex.random(bytes: 16))
+        let order = Order(
+            orderId: Self.orderId(&rng), uid: uid, customerAccountId: customerAccountId,
+            paymentId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1,
+            transactionId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1, paymentType: paymentType, lines: lines,
+            amount: amount, created: now(), terminalToken: Hex.random(bytes: 16))
         try await store.write { tx in
             try tx.setRecord(Order.recordKind, order.orderId, order.record)
         }
         let url = terminalURL(order)
-        let data = ReservationCreated(customerId: uid, orderId: order.orderId, paymentId: order.paymentId,
-                                      transactionId: order.transactionId, paymentType: paymentType, url: url,
-                                      created: RFC3339.format(milliseconds: order.created), customerAccountId: customerAccountId)
-        try await publish(.event(id: "reservation-created-" + order.orderId, type: .reservationCreated, time: order.created,
-                                           key: uid, subject: order.orderId, data: data.json, source: Self.source))
+        let data = ReservationCreated(
+            customerId: uid, orderId: order.orderId, paymentId: order.paymentId,
+            transactionId: order.transactionId, paymentType: paymentType, url: url,
+            created: RFC3339.format(milliseconds: order.created), customerAccountId: customerAccountId)
+        try await publish(
+            .event(
+                id: "reservation-created-" + order.orderId, type: .reservationCreated, time: order.created,
+                key: uid, subject: order.orderId, data: data.json, source: Self.source))
         if let idempotency {
             try await store.write { try $0.setRecord(Self.idempotencyKind, idempotency, .string(order.orderId)) }
         }
@@ -108,7 +116,8 @@ public final class TicketService: Sendable {
 
     private func repeatedReservation(_ idempotency: String) async throws -> Reservation? {
         guard let orderId = try await store.readCommitted({ try $0.record(Self.idempotencyKind, idempotency)?.stringValue }),
-              let order = try await order(orderId) else { return nil }
+            let order = try await order(orderId)
+        else { return nil }
         return Reservation(order: order, terminalURL: terminalURL(order), repeated: true)
     }
 
@@ -174,8 +183,10 @@ public final class TicketService: Sendable {
         case .publish(let state):
             let data = PaymentUpdated(customerId: order.uid, orderId: order.orderId, paymentId: order.paymentId, status: outcome.status)
             // The event id names the outcome, so two racing callbacks publish one event as far as the store is concerned.
-            try await publish(.event(id: "payment-\(order.orderId)-\(outcome.status.rawValue)", type: .paymentUpdated, time: now(),
-                                               key: order.uid, subject: order.orderId, data: data.json, source: Self.source))
+            try await publish(
+                .event(
+                    id: "payment-\(order.orderId)-\(outcome.status.rawValue)", type: .paymentUpdated, time: now(),
+                    key: order.uid, subject: order.orderId, data: data.json, source: Self.source))
             order.state = state
             let updated = order
             try await store.write { try $0.setRecord(Order.recordKind, updated.orderId, updated.record) }
@@ -229,9 +240,11 @@ public final class TicketService: Sendable {
 
     func issue(_ order: Order) async throws {
         let contract = fareContract(order, issued: now())
-        try await publish(.event(id: "farecontract-\(contract.id)-\(contract.version)", type: .fareContractChanged, time: now(),
-                                           key: order.customerAccountId, subject: order.customerAccountId, data: contract.json,
-                                           source: "//entur/abt"))
+        try await publish(
+            .event(
+                id: "farecontract-\(contract.id)-\(contract.version)", type: .fareContractChanged, time: now(),
+                key: order.customerAccountId, subject: order.customerAccountId, data: contract.json,
+                source: "//entur/abt"))
         try await store.write { tx in
             guard var current = try tx.record(Order.recordKind, order.orderId).flatMap(Order.init(record:)) else { return }
             current.issued = true
@@ -245,17 +258,19 @@ public final class TicketService: Sendable {
         for line in order.lines {
             guard let offer = Catalogue.offer(id: line.offerId) else { continue }
             for _ in 0..<line.count {
-                rights.append(TravelRight(
-                    id: "ATB:TravelRight:\(order.orderId)-\(rights.count + 1)", status: .unused, fareProductRef: offer.product.ref,
-                    startDateTime: RFC3339.format(milliseconds: issued),
-                    endDateTime: RFC3339.format(milliseconds: issued + offer.product.minutes * 60_000), authorityRef: "ATB:Authority:2",
-                    customerAccountId: order.customerAccountId, userProfileRef: offer.profile.ref, tariffZoneRefs: offer.zones))
+                rights.append(
+                    TravelRight(
+                        id: "ATB:TravelRight:\(order.orderId)-\(rights.count + 1)", status: .unused, fareProductRef: offer.product.ref,
+                        startDateTime: RFC3339.format(milliseconds: issued),
+                        endDateTime: RFC3339.format(milliseconds: issued + offer.product.minutes * 60_000), authorityRef: "ATB:Authority:2",
+                        customerAccountId: order.customerAccountId, userProfileRef: offer.profile.ref, tariffZoneRefs: offer.zones))
             }
         }
-        return FareContract(id: "ATB:FareContract:\(order.orderId)", version: "1", created: RFC3339.format(milliseconds: issued),
-                            orderId: order.orderId, customerAccountId: order.customerAccountId, state: .notActivated,
-                            paymentType: [String(describing: order.paymentType).uppercased()], totalAmount: Catalogue.kroner(order.amount),
-                            totalTaxAmount: Catalogue.kroner(order.amount * 12 / 112), travelRights: rights)
+        return FareContract(
+            id: "ATB:FareContract:\(order.orderId)", version: "1", created: RFC3339.format(milliseconds: issued),
+            orderId: order.orderId, customerAccountId: order.customerAccountId, state: .notActivated,
+            paymentType: [String(describing: order.paymentType).uppercased()], totalAmount: Catalogue.kroner(order.amount),
+            totalTaxAmount: Catalogue.kroner(order.amount * 12 / 112), travelRights: rights)
     }
 
     // MARK: Ids

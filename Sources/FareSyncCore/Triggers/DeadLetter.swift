@@ -46,9 +46,10 @@ public struct DeadLetter: Sendable, Equatable {
         o["timestamp"] = timestamp.map(JSONValue.int) ?? .null
         o["reason"] = .string(reason.rawValue)
         o["error"] = .string(error)
-        o["firstSeen"] = firstSeen.map {
-            .object(JSONObject([("partition", .int(Int64($0.partition))), ("offset", .int($0.offset))]))
-        } ?? .null
+        o["firstSeen"] =
+            firstSeen.map {
+                .object(JSONObject([("partition", .int(Int64($0.partition))), ("offset", .int($0.offset))]))
+            } ?? .null
         return .object(o)
     }
 

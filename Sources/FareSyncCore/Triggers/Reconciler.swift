@@ -19,8 +19,8 @@ extension Triggers {
     mutating func paymentUpdated(_ event: CloudEvent, _ payment: PaymentUpdated) throws {
         let path = Paths.reservation(uid: payment.customerId, orderId: payment.orderId)
         guard case .object(var document)? = try tx.document(path),
-              let created = document["created"]?.stringValue.flatMap(RFC3339.milliseconds),
-              event.time - created <= rules.reservationLifetime
+            let created = document["created"]?.stringValue.flatMap(RFC3339.milliseconds),
+            event.time - created <= rules.reservationLifetime
         else {
             outcomes.paymentsIgnored += 1
             return
@@ -51,8 +51,10 @@ extension Triggers {
     /// Removes the reservations the watermark has carried past their lifetime: 60 minutes after
     /// `created`, 24 hours for a rejected one.
     mutating func expireReservations(watermark: Int64) throws {
-        for path in try tx.expiredReservations(before: watermark - rules.reservationLifetime,
-                                               rejectedBefore: watermark - rules.rejectedReservationLifetime) {
+        for path in try tx.expiredReservations(
+            before: watermark - rules.reservationLifetime,
+            rejectedBefore: watermark - rules.rejectedReservationLifetime)
+        {
             try tx.deleteDocument(path)
             try tx.untrackReservation(path: path)
             outcomes.reservationsExpired += 1

@@ -120,8 +120,9 @@ public final class TriggerDispatcher: Sendable {
             if let consumer {
                 positions = try Self.storePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
             }
-            return BatchResult(outcomes: triggers.outcomes, newestEventTime: newest, eventTimes: eventTimes,
-                               deadLetters: triggers.written, positions: positions)
+            return BatchResult(
+                outcomes: triggers.outcomes, newestEventTime: newest, eventTimes: eventTimes,
+                deadLetters: triggers.written, positions: positions)
         }
         totals.withLock { $0 += result.outcomes }
         return result
@@ -160,8 +161,10 @@ public final class TriggerDispatcher: Sendable {
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.
-    static func storePositions(consumer: String, messages: [SourceMessage], eventTimes: [Int64?],
-                               tx: any StoreTransaction) throws -> [TopicPartition: ConsumerPosition] {
+    static func storePositions(
+        consumer: String, messages: [SourceMessage], eventTimes: [Int64?],
+        tx: any StoreTransaction
+    ) throws -> [TopicPartition: ConsumerPosition] {
         var batch: [TopicPartition: ConsumerPosition] = [:]
         for (message, time) in zip(messages, eventTimes) {
             guard let c = message.coordinates else { continue }
@@ -191,7 +194,8 @@ public final class TriggerDispatcher: Sendable {
         var seen = Set<ByteKey>()
         for result in decoded {
             guard case .success(let event) = result, case .userCreated(let user) = event.payload,
-                  seen.insert(ByteKey(user.uid)).inserted else { continue }
+                seen.insert(ByteKey(user.uid)).inserted
+            else { continue }
             uids.append(user.uid)
         }
         guard !uids.isEmpty else { return [:] }

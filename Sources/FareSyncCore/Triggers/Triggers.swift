@@ -45,8 +45,10 @@ struct Triggers {
         return .success(claims)
     }
 
-    mutating func userCreated(_ event: CloudEvent, _ user: UserCreated, entur: Result<SimulatedEntur.Account, Rejection>?,
-                              message: StoredMessage) throws {
+    mutating func userCreated(
+        _ event: CloudEvent, _ user: UserCreated, entur: Result<SimulatedEntur.Account, Rejection>?,
+        message: StoredMessage
+    ) throws {
         if try tx.hasDocument(Paths.customer(user.uid)) {
             outcomes.usersAlreadyCreated += 1
             return
@@ -67,12 +69,15 @@ struct Triggers {
         var authUser = event.data
         authUser["customClaims"] = .object(claims)
         try tx.setDocument(Paths.authUser(user.uid), .object(authUser))
-        try tx.setDocument(Paths.customer(user.uid), .object(JSONObject([
-            ("id", .string(user.uid)),
-            ("customerNumber", .int(account.customerNumber)),
-            ("abtAccountId", .string(account.abtId)),
-            ("created", .string(RFC3339.format(milliseconds: event.time))),
-        ])))
+        try tx.setDocument(
+            Paths.customer(user.uid),
+            .object(
+                JSONObject([
+                    ("id", .string(user.uid)),
+                    ("customerNumber", .int(account.customerNumber)),
+                    ("abtAccountId", .string(account.abtId)),
+                    ("created", .string(RFC3339.format(milliseconds: event.time))),
+                ])))
         let owner = AccountRecord(uid: user.uid, created: event.time)
         try tx.setAccount(account.abtId, owner)
         outcomes.usersCreated += 1
@@ -93,14 +98,17 @@ struct Triggers {
 
     mutating func fareContractChanged(_ event: CloudEvent, _ contract: FareContract, message: StoredMessage) throws {
         guard let owner = try tx.account(contract.customerAccountId) else {
-            try tx.park(ParkedEvent(account: contract.customerAccountId, contractId: contract.id, version: contract.version,
-                                    eventTime: event.time, data: event.data, message: message))
+            try tx.park(
+                ParkedEvent(
+                    account: contract.customerAccountId, contractId: contract.id, version: contract.version,
+                    eventTime: event.time, data: event.data, message: message))
             outcomes.contractsParked += 1
             try refreshParkedDocument(contract.id)
             return
         }
-        try applyContract(contract, data: event.data, canonicalText: event.canonicalData, eventTime: event.time, owner: owner,
-                          message: message)
+        try applyContract(
+            contract, data: event.data, canonicalText: event.canonicalData, eventTime: event.time, owner: owner,
+            message: message)
     }
 
     /// The dead letter of a contract whose account came too late. Its text names neither the
@@ -109,14 +117,17 @@ struct Triggers {
         Rejection(.parkTimeout, "no account \(account) was created within \(rules.parkTimeout / 3_600_000)h after the contract's event time")
     }
 
-    mutating func applyContract(_ contract: FareContract, data: JSONObject, canonicalText: String? = nil, eventTime: Int64,
-                                owner: AccountRecord, message: StoredMessage) throws {
+    mutating func applyContract(
+        _ contract: FareContract, data: JSONObject, canonicalText: String? = nil, eventTime: Int64,
+        owner: AccountRecord, message: StoredMessage
+    ) throws {
         if owner.created - eventTime > rules.parkTimeout {
             return try deadLetter(message, parkTimeout(account: contract.customerAccountId))
         }
         let path = Paths.fareContract(uid: owner.uid, id: contract.id)
         if let stored = try fast.map({ try $0.documentVersion(path) }) ?? tx.storedVersion(path),
-           StringFormat.compareVersions(contract.version, stored) != .orderedDescending {
+            StringFormat.compareVersions(contract.version, stored) != .orderedDescending
+        {
             outcomes.contractsUnchanged += 1
             return
         }

@@ -1,8 +1,9 @@
 import FareSyncCore
-@testable import FareSyncKafka
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FareSyncKafka
 
 /// A member of a consumer group that takes its share of the partitions and never applies anything:
 /// a worker that lags as far as it can. It polls on a thread of its own, so it takes part in
@@ -20,7 +21,8 @@ final class LaggingMember: RebalanceDelegate, @unchecked Sendable {
             var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group)
             configuration.overrides = ["log_level": "0"]
             guard let consumer = try? KafkaConsumer(configuration: configuration, delegate: self),
-                  (try? consumer.subscribe(topics)) != nil else { return }
+                (try? consumer.subscribe(topics)) != nil
+            else { return }
             while !stopped.load(ordering: .relaxed) { _ = consumer.poll(100) }
             consumer.close()
         }
@@ -61,13 +63,15 @@ extension KafkaWorkerTests {
         }
         func event(_ type: EventType, _ id: String, _ time: Int64, _ uid: String, _ data: JSONObject, _ offset: Int64) -> SourceMessage {
             let envelope = CloudEvent.structured(id: id, type: type, time: time, subject: nil, data: data)
-            return SourceMessage(topic: type.defaultTopic, key: Array(uid.utf8), value: JSONWriter.bytes(.object(envelope)),
-                                 headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time,
-                                 coordinates: MessageCoordinates(partition: Murmur2.partition(key: Array(uid.utf8), count: 3), offset: offset))
+            return SourceMessage(
+                topic: type.defaultTopic, key: Array(uid.utf8), value: JSONWriter.bytes(.object(envelope)),
+                headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: time,
+                coordinates: MessageCoordinates(partition: Murmur2.partition(key: Array(uid.utf8), count: 3), offset: offset))
         }
         func reservation(_ uid: String, _ order: String, _ time: Int64, _ offset: Int64) -> SourceMessage {
-            let r = ReservationCreated(customerId: uid, orderId: order, paymentId: 7, transactionId: 8, paymentType: .vipps,
-                                       url: "https://pay.faresync.invalid/\(order)", created: RFC3339.format(milliseconds: time))
+            let r = ReservationCreated(
+                customerId: uid, orderId: order, paymentId: 7, transactionId: 8, paymentType: .vipps,
+                url: "https://pay.faresync.invalid/\(order)", created: RFC3339.format(milliseconds: time))
             return event(.reservationCreated, "res-\(order)", time, uid, r.json, offset)
         }
         var messages: [SourceMessage] = []
