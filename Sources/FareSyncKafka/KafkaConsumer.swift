@@ -21,7 +21,7 @@ public enum ConsumerEvent {
 public final class KafkaConsumer {
     private let handle: RDKafkaHandle
     private let context: Context
-    private var closed = false
+    private var lifecycle = ConsumerLifecycle()
     private var topicNames = RDKafkaTopicNames()
 
     /// What the C rebalance callback reaches through its opaque pointer.
@@ -68,12 +68,18 @@ public final class KafkaConsumer {
     }
 
     public func subscribe(_ topics: [String]) throws(KafkaError) {
+        switch lifecycle.start() {
+        case .start: break
+        case .none: return
+        case .refuse: throw KafkaError("the consumer is closed")
+        }
         let error = RDKafkaTopicPartitionList(topics: topics).withListPointer { rd_kafka_subscribe(handle.pointer, $0) }
         try KafkaError.check(error, "subscribe to \(topics.joined(separator: ", "))")
     }
 
     /// The next message or event, waiting up to `milliseconds`; nil if none came.
     public func poll(_ milliseconds: Int32) -> ConsumerEvent? {
+        guard lifecycle.isConsuming else { return nil }
         guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
         let err = m.pointee.err
         if err == RD_KAFKA_RESP_ERR_NO_ERROR, let rkt = m.pointee.rkt {
@@ -104,8 +110,7 @@ public final class KafkaConsumer {
 
     /// Leaves the group (revoking through the delegate) and stops fetching. Call before destroying.
     public func close() {
-        guard !closed else { return }
-        closed = true
+        guard case .close = lifecycle.close() else { return }
         _ = rd_kafka_consumer_close(handle.pointer)
     }
 }

@@ -6,7 +6,7 @@ import FareSyncCore
 /// thread of the reader's own (`RDKafkaPollThread`), and the messages are taken over on the caller's.
 public final class KafkaTopicReader {
     private let handle: RDKafkaHandle
-    private var closed = false
+    private var lifecycle = ConsumerLifecycle()
     public let topics: [String]
     private var partitionCount = 0
     private let poller: RDKafkaPollThread
@@ -35,15 +35,21 @@ public final class KafkaTopicReader {
     deinit { close() }
 
     public func close() {
-        guard !closed else { return }
-        closed = true
-        poller.stop()
-        cursor.destroyUntaken()
+        guard case .close(let stopPolling) = lifecycle.close() else { return }
+        if stopPolling {
+            poller.stop()
+            cursor.destroyUntaken()
+        }
         _ = rd_kafka_consumer_close(handle.pointer)
     }
 
     /// Assigns every partition of the topics from its beginning.
     public func start() throws(KafkaError) {
+        switch lifecycle.start() {
+        case .start: break
+        case .none: return
+        case .refuse: throw KafkaError("the reader of \(topics.joined(separator: ", ")) is closed")
+        }
         let assignment = try handle.partitions(of: topics)
         partitionCount = assignment.count
         let error = RDKafkaTopicPartitionList(fromTheBeginning: assignment).withListPointer { rd_kafka_assign(handle.pointer, $0) }

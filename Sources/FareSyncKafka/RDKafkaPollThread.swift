@@ -20,12 +20,11 @@ final class RDKafkaPollThread: @unchecked Sendable {
     /// At most this many polled messages wait for the reader; then the thread stops polling and
     /// librdkafka's own queue (bounded by its `queued.max.messages.kbytes`) holds the rest.
     private let capacity: Int
-    /// Guards `pending` and `stopping`; signalled when either changes.
+    /// Guards `pending` and `lifecycle`; signalled when either changes.
     private let condition = NSCondition()
     private var pending: [Message] = []
-    private var stopping = false
+    private var lifecycle = PollThreadLifecycle()
     private let finished = DispatchSemaphore(value: 0)
-    private var started = false
 
     init(handle: RDKafkaHandle, capacity: Int = 8192) {
         self.handle = handle
@@ -34,8 +33,7 @@ final class RDKafkaPollThread: @unchecked Sendable {
 
     /// Starts polling (once).
     func start() {
-        guard !started else { return }
-        started = true
+        guard condition.withLock({ lifecycle.start() }) == .spawnThread else { return }
         let thread = Thread { [self] in
             run()
             finished.signal()
@@ -49,8 +47,8 @@ final class RDKafkaPollThread: @unchecked Sendable {
         local.reserveCapacity(256)
         while true {
             condition.lock()
-            while pending.count >= capacity && !stopping { condition.wait() }
-            let stop = stopping
+            while pending.count >= capacity && !lifecycle.shouldStop { condition.wait() }
+            let stop = lifecycle.shouldStop
             condition.unlock()
             if stop { break }
             // Block for the first message, then take what is already there without waiting,
@@ -76,9 +74,9 @@ final class RDKafkaPollThread: @unchecked Sendable {
     func take(into: inout [Message], waiting milliseconds: Int32) {
         condition.lock()
         defer { condition.unlock() }
-        if pending.isEmpty && milliseconds > 0 && !stopping {
+        if pending.isEmpty && milliseconds > 0 && !lifecycle.shouldStop {
             let deadline = Date(timeIntervalSinceNow: Double(milliseconds) / 1000)
-            while pending.isEmpty && !stopping && condition.wait(until: deadline) {}
+            while pending.isEmpty && !lifecycle.shouldStop && condition.wait(until: deadline) {}
         }
         guard !pending.isEmpty else { return }
         swap(&into, &pending)
@@ -87,15 +85,20 @@ final class RDKafkaPollThread: @unchecked Sendable {
 
     /// Stops and joins the thread; destroys the messages polled but never taken.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
-        if started { finished.wait() }
-        started = false
-        condition.lock()
-        for m in pending { rd_kafka_message_destroy(m) }
-        pending = []
-        condition.unlock()
+        let action = condition.withLock {
+            defer { condition.broadcast() }
+            return lifecycle.stop()
+        }
+        switch action {
+        case .joinThreadThenDestroyPending:
+            finished.wait()
+            condition.withLock { lifecycle.threadEnded() }
+        case .destroyPending: break
+        case .none: return
+        }
+        condition.withLock {
+            for m in pending { rd_kafka_message_destroy(m) }
+            pending = []
+        }
     }
 }
