@@ -4,9 +4,8 @@ import FareSyncCore
 /// Asks the cluster about topics and partitions (metadata, watermarks) through a client of its own.
 ///
 /// Not through the worker's consumer: its broker connections carry fetch requests that the broker may
-/// hold for up to `fetch.wait.max.ms`, and a metadata or offsets request queued behind one waited
-/// ~500 ms (measured against the mock cluster: 0.6 ms before the assignment, 1.5 s for three topics
-/// after it). This client sends nothing else, so its requests are answered at once. It is a consumer
+/// hold for up to `fetch.wait.max.ms`, and a metadata or offsets request queued behind one waits as
+/// long. This client sends nothing else, so its requests are answered at once. It is a consumer
 /// that joins no group and fetches nothing: a producer's metadata requests would let a broker with
 /// `auto.create.topics.enable` create the topics asked about.
 final class KafkaClusterView {

@@ -12,8 +12,7 @@ enum RDKafkaMessage {
     /// message's header block into allocated structures on the first `rd_kafka_message_headers`,
     /// which costs about what the poll itself costs. The event decoder asks for the headers (a
     /// binary-mode CloudEvent is recognized by one), so a worker still has every message's headers
-    /// parsed — when it decodes the message rather than when it consumes it. Measured with the
-    /// consumer benchmark, whose sink reads no header: see BENCHMARKS.md, sessions 9 and 10.
+    /// parsed — when it decodes the message rather than when it consumes it, off the poll thread.
     static func take(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String, handle: RDKafkaHandle) -> SourceMessage {
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let ts = rd_kafka_message_timestamp(m, &tstype)
@@ -41,8 +40,8 @@ enum RDKafkaMessage {
     }
 
     /// A copy of `count` bytes at `pointer` (nil for a null pointer). `Array(UnsafeRawBufferPointer)`
-    /// is specialized for bytes; `init(unsafeUninitializedCapacity:)` went through the generic array
-    /// buffer here and took twice as long (measured: 105 against 54 ns for 400–1100 bytes).
+    /// is specialized for bytes; `init(unsafeUninitializedCapacity:)` goes through the generic array
+    /// buffer and is slower for message-sized copies.
     static func bytes(_ pointer: UnsafeRawPointer?, _ count: Int) -> [UInt8]? {
         guard let pointer else { return nil }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))

@@ -4,11 +4,10 @@ import Foundation
 /// A thread that calls `rd_kafka_consumer_poll` and hands what it returns — messages, partition
 /// ends, errors, in poll order — to the thread that reads them, in chunks.
 ///
-/// Why a thread: measured on the 2-core machine, one poll costs ~0.5 µs of the calling thread, and
-/// reading a message's headers through librdkafka's API (`rd_kafka_message_headers`, which parses
-/// the header block into allocated structures) ~0.45 µs more; with the copy into a `SourceMessage`
-/// one thread needed ~1.2 µs per message, which capped the reader below 0.8 of a plain C poll loop.
-/// Polling here and copying on the reader's thread puts the two halves on the two cores.
+/// Why a thread: a poll, the header parse librdkafka does on first access
+/// (`rd_kafka_message_headers`) and the copy into a `SourceMessage` together cost one thread more
+/// per message than a plain C poll loop pays. Polling here and copying on the reader's thread puts
+/// the two halves on two cores.
 ///
 /// Owns the C messages it has polled until `take` hands them out; the taker destroys them
 /// (`rd_kafka_message_destroy`). `stop()` joins the thread and destroys what was never taken; call it

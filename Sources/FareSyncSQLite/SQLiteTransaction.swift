@@ -104,8 +104,8 @@ final class SQLiteTransaction: StoreAccelerations {
     private var leftovers = Leftovers()
 
     /// Takes what the transaction still holds, to be freed off the writer's thread, the one thread
-    /// that bounds a replay (perf showed frees in ~12 % of its samples; a 303 k-event replay got ~2 %
-    /// faster). Call once, last.
+    /// that bounds a replay, where freeing large dictionaries would otherwise take its time. Call
+    /// once, last.
     func takeLeftovers() -> Leftovers {
         leftovers.items.append(stored)
         leftovers.items.append(accounts)
@@ -117,8 +117,8 @@ final class SQLiteTransaction: StoreAccelerations {
     /// Forgets what was read ahead or looked up (documents, accounts, contract orders) — none of it
     /// is a write — and hands it out to be freed off the writer's thread. A commit group calls it
     /// between the transactions that share its overlay, so that the group holds no more than one
-    /// batch's reads at a time (measured: with 4 batches per commit and the reads kept, the peak
-    /// resident set of a 1 M-event replay rose by ~17 MiB).
+    /// batch's reads at a time: kept across the group, they grow the peak resident set with every
+    /// batch the group shares.
     func shedReads() -> Leftovers {
         let shed = Leftovers()
         // With what earlier flushes left (`writeBack` in a long transaction), not kept to the commit.
@@ -132,9 +132,8 @@ final class SQLiteTransaction: StoreAccelerations {
 
     /// Keeps only the text of each pending document (written now if it was not yet); returns the
     /// trees dropped, to be freed by the caller. Only the documents set since the last call can
-    /// hold a tree: those are visited, not every pending document of the group (measured: walking
-    /// them all after each batch, through `documents.values`, copied the whole dictionary every time;
-    /// with the walk it was ~12 % of a 1 M-event replay's writer samples, the writing of text 2.5 %).
+    /// hold a tree: those are visited, not every pending document of the group (walking them all
+    /// after each batch, through `documents.values`, copies the whole dictionary every time).
     private func compactDocuments() -> [JSONValue] {
         var trees: [JSONValue] = []
         trees.reserveCapacity(setSinceCompaction.count)

@@ -9,8 +9,8 @@
 /// which also words every error. So what it returns is what the general parser would; tests and the
 /// fuzzer compare the two (`LogLineTests`, `Fuzz/FuzzDecoder.swift`).
 ///
-/// Measured (release, the benchmark's 100 k-event log): 12–14 µs a line with the general parser,
-/// 3.7–4.5 µs with this one.
+/// It exists for speed: it reads the usual line several times faster than the general parser,
+/// which builds a tree of every line.
 struct LogLineScanner {
     private var topic: (bytes: [UInt8], string: String)?
     private var headers: (text: [UInt8], list: [MessageHeader])?

@@ -163,9 +163,8 @@ struct AccountLoad {
     }
 
     /// Events decoded and applied at a time in memory. Small batches keep an event's decoded tree in
-    /// the cache between decoding and the triggers: measured on a 1 M-event load, batches of 32–256
-    /// took 13.5–14.7 CPU-seconds for the partitions, batches of 4000 (the store's batch size)
-    /// 16.2–19.7. There is no store transaction per batch to pay for in memory.
+    /// the CPU cache between decoding and the triggers, and in memory there is no store transaction
+    /// per batch to pay for.
     static let applyBatch = 64
 
     private func applyInMemory(

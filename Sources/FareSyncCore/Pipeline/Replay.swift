@@ -113,9 +113,7 @@ public struct Replay: Sendable {
                         // Applying runs at a higher priority and decoding yields between chunks, so
                         // the hops of an apply (to the store's writer and back) do not wait behind a
                         // whole batch's decoding on the cooperative pool's threads: the store's writer
-                        // is what bounds a replay, and it sat idle between a lane's batches
-                        // (measured, 1 M events, 1 lane: writer idle 6.6 → 4.0 s of ~33 s; wall
-                        // 34.9–37.9 → 28.1–33.2 s alternating; with 2 lanes no change beyond noise).
+                        // is what bounds a replay, and it must not sit idle between a lane's batches.
                         var applying: Task<Void, any Error>?
                         while let deliveries = await queue.next(lane: lane, max: batchSize, maxBytes: TriggerDispatcher.maxBatchBytes) {
                             let batch = await TriggerDispatcher.decodeYielding(deliveries.map(\.message))

@@ -34,8 +34,8 @@ public final class TriggerDispatcher: Sendable {
     /// whatever its message count: a batch's memory — the messages, their decoded events, the
     /// transaction's pending documents — grows with its bytes, and messages differ in size (a log's
     /// contract-heavy stretch has batches of twice the usual bytes). 2 MiB is about 4000 typical
-    /// messages. Measured (1 M-event replay, one lane): 8 MiB let the peak resident set grow from
-    /// 123 to 141 MiB in the log's last seconds; with 2 MiB it peaked at 127–132 MiB (three runs).
+    /// messages, the batch size; a larger cap lets a replay's peak resident set grow in the log's
+    /// contract-heavy stretches (BENCHMARKS.md, memory).
     public static let maxBatchBytes = 2 << 20
 
     public init(store: any DocumentStore, entur: SimulatedEntur = SimulatedEntur(), rules: TriggerRules = TriggerRules()) {
