@@ -1,10 +1,3 @@
-/// Why a text is not the JSON FareSync accepts. `description` says what and where (a byte offset).
-public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-    public let offset: Int
-    public var description: String { "\(message) at byte \(offset)" }
-}
-
 /// A strict RFC 8259 parser over UTF-8 bytes.
 ///
 /// Stricter than RFC 8259 where ambiguity would make stored documents depend on the reader:
