@@ -7,35 +7,36 @@ import Foundation
 /// `BENCH consumer_ratio=… replay_ratio=… rss_ratio=… e2e_eps=… mirror_ratio=… firestore_worker_ratio=… auth_ratio=… auth_store_ratio=…`.
 /// It asserts no speed.
 extension Bench {
-    /// Events per second of a worker, from its summary line (`run: N messages in S s, …`).
-    static func workerRate(_ standardErrorFile: String) throws -> Double {
+    /// A worker's summary line (`run: N messages in S s (F s from the first message), …`): how many
+    /// messages, the seconds of the whole run, and those from its first message (nil when it had none).
+    static func workerSummary(_ standardErrorFile: String) throws -> (messages: Double, seconds: Double, fromFirst: Double?) {
         let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
         let summary = text.split(separator: "\n").last { line in
             let words = line.split(separator: " ")
             return words.count > 4 && words[0] == "run:" && Double(words[1]) != nil && words[2] == "messages"
         }
-        guard let line = summary else {
-            throw BenchError("no summary line in \(standardErrorFile)")
-        }
+        guard let line = summary else { throw BenchError("no summary line in \(standardErrorFile)") }
         let words = line.split(separator: " ")
-        guard words.count > 4, let messages = Double(words[1]), let seconds = Double(words[4]), seconds > 0 else {
-            throw BenchError("cannot read \(line)")
+        guard let messages = Double(words[1]), let seconds = Double(words[4]), seconds > 0 else { throw BenchError("cannot read \(line)") }
+        let fromFirst = line.range(of: " s from the first message").flatMap { end in
+            line[..<end.lowerBound].split(separator: "(").last.flatMap { Double($0) }
         }
-        return messages / seconds
+        return (messages, seconds, fromFirst)
     }
-}
 
-extension Bench {
-    /// Events per second of a worker from its first message on (`(S s from the first message)`).
+    /// Events per second of a worker's whole run, group join included.
+    static func workerRate(_ standardErrorFile: String) throws -> Double {
+        let summary = try workerSummary(standardErrorFile)
+        return summary.messages / summary.seconds
+    }
+
+    /// Events per second of a worker from its first message on.
     static func workerRateFromFirstMessage(_ standardErrorFile: String) throws -> Double {
-        let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
-        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("run: ") && $0.contains("from the first message") }),
-            let messages = Double(line.split(separator: " ")[1]),
-            let open = line.range(of: "("), let seconds = Double(line[open.upperBound...].prefix { $0 != " " }), seconds > 0
-        else {
-            throw BenchError("no summary with the time from the first message in \(standardErrorFile)")
+        let summary = try workerSummary(standardErrorFile)
+        guard let seconds = summary.fromFirst, seconds > 0 else {
+            throw BenchError("no time from the first message in \(standardErrorFile)")
         }
-        return messages / seconds
+        return summary.messages / seconds
     }
 }
 
