@@ -16,6 +16,7 @@ setup:
 	  command -v sqlite3 >/dev/null || missing="$$missing sqlite3"; \
 	  command -v curl >/dev/null || missing="$$missing curl"; \
 	  command -v wrk >/dev/null || missing="$$missing wrk"; \
+	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "make: installing$$missing"; \
 	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -35,10 +36,10 @@ demo: build
 	$(FARESYNC) demo
 
 ## The style check (the toolchain's swift format, .swift-format), unit, property and integration tests
-## (Swift Testing), then the command-line, Kafka, crash, Firestore, HTTP, fuzz-smoke and benchmark checks.
+## (Swift Testing, the stores' tests also on a throwaway PostgreSQL server), then the command-line, Kafka, crash, Firestore, HTTP, fuzz-smoke and benchmark checks.
 test: setup lint
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	bash Tests/lib/with_postgres.sh $(SWIFT) test --skip-build
 	bash Tests/cli/check_cli.sh $(FARESYNC)
 	bash Tests/cli/check_kafka.sh $(FARESYNC)
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7

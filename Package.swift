@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FareSyncFirestore", targets: ["FareSyncFirestore"]),
         .library(name: "FareSyncIdentity", targets: ["FareSyncIdentity"]),
         .library(name: "FareSyncHTTP", targets: ["FareSyncHTTP"]),
+        .library(name: "FareSyncPostgres", targets: ["FareSyncPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Events, documents, triggers, reconciler, in-process queue, simulated Entur, and the
@@ -47,6 +49,18 @@ let package = Package(
             dependencies: [
                 "FareSyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The shared store, `postgres://`: PostgreSQL through postgres-nio, for many workers on
+        // many machines.
+        .target(
+            name: "FareSyncPostgres",
+            dependencies: [
+                "FareSyncCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The Firestore mirror: the store's change feed into a Cloud Firestore emulator over its REST
@@ -116,6 +130,7 @@ let package = Package(
             dependencies: [
                 "FareSyncCore",
                 "FareSyncSQLite",
+                "FareSyncPostgres",
                 "FareSyncKafka",
                 "FareSyncFirestore",
                 "FareSyncIdentity",
@@ -148,9 +163,15 @@ let package = Package(
             dependencies: ["FareSyncCore"],
             resources: [.copy("Fixtures")]
         ),
+        // The stores' shared contract (memory, SQLite, and PostgreSQL when FARESYNC_TEST_POSTGRES
+        // names a server: `make test` starts one), and what is particular to each.
         .testTarget(
-            name: "FareSyncSQLiteTests",
-            dependencies: ["FareSyncCore", "FareSyncSQLite", .product(name: "GRDB", package: "GRDB.swift")]
+            name: "FareSyncStoreTests",
+            dependencies: [
+                "FareSyncCore", "FareSyncSQLite", "FareSyncPostgres",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         .testTarget(
             name: "FareSyncFirestoreTests",

@@ -40,7 +40,7 @@ extension SQLiteTransaction {
                         """), arguments: [position, limit]
             ).map { DocumentChange(position: $0[0], path: $0[1], text: nil) }
         } else {
-            let upper = Self.upperBound(of: prefix)
+            let upper = DocumentChange.upperBound(ofPrefix: prefix)
             documents = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -55,15 +55,6 @@ extension SQLiteTransaction {
             ).map { DocumentChange(position: $0[0], path: $0[1], text: nil) }
         }
         return DocumentChange.merge(documents, tombstones, limit: limit)
-    }
-
-    /// The smallest text above every text that starts with `prefix` (SQLite compares texts by their
-    /// bytes): the prefix with its last byte raised, for the ASCII prefixes of FareSync's collections.
-    static func upperBound(of prefix: String) -> String {
-        var bytes = Array(prefix.utf8)
-        precondition(bytes.last.map { $0 < 0x7F } ?? false, "an ASCII prefix")
-        bytes[bytes.count - 1] += 1
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     func feedPosition(consumer: String) throws -> Int64? {

@@ -6,7 +6,7 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Simulate a small day of traffic, replay it into a fresh embedded store, print what happened.")
 
-    @Option(help: "The fresh store to fill (an existing SQLite file there is replaced).")
+    @Option(help: "The store to fill: an SQLite file there is replaced; a PostgreSQL database is used as it is.")
     var store: StoreURL = .sqlite("faresync-demo.sqlite")
     @Option(help: "Number of users.") var users = 200
     @Option(help: "Seed.") var seed: UInt64 = 2026
@@ -30,7 +30,7 @@ struct Demo: AsyncParsableCommand {
         let simulator = TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: true))
         let messages = simulator.messages()
         print("simulated a day of traffic: \(users) users, \(messages.count) messages (seed \(seed), with faults)")
-        let opened = try store.open()
+        let opened = try await store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
         let started = ContinuousClock.now
         let replay = FareSyncCore.Replay(

@@ -6,11 +6,11 @@ struct ExportCommand: AsyncParsableCommand {
         commandName: "export",
         abstract: "Write every document as canonical JSON Lines, sorted by path.")
 
-    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Option(help: "Write the export here ('-' for standard output).") var out = "-"
 
     func run() async throws {
-        let store = try self.store.open(mustExist: true)
+        let store = try await self.store.open(mustExist: true)
         let writer = try FileWriter(path: out)
         try await Export.write(store, to: writer)
         try writer.close()

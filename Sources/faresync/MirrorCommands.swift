@@ -79,7 +79,7 @@ struct Mirror: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Bring a Cloud Firestore emulator up to date with a store, follow it, or compare the two.")
 
-    @Option(help: "The store: sqlite:PATH.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @OptionGroup var firestoreOptions: FirestoreOptions
     @Flag(help: "After catching up, keep mirroring new changes until interrupted.") var follow = false
     @Flag(help: "Compare the emulator with the store instead; list every difference (exit 1 when any).") var verify = false
@@ -91,7 +91,7 @@ struct Mirror: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let opened = try store.open(mustExist: true)
+        let opened = try await store.open(mustExist: true)
         let endpoint = firestoreOptions.endpoint!
         if verify {
             let differences = try await MirrorVerifier.differences(store: opened, client: FirestoreClient(endpoint: endpoint))
@@ -120,7 +120,7 @@ struct Changes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the store's change feed as JSON Lines: {\"document\",\"operation\",\"path\",\"position\"}.")
 
-    @Option(help: "The store: sqlite:PATH.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Option(help: "Start after this position (0: from the beginning).") var since: Int64 = 0
     @Flag(help: "Keep printing new changes as they are committed, until interrupted.") var follow = false
 
@@ -129,7 +129,7 @@ struct Changes: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let opened = try store.open(mustExist: true)
+        let opened = try await store.open(mustExist: true)
         var position = since
         let out = FileHandle.standardOutput
         let stop = StopFlag()

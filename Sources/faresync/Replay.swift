@@ -24,7 +24,7 @@ struct Replay: AsyncParsableCommand {
         abstract: "Run event logs through the pipeline in-process into a store.")
 
     @Argument(help: "Event logs (kcat -J lines); '-' reads standard input.") var files: [String]
-    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Option(help: "In-process partitions per topic, when replaying batch by batch (a load by account does not use them).") var partitions = 1
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
@@ -51,7 +51,7 @@ struct Replay: AsyncParsableCommand {
         if let brokers {
             return try await publish(to: try resolveBrokers(brokers))
         }
-        let store = try self.store.open()
+        let store = try await self.store.open()
         // As fast as possible, Entur's backoff advances virtual time; paced, it really waits.
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
         let dispatcher = TriggerDispatcher(store: store, entur: entur)

@@ -13,7 +13,7 @@ struct Run: AsyncParsableCommand {
 
     @Option(help: "Kafka bootstrap servers (or @FILE written by dev-broker).") var brokers: String
     @Option(help: "Consumer group; positions in the store are kept per group.") var group = "faresync"
-    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Flag(help: "Sweep and exit 0 once every assigned partition is caught up.") var exitAtEnd = false
     @Option(help: "Serve /healthz, /readyz and /metrics on this port (none by default).") var httpPort: Int?
     @Option(help: "Address the HTTP server binds to.") var httpHost = "127.0.0.1"
@@ -57,7 +57,7 @@ struct Run: AsyncParsableCommand {
             let parts = setting.split(separator: "=", maxSplits: 1)
             options.consumerOverrides[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
-        let opened = try store.open()
+        let opened = try await store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
         let worker = KafkaWorker(options: options, dispatcher: dispatcher, logger: logger)
 

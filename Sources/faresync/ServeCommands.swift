@@ -18,7 +18,7 @@ struct Serve: AsyncParsableCommand {
         abstract:
             "Serve the identity service (Firebase Auth emulator protocol) and the ticket service over HTTP, applying their events into the store.")
 
-    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Option(
         help:
             "Publish the events to Kafka (bootstrap servers, or @FILE written by dev-broker) for a `faresync run` to consume, instead of applying them here."
@@ -38,7 +38,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let logger = serving.bootstrapLogging()
-        let opened = try store.open()
+        let opened = try await store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
         var sink: (@Sendable ([UInt8]) throws -> Void)?
         var offsets: [String: Int64] = [:]
@@ -168,7 +168,7 @@ struct Token: AsyncParsableCommand {
 
     @Option(help: "The user id (sub).") var uid: String
     @Option(help: "Extra claims as a JSON object, added to the user's own.") var claims: String?
-    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Option(help: "The Firebase project id (aud, iss).") var project = "demo-faresync"
 
     func validate() throws {
@@ -177,7 +177,7 @@ struct Token: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let opened = try store.open()
+        let opened = try await store.open()
         let extra = claims.flatMap { (try? JSONParser.parse($0))?.objectValue } ?? JSONObject()
         if let reserved = extra.names.first(where: { CustomClaims.reserved.contains($0) }) {
             throw ValidationError("--claims: \"\(reserved)\" is a reserved claim name")
@@ -193,10 +193,10 @@ struct RotateKeys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rotate-keys", abstract: "Make a new ID-token signing key; the previous stays published until its tokens expire.")
 
-    @Option(help: "The store: sqlite:PATH or memory:.") var store: StoreURL = .default
+    @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
 
     func run() async throws {
-        let ring = try await KeyRing.rotate(in: try store.open(mustExist: true), now: IdentityClock.system.milliseconds())
+        let ring = try await KeyRing.rotate(in: try await store.open(mustExist: true), now: IdentityClock.system.milliseconds())
         print("rotate-keys: signing with \(ring.current.kid); published: \(ring.keys.map(\.kid).joined(separator: ", "))")
     }
 }

@@ -1,23 +1,41 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncPostgres
 import FareSyncSQLite
 import Foundation
 
-/// A store URL: `sqlite:PATH` (the embedded default, `./faresync.sqlite`) or `memory:`.
+/// A store URL: `sqlite:PATH` (the embedded default, `./faresync.sqlite`), `memory:`, or
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=…]` (also `postgresql://`), the shared
+/// store. Without `--store`, `DATABASE_URL` names the store when it is set.
 enum StoreURL: ExpressibleByArgument, CustomStringConvertible {
     case sqlite(String)
     case memory
+    case postgres(PostgresURL)
+    /// `DATABASE_URL` holds something that is not a store URL: opening says so.
+    case unusable(String, reason: String)
 
-    static let `default` = StoreURL.sqlite("faresync.sqlite")
+    static let help = "The store: sqlite:PATH, memory: or postgres://USER@HOST[:PORT]/DB (default: DATABASE_URL if set, else sqlite:faresync.sqlite)."
+
+    static var `default`: StoreURL {
+        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else { return .sqlite("faresync.sqlite") }
+        do {
+            return try parse(url) ?? .unusable(url, reason: "not a store URL")
+        } catch {
+            return .unusable(url, reason: "\(error)")
+        }
+    }
 
     init?(argument: String) {
-        if argument == "memory:" {
-            self = .memory
-        } else if argument.hasPrefix("sqlite:"), argument.count > "sqlite:".count {
-            self = .sqlite(String(argument.dropFirst("sqlite:".count)))
-        } else {
-            return nil
-        }
+        guard let url = try? Self.parse(argument) else { return nil }
+        self = url
+    }
+
+    /// The store `text` names; nil if it names none, or throws why a PostgreSQL URL is unusable.
+    static func parse(_ text: String) throws -> StoreURL? {
+        if text == "memory:" { return .memory }
+        if text.hasPrefix("sqlite:"), text.count > "sqlite:".count { return .sqlite(String(text.dropFirst("sqlite:".count))) }
+        if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") { return .postgres(try PostgresURL(text)) }
+        return nil
     }
 
     static var defaultCompletionKind: CompletionKind { .file() }
@@ -26,11 +44,13 @@ enum StoreURL: ExpressibleByArgument, CustomStringConvertible {
         switch self {
         case .sqlite(let path): return "sqlite:\(path)"
         case .memory: return "memory:"
+        case .postgres(let url): return url.description
+        case .unusable: return "DATABASE_URL"
         }
     }
 
     /// Opens the store. With `mustExist`, a missing SQLite file is an error instead of a new store.
-    func open(mustExist: Bool = false) throws -> any DocumentStore {
+    func open(mustExist: Bool = false) async throws -> any DocumentStore {
         switch self {
         case .memory:
             return MemoryStore()
@@ -43,6 +63,14 @@ enum StoreURL: ExpressibleByArgument, CustomStringConvertible {
             } catch {
                 throw RuntimeError("cannot open store \(self): \(error)")
             }
+        case .postgres(let url):
+            do {
+                return try await PostgresStore(url: url)
+            } catch {
+                throw RuntimeError("cannot open store \(error)")
+            }
+        case .unusable(_, let reason):
+            throw RuntimeError("DATABASE_URL: \(reason)")
         }
     }
 }

@@ -18,7 +18,8 @@
 /// }
 /// ```
 public struct DocumentChange: Sendable, Equatable {
-    /// The change's place in the feed (1, 2, 3, …, with gaps where later writes superseded it).
+    /// The change's place in the feed (1, 2, 3, …, with gaps where later writes superseded it, or
+    /// where a store handed a position to a transaction that rolled back).
     public var position: Int64
     public var path: String
     /// The document's canonical JSON text, or nil where it was deleted (a tombstone).
@@ -52,5 +53,16 @@ extension DocumentChange {
             }
         }
         return merged
+    }
+
+    /// The smallest text above every text that starts with `prefix`, in UTF-8 byte order (the order
+    /// of SQLite's texts and of PostgreSQL's `COLLATE "C"`): the prefix with its last byte raised,
+    /// for the ASCII prefixes of FareSync's collections. A store reads the changes under a prefix
+    /// as the path range [prefix, upper bound), which its path index answers.
+    public static func upperBound(ofPrefix prefix: String) -> String {
+        var bytes = Array(prefix.utf8)
+        precondition(bytes.last.map { $0 < 0x7F } ?? false, "an ASCII prefix")
+        bytes[bytes.count - 1] += 1
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

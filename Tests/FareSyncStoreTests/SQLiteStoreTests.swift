@@ -32,10 +32,10 @@ final class TemporaryStore {
 
     /// Reads in a transaction see its own writes, whatever was read ahead and however often the
     /// overlay was written out in between (counting flushes it).
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func readsSeeWritesAcrossPrefetchAndFlush(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let store = try await StoreKinds.open(kind, tmp)
         let contract = JSONValue.object(JSONObject([("version", .string("1")), ("n", .int(7))]))
         try await store.write { tx in try tx.setDocument("c/v", contract) }
         let seen = try await store.write { tx -> [Bool] in
@@ -64,10 +64,10 @@ final class TemporaryStore {
     /// Batch claims: of equal ids in a batch only the first is new, and ids claimed by an earlier
     /// transaction are not. The empty id is an id like any other (bound as empty text, not NULL),
     /// and control characters and non-ASCII ids are kept byte for byte.
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func batchClaimsAgreeWithOneByOneClaims(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let store = try await StoreKinds.open(kind, tmp)
         let first = try await store.write { tx in try tx.claim(["a", "b", "a", "c", ""]) }
         let second = try await store.write { tx in try tx.claim(["c", "d", "d", "b", "e\u{1}", "", "é"]) }
         let third = try await store.write { tx in
@@ -81,10 +81,10 @@ final class TemporaryStore {
 
     /// Contract orders read ahead answer like looked-up ones, and orders added in the transaction
     /// count, also after the overlay was written out mid-transaction.
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func contractOrdersReadAheadAnswerLikeLookups(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let store = try await StoreKinds.open(kind, tmp)
         try await store.write { tx in try tx.addContractOrder(uid: "u1", orderId: "o1") }
         let seen = try await store.write { tx -> [Bool] in
             try accelerated(tx).prefetchContractOrders([("u1", "o1"), ("u1", "o2"), ("u2", "o1")])
@@ -213,10 +213,10 @@ final class TemporaryStore {
         #expect(try await Export.string(reopened) == expected)
     }
 
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func aFailedTransactionLeavesNothing(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let store = try await StoreKinds.open(kind, tmp)
         try await store.write { tx in
             try tx.setDocument("a/1", .string("kept"))
             _ = try tx.claimEvent("e0")
@@ -248,10 +248,10 @@ final class TemporaryStore {
         #expect(account == nil && parked.isEmpty && offset == nil)
     }
 
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func bookkeepingRoundTrips(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store: any DocumentStore = kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
+        let store = try await StoreKinds.open(kind, tmp)
         let message = StoredMessage(
             topic: "fare-contracts", key: [1, 2], value: [], timestamp: 7,
             coordinates: MessageCoordinates(partition: 2, offset: 9))

@@ -7,20 +7,16 @@ import Testing
 /// The change feed of both stores: positions in commit order, the latest state of each path,
 /// tombstones until every registered consumer passed them, nothing of a rolled-back transaction.
 @Suite struct ChangeFeedTests {
-    static func open(_ kind: String, _ tmp: TemporaryStore) throws -> any DocumentStore {
-        kind == "sqlite" ? try SQLiteStore(path: tmp.path) : MemoryStore()
-    }
-
     static func doc(_ n: Int) -> JSONValue { .object(JSONObject([("n", .int(Int64(n)))])) }
 
     static func feed(_ store: any DocumentStore, after position: Int64 = 0, limit: Int = 100) async throws -> [DocumentChange] {
         try await store.readCommitted { try $0.changes(after: position, limit: limit) }
     }
 
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func writesAndDeletesGetPositionsInCommitOrder(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store = try Self.open(kind, tmp)
+        let store = try await StoreKinds.open(kind, tmp)
         #expect(try await store.readCommitted { try $0.feedHead() } == 0)
         try await store.write { tx in
             try tx.setDocument("a/1", Self.doc(1))
@@ -42,10 +38,10 @@ import Testing
         #expect(try await Self.feed(store, after: 4).isEmpty)
     }
 
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func pagesMergeDocumentsAndTombstonesInPositionOrder(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store = try Self.open(kind, tmp)
+        let store = try await StoreKinds.open(kind, tmp)
         for i in 0..<10 {
             try await store.write { tx in
                 try tx.setDocument("d/\(i)", Self.doc(i))
@@ -68,10 +64,10 @@ import Testing
         #expect(all.filter { !$0.isDeletion }.map(\.path).sorted() == ["d/0", "d/2", "d/3", "d/5", "d/6", "d/8", "d/9"])
     }
 
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func aRolledBackTransactionLeavesNoPosition(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store = try Self.open(kind, tmp)
+        let store = try await StoreKinds.open(kind, tmp)
         try await store.write { try $0.setDocument("a/1", Self.doc(1)) }
         await #expect(throws: Boom.self) {
             try await store.write { tx in
@@ -82,13 +78,16 @@ import Testing
         }
         #expect(try await store.readCommitted { try $0.feedHead() } == 1)
         try await store.write { try $0.setDocument("a/3", Self.doc(3)) }
-        #expect(try await Self.feed(store).map(\.position) == [1, 2])
+        // The position handed out to a/2 may stay unused (PostgreSQL's sequence), but never shows.
+        let feed = try await Self.feed(store)
+        #expect(feed.map(\.path) == ["a/1", "a/3"])
+        #expect(feed.map(\.position) == feed.map(\.position).sorted() && feed.first?.position == 1)
     }
 
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func tombstonesStayUntilEveryRegisteredConsumerPassedThem(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store = try Self.open(kind, tmp)
+        let store = try await StoreKinds.open(kind, tmp)
         try await store.write { tx in
             for i in 1...4 { try tx.setDocument("a/\(i)", Self.doc(i)) }
         }
@@ -110,10 +109,10 @@ import Testing
     }
 
     /// A prune sees the deletes of its own transaction, as the sweep's expiries come right before it.
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func aPruneSeesTheDeletesOfItsOwnTransaction(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store = try Self.open(kind, tmp)
+        let store = try await StoreKinds.open(kind, tmp)
         try await store.write { tx in
             for i in 1...3 { try tx.setDocument("a/\(i)", Self.doc(i)) }
         }
@@ -148,10 +147,10 @@ import Testing
 
     /// A load by account gives every document it writes a position; the feed then holds exactly
     /// the exported documents.
-    @Test(arguments: ["sqlite", "memory"])
+    @Test(arguments: StoreKinds.all)
     func aLoadFillsTheFeed(kind: String) async throws {
         let tmp = try TemporaryStore()
-        let store = try Self.open(kind, tmp)
+        let store = try await StoreKinds.open(kind, tmp)
         let lines = TrafficSimulator(SimulationOptions(users: 30, seed: 5, faults: true)).lines()
         try await SQLiteStoreTests.replay(store, lines, partitions: 1, byAccount: true)
         let collected = Mutex<[(String, String)]>([])

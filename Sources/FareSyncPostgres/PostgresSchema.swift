@@ -1,0 +1,99 @@
+import PostgresNIO
+
+/// The PostgreSQL store's schema, one migration per step, applied in order and recorded in
+/// `faresync_migrations` (by identifier, like GRDB's `DatabaseMigrator` records its own).
+///
+/// Every opener migrates in one transaction under an advisory lock, so workers starting together
+/// on a new database apply each step once. A database that records a step this FareSync does not
+/// know was written by a newer one, and is refused.
+///
+/// Keys are `text COLLATE "C"`: PostgreSQL then orders them by their UTF-8 bytes, as the export,
+/// the feed's prefixes and SQLite do. Documents keep their canonical JSON text (`text`, the bytes
+/// the export writes) and, for `psql` users, the same as `jsonb` (`data`, generated from the text;
+/// null for the rare document whose text holds `\u0000`, which `jsonb` cannot).
+///
+/// ```swift
+/// try await PostgresSchema.migrate(connection, logger: logger)   // on every open
+/// ```
+enum PostgresSchema {
+    static let migrations: [(identifier: String, sql: [String])] = [
+        (
+            "documents, claims, accounts, park, reconciler, offsets, change feed, records",
+            [
+                "CREATE SEQUENCE feed_positions",
+                """
+                CREATE TABLE feed(one int PRIMARY KEY CHECK (one = 1), identity text NOT NULL, pruned bigint NOT NULL DEFAULT 0)
+                """,
+                "INSERT INTO feed(one, identity) VALUES (1, md5(random()::text || clock_timestamp()::text))",
+                """
+                CREATE TABLE documents(
+                    path text COLLATE "C" PRIMARY KEY, text text NOT NULL, version text, position bigint NOT NULL,
+                    data jsonb GENERATED ALWAYS AS (CASE WHEN strpos(text, '\\u0000') = 0 THEN text::jsonb END) STORED)
+                """,
+                "CREATE INDEX documents_position ON documents(position)",
+                "CREATE TABLE tombstones(position bigint PRIMARY KEY, path text COLLATE \"C\" NOT NULL)",
+                "CREATE TABLE feed_consumers(name text COLLATE \"C\" PRIMARY KEY, position bigint NOT NULL)",
+                "CREATE TABLE processed_events(id text COLLATE \"C\" PRIMARY KEY)",
+                """
+                CREATE TABLE accounts(abt_id text COLLATE "C" PRIMARY KEY, uid text COLLATE "C" NOT NULL, created bigint NOT NULL)
+                """,
+                """
+                CREATE TABLE parked(
+                    seq bigserial PRIMARY KEY, account text COLLATE "C" NOT NULL, contract_id text COLLATE "C" NOT NULL,
+                    version text NOT NULL, event_time bigint NOT NULL, data text NOT NULL,
+                    topic text NOT NULL, msg_key bytea, msg_value bytea, ts bigint, part int, off bigint)
+                """,
+                "CREATE INDEX parked_account ON parked(account)",
+                "CREATE INDEX parked_contract ON parked(contract_id)",
+                "CREATE INDEX parked_time ON parked(event_time)",
+                """
+                CREATE TABLE contract_orders(uid text COLLATE "C" NOT NULL, order_id text COLLATE "C" NOT NULL, PRIMARY KEY(uid, order_id))
+                """,
+                """
+                CREATE TABLE open_reservations(path text COLLATE "C" PRIMARY KEY, created bigint NOT NULL, rejected boolean NOT NULL)
+                """,
+                "CREATE INDEX open_reservations_created ON open_reservations(created)",
+                """
+                CREATE TABLE offsets(
+                    consumer text COLLATE "C" NOT NULL, topic text COLLATE "C" NOT NULL, part int NOT NULL,
+                    next bigint NOT NULL, newest_event_time bigint, PRIMARY KEY(consumer, topic, part))
+                """,
+                """
+                CREATE TABLE records(kind text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, PRIMARY KEY(kind, key))
+                """,
+            ]
+        )
+    ]
+
+    /// The key of the advisory lock that migrating openers take in turn.
+    static let lock: Int64 = 0x4661_7265_5379_6E64
+
+    /// Brings the schema up to date; refuses a database written by a newer FareSync.
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS faresync_migrations(identifier text PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())",
+                logger: logger)
+            var applied = Set<String>()
+            for try await identifier in try await connection.query("SELECT identifier FROM faresync_migrations", logger: logger).decode(String.self) {
+                applied.insert(identifier)
+            }
+            let known = Set(migrations.map(\.identifier))
+            guard applied.isSubset(of: known) else {
+                throw StoreURLError("the database was written by a newer FareSync (this one knows \(migrations.count) schema steps)")
+            }
+            for migration in migrations where !applied.contains(migration.identifier) {
+                for statement in migration.sql {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO faresync_migrations(identifier) VALUES (\(migration.identifier))", logger: logger)
+            }
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import PostgresNIO
+
+/// A leased connection as a transaction's body sees it: one statement at a time, each waited for.
+///
+/// `StoreTransaction` is synchronous, like GRDB's database access: the triggers read a document and
+/// decide on the spot. So `PostgresStore` runs each transaction's body on a thread of NIO's thread
+/// pool — never on an event loop or in Swift's cooperative pool — and the body waits there on
+/// postgres-nio's `EventLoopFuture` interface, while the connection's I/O runs on its event loop.
+/// The read-ahead of `StoreAccelerations` keeps the waits few: one set query per batch, not one
+/// query per event.
+struct PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Runs `query` and returns every row.
+    @discardableResult
+    func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try connection.query(query, logger: logger).wait()
+    }
+
+    /// Runs `query` and returns how many rows it changed (0 for statements without a count).
+    @discardableResult
+    func execute(_ query: PostgresQuery) throws -> Int {
+        try self.query(query).metadata.rows ?? 0
+    }
+}

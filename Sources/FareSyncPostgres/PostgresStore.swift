@@ -1,0 +1,173 @@
+import FareSyncCore
+import Logging
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The shared store, `postgres://…`: PostgreSQL through postgres-nio, for workers on many machines.
+///
+/// Same meaning as the SQLite store (SPEC §4): a write transaction commits its effects, claims and
+/// positions together or not at all. What PostgreSQL adds is concurrency: several workers commit at
+/// once. Write transactions run at `SERIALIZABLE`, so any two that touched the same account — a
+/// contract parked by one while another creates its owner, two reconcilers on one reservation —
+/// behave as if one ran after the other; when PostgreSQL cannot promise that, it aborts one
+/// (SQLSTATE 40001, or 40P01 for a deadlock) and the whole transaction runs again from its first
+/// statement (`retriedTransactions` counts them). A transaction body must therefore be safe to run
+/// twice, as the dispatcher's are: they compute from what they read and hold nothing outside.
+///
+/// Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no predicate locks, never aborted.
+///
+/// ```swift
+/// let store = try await PostgresStore(url: PostgresURL("postgres://faresync@127.0.0.1/faresync"))
+/// try await store.write { tx in try tx.setDocument("authUsers/u1", ["uid": "u1"]) }
+/// ```
+public final class PostgresStore: DocumentStore {
+    public let url: PostgresURL
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let logger: Logger
+    private let retries = Atomic<Int>(0)
+    /// How long a transaction keeps retrying while the server cannot be reached.
+    public let reconnectFor: Duration
+
+    /// The write transactions run again after a serialization failure or deadlock.
+    public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
+
+    /// Connects, and brings the schema up to date.
+    public init(url: PostgresURL, reconnectFor: Duration = .seconds(60), logger: Logger = Logger(label: "faresync.postgres")) async throws {
+        self.url = url
+        self.logger = logger
+        self.reconnectFor = reconnectFor
+        var configuration = url.clientConfiguration()
+        configuration.options.connectTimeout = .seconds(5)
+        // The pool's own chatter (such as a lease asked for before `run()` got going) stays out of
+        // the log; failures reach the caller, and this store logs its retries itself.
+        var background = logger
+        background.logLevel = .error
+        let client = PostgresClient(configuration: configuration, backgroundLogger: background)
+        self.client = client
+        // Migrated over a connection of its own: a server that cannot be reached, or refuses the
+        // user, fails here with its own reason rather than as the pool's.
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try url.connectionConfiguration(), id: 0, logger: background)
+            do {
+                try await PostgresSchema.migrate(connection, logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        } catch {
+            throw PostgresStoreError(error, url: url)
+        }
+        running = Task { await client.run() }
+    }
+
+    deinit { running.cancel() }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
+        try await client.withConnection { connection in
+            let rows = try await connection.query("SELECT path, text FROM documents ORDER BY path", logger: logger)
+            for try await (path, text) in rows.decode((String, String).self) {
+                try sink(path, try JSONParser.parse(text, maxDepth: .max))
+            }
+        }
+    }
+
+    /// Runs `body` in a transaction opened by `begin`, on a thread of NIO's pool (see
+    /// `PostgresSession`), again after a serialization failure, and again with backoff while the
+    /// server cannot be reached, for up to `reconnectFor`.
+    private func transaction<T: Sendable>(_ begin: PostgresQuery, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let deadline = ContinuousClock.now + reconnectFor
+        var backoff = Duration.milliseconds(50)
+        var conflicts = 0
+        while true {
+            do {
+                return try await client.withConnection { connection in
+                    let session = PostgresSession(connection: connection, logger: logger)
+                    return try await NIOThreadPool.singleton.runIfActive { try Self.run(begin, body, in: session) }
+                }
+            } catch let error as PSQLError where Self.mustRetry(error) && conflicts < Self.maximumConflicts {
+                // Jittered, so that the transactions that collided do not collide again in step.
+                conflicts += 1
+                retries.add(1, ordering: .relaxed)
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...min(conflicts * 2, 50))))
+            } catch let error where Self.isConnectionFailure(error) && ContinuousClock.now < deadline {
+                logger.warning("PostgreSQL unreachable, retrying", metadata: ["store": "\(url)", "error": "\(PostgresStoreError(error, url: url))"])
+                try await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(2))
+            } catch let error as PSQLError {
+                throw PostgresStoreError(error, url: url)
+            } catch let error as PostgresDecodingError {
+                throw PostgresStoreError(error, url: url)
+            }
+        }
+    }
+
+    /// One attempt: begin, the body, the overlay's flush, commit; rollback if anything throws.
+    private static func run<T>(_ begin: PostgresQuery, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession) throws -> T {
+        try session.execute(begin)
+        do {
+            let tx = PostgresTransaction(session)
+            let result = try body(tx)
+            try tx.flush()
+            try session.execute("COMMIT")
+            return result
+        } catch {
+            _ = try? session.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// How many serialization failures in a row one transaction takes before it gives up.
+    static let maximumConflicts = 100
+
+    /// A serialization failure or a deadlock: the transaction is run again.
+    static func mustRetry(_ error: PSQLError) -> Bool {
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    /// The server or the network failed, not the statement: worth another connection.
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return error is IOError || error is ChannelError }
+        switch error.code {
+        case .serverClosedConnection, .connectionError, .uncleanShutdown: return true
+        case .server:
+            // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going down or coming up.
+            return ["57P01", "57P02", "57P03"].contains(error.serverInfo?[.sqlState] ?? "")
+        default: return false
+        }
+    }
+}
+
+/// A failure of the PostgreSQL store, in one line: the server's message and SQLSTATE when it sent
+/// one (postgres-nio's own description hides them, lest they leak into logs unasked).
+public struct PostgresStoreError: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ error: any Error, url: PostgresURL) {
+        if let error = error as? PostgresStoreError {
+            description = error.description
+        } else if let error = error as? PSQLError {
+            if let info = error.serverInfo, let message = info[.message] {
+                description = "\(url): \(message) (SQLSTATE \(info[.sqlState] ?? "?"))"
+            } else {
+                description = "\(url): \(error.code)" + (error.underlying.map { " (\($0))" } ?? "")
+            }
+        } else if let error = error as? PostgresDecodingError {
+            description = "\(url): cannot decode column \(error.columnName) (\(error.postgresType)) as \(error.targetType)"
+        } else {
+            description = "\(url): \(error)"
+        }
+    }
+}

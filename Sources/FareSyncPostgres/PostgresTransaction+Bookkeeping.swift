@@ -1,0 +1,155 @@
+import FareSyncCore
+import Foundation
+import PostgresNIO
+
+/// The park, the reconciler's bookkeeping, consumer positions and the services' records.
+extension PostgresTransaction {
+    // MARK: The park
+
+    func park(_ event: ParkedEvent) throws {
+        let m = event.message
+        let data = JSONWriter.string(.object(event.data))
+        let key = m.key.map { ByteBuffer(bytes: $0) }
+        let value = m.value.map { ByteBuffer(bytes: $0) }
+        let partition = m.coordinates.map { Int32($0.partition) }
+        try session.execute(
+            """
+            INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
+            VALUES (\(event.account), \(event.contractId), \(event.version), \(event.eventTime), \(data),
+                    \(m.topic), \(key), \(value), \(m.timestamp), \(partition), \(m.coordinates?.offset))
+            """)
+    }
+
+    private func parked(_ condition: PostgresQuery) throws -> [ParkedEvent] {
+        var query: PostgresQuery = """
+            SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off FROM parked WHERE
+            """
+        query.sql += " " + condition.sql + " ORDER BY seq"
+        query.binds = condition.binds
+        return try session.query(query).map { row in
+            let (sequence, account, contractId, version, eventTime, data, topic, key, value, timestamp, partition, offset) = try row.decode(
+                (Int64, String, String, String, Int64, String, String, ByteBuffer?, ByteBuffer?, Int64?, Int32?, Int64?).self)
+            let coordinates = partition.flatMap { p in offset.map { MessageCoordinates(partition: p, offset: $0) } }
+            return ParkedEvent(
+                sequence: sequence, account: account, contractId: contractId, version: version, eventTime: eventTime,
+                data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
+                message: StoredMessage(
+                    topic: topic, key: key.map { Array($0.readableBytesView) }, value: value.map { Array($0.readableBytesView) },
+                    timestamp: timestamp, coordinates: coordinates))
+        }
+    }
+
+    func parkedEvents(account: String) throws -> [ParkedEvent] { try parked("account = \(account)") }
+    func parkedEvents(contractId: String) throws -> [ParkedEvent] { try parked("contract_id = \(contractId)") }
+    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] { try parked("event_time < \(time)") }
+
+    func unpark(sequence: Int64) throws {
+        try session.execute("DELETE FROM parked WHERE seq = \(sequence)")
+    }
+
+    // MARK: Reconciler
+
+    func hasContractOrder(uid: String, orderId: String) throws -> Bool {
+        let key = OrderKey(uid, orderId)
+        if orders.contains(key) { return true }
+        if let known = storedOrders[key] { return known }
+        let found = try session.query("SELECT 1 FROM contract_orders WHERE uid = \(uid) AND order_id = \(orderId)").first(where: { _ in true })
+        storedOrders[key] = found != nil
+        return found != nil
+    }
+
+    func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
+        let keys = pairs.map { OrderKey($0.uid, $0.orderId) }.filter { !orders.contains($0) && storedOrders[$0] == nil }
+        guard !keys.isEmpty else { return }
+        for key in keys { storedOrders[key] = false }
+        let rows = try session.query(
+            """
+            SELECT uid, order_id FROM contract_orders
+            WHERE (uid, order_id) IN (SELECT * FROM unnest(\(keys.map(\.uid.string))::text[], \(keys.map(\.orderId.string))::text[]))
+            """)
+        for row in rows {
+            let (uid, orderId) = try row.decode((String, String).self)
+            storedOrders[OrderKey(uid, orderId)] = true
+        }
+    }
+
+    func addContractOrder(uid: String, orderId: String) throws {
+        orders.insert(OrderKey(uid, orderId))
+    }
+
+    func trackReservation(path: String, created: Int64, rejected: Bool) throws {
+        reservations[ByteKey(path)] = .some((created, rejected))
+    }
+
+    func untrackReservation(path: String) throws {
+        reservations[ByteKey(path)] = .some(nil)
+    }
+
+    /// The stored open reservations that match, with this transaction's own tracking laid over them
+    /// (no flush: the feed's lock is taken only at the end of a transaction).
+    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
+        var paths = Set<ByteKey>()
+        for row in try session.query(
+            """
+            SELECT path FROM open_reservations
+            WHERE (NOT rejected AND created < \(before)) OR (rejected AND created < \(rejectedBefore))
+            """)
+        {
+            paths.insert(ByteKey(try row.decode(String.self)))
+        }
+        for (path, entry) in reservations {
+            if let entry, entry.rejected ? entry.created < rejectedBefore : entry.created < before {
+                paths.insert(path)
+            } else {
+                paths.remove(path)
+            }
+        }
+        return paths.sorted().map(\.string)
+    }
+
+    // MARK: Offsets
+
+    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
+        try session.query("SELECT next, newest_event_time FROM offsets WHERE consumer = \(consumer) AND topic = \(topic) AND part = \(partition)")
+            .first(where: { _ in true }).map {
+                let (next, newest) = try $0.decode((Int64, Int64?).self)
+                return ConsumerPosition(next: next, newestEventTime: newest)
+            }
+    }
+
+    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
+        try session.execute(
+            """
+            INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
+            VALUES (\(consumer), \(topic), \(partition), \(position.next), \(position.newestEventTime))
+            ON CONFLICT (consumer, topic, part) DO UPDATE SET next = excluded.next, newest_event_time = excluded.newest_event_time
+            """)
+    }
+
+    // MARK: Records
+
+    func record(_ kind: String, _ key: String) throws -> JSONValue? {
+        try session.query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)").first(where: { _ in true }).map {
+            try JSONParser.parse(try $0.decode(String.self), maxDepth: .max)
+        }
+    }
+
+    func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
+        if let value {
+            try session.execute(
+                """
+                INSERT INTO records(kind, key, value) VALUES (\(kind), \(key), \(JSONWriter.string(value)))
+                ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value
+                """)
+        } else {
+            try session.execute("DELETE FROM records WHERE kind = \(kind) AND key = \(key)")
+        }
+    }
+
+    func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
+        try session.query("SELECT key, value FROM records WHERE kind = \(kind) ORDER BY key").map {
+            let (key, text) = try $0.decode((String, String).self)
+            return (key: key, value: try JSONParser.parse(text, maxDepth: .max))
+        }
+    }
+}

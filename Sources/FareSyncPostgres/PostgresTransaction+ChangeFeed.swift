@@ -1,0 +1,94 @@
+import FareSyncCore
+import PostgresNIO
+
+/// The change feed (`DocumentChange`) in PostgreSQL: each document's `position`, the `tombstones`
+/// table, the `feed_positions` sequence that hands positions out (see `flush()`), and the
+/// registered consumers.
+extension PostgresTransaction {
+    func feedIdentity() throws -> String {
+        try session.query("SELECT identity FROM feed").first(where: { _ in true })?.decode(String.self) ?? ""
+    }
+
+    /// The newest position this snapshot sees: of a document, of a tombstone, or of a tombstone
+    /// pruned since (`feed.pruned`, so that the head never moves back).
+    func feedHead() throws -> Int64 {
+        let rows = try session.query(
+            """
+            SELECT greatest(
+                (SELECT max(position) FROM documents), (SELECT max(position) FROM tombstones), (SELECT pruned FROM feed), 0)
+            """)
+        return try rows.first(where: { _ in true })?.decode(Int64.self) ?? 0
+    }
+
+    func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange] {
+        try flush()
+        let documents: PostgresQueryResult
+        let tombstones: PostgresQueryResult
+        if prefix.isEmpty {
+            documents = try session.query(
+                "SELECT position, path, text FROM documents WHERE position > \(position) ORDER BY position LIMIT \(limit)")
+            tombstones = try session.query(
+                "SELECT position, path FROM tombstones WHERE position > \(position) ORDER BY position LIMIT \(limit)")
+        } else {
+            let upper = DocumentChange.upperBound(ofPrefix: prefix)
+            documents = try session.query(
+                """
+                SELECT position, path, text FROM documents WHERE path >= \(prefix) AND path < \(upper) AND position > \(position)
+                ORDER BY position LIMIT \(limit)
+                """)
+            tombstones = try session.query(
+                """
+                SELECT position, path FROM tombstones WHERE position > \(position) AND path >= \(prefix) AND path < \(upper)
+                ORDER BY position LIMIT \(limit)
+                """)
+        }
+        return DocumentChange.merge(
+            try documents.map {
+                let (p, path, text) = try $0.decode((Int64, String, String).self)
+                return DocumentChange(position: p, path: path, text: text)
+            },
+            try tombstones.map {
+                let (p, path) = try $0.decode((Int64, String).self)
+                return DocumentChange(position: p, path: path, text: nil)
+            },
+            limit: limit)
+    }
+
+    func feedPosition(consumer: String) throws -> Int64? {
+        try session.query("SELECT position FROM feed_consumers WHERE name = \(consumer)").first(where: { _ in true })?.decode(Int64.self)
+    }
+
+    func setFeedPosition(consumer: String, _ position: Int64?) throws {
+        if let position {
+            try session.execute(
+                """
+                INSERT INTO feed_consumers(name, position) VALUES (\(consumer), \(position))
+                ON CONFLICT (name) DO UPDATE SET position = excluded.position
+                """)
+        } else {
+            try session.execute("DELETE FROM feed_consumers WHERE name = \(consumer)")
+        }
+    }
+
+    /// Removes the tombstones every registered consumer has passed, the deletes of this
+    /// transaction included (it flushes first). Tombstones and the feed row change only under the
+    /// feed's lock, like every row `flush()` writes.
+    func pruneTombstones() throws -> Int {
+        try flush()
+        try lockFeed()
+        let pruned = try session.query(
+            """
+            WITH gone AS (
+                DELETE FROM tombstones
+                WHERE position <= coalesce((SELECT min(position) FROM feed_consumers),
+                                           (SELECT greatest(max(t.position), 0) FROM tombstones t))
+                RETURNING position)
+            SELECT count(*), coalesce(max(position), 0) FROM gone
+            """)
+        let (count, newest) = try pruned.first(where: { _ in true })?.decode((Int, Int64).self) ?? (0, Int64(0))
+        if count > 0 {
+            try session.execute("UPDATE feed SET pruned = greatest(pruned, \(newest))")
+        }
+        return count
+    }
+}

@@ -1,0 +1,161 @@
+import FareSyncCore
+import FareSyncPostgres
+import FareSyncSQLite
+import Foundation
+import Synchronization
+import Testing
+
+/// What is particular to the PostgreSQL store: exports equal to SQLite's, concurrent workers on one
+/// database, its URL and its schema. Runs when `FARESYNC_TEST_POSTGRES` names a server.
+@Suite(.enabled(if: StoreKinds.postgresServer != nil, "FARESYNC_TEST_POSTGRES names no server"))
+struct PostgresStoreTests {
+    static func lines(_ seed: UInt64, users: Int = 150) -> [[UInt8]] {
+        TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: true)).lines()
+    }
+
+    /// The determinism logs, replayed into PostgreSQL and into SQLite, export the same bytes.
+    @Test(arguments: [11 as UInt64, 23, 2026])
+    func exportsWhatSQLiteExports(seed: UInt64) async throws {
+        let lines = Self.lines(seed)
+        let tmp = try TemporaryStore()
+        let sqlite = try SQLiteStore(path: tmp.path)
+        try await SQLiteStoreTests.replay(sqlite, lines, partitions: 1)
+        let expected = try await Export.string(sqlite)
+        for partitions in [1, 8] {
+            let postgres = try await PostgresStore(url: try await StoreKinds.freshDatabase())
+            try await SQLiteStoreTests.replay(postgres, lines, partitions: partitions)
+            #expect(try await Export.string(postgres) == expected, "\(partitions) partitions")
+            #expect(try await StoreSummary.read(postgres) == (try await StoreSummary.read(sqlite)))
+        }
+    }
+
+    /// The messages of a few users, dealt to `workers` as a consumer group would deal them: each
+    /// topic in `workers` partitions by key (Kafka's partitioner), and partition `p` of the topic
+    /// numbered `t` to worker `(t + p) % workers`. Every message of one key and topic stays in
+    /// order on one worker, and each user's events — user, contracts, reservations, payments — are
+    /// spread over all of them.
+    static func dealt(_ lines: [[UInt8]], workers: Int) -> [[SourceMessage]] {
+        var reader = EventLogReader()
+        var dealt = Array(repeating: [SourceMessage](), count: workers)
+        for message in lines.compactMap({ reader.message(fromLine: $0) }) {
+            let topic = Topics.consumed.firstIndex(of: message.topic) ?? 0
+            let partition = Int(Murmur2.partition(key: message.key, count: workers))
+            dealt[(topic + partition) % workers].append(message)
+        }
+        return dealt
+    }
+
+    /// Three workers, each with its own connections, apply their partitions at once, in small
+    /// batches, to one database: the export equals a replay's, round after round. The rounds
+    /// vary the seed, so the collisions fall differently each time.
+    @Test func concurrentWorkersOnOneHotAccountEndAsOneWorker() async throws {
+        var retried = 0
+        for round in 0..<20 {
+            let lines = Self.lines(UInt64(1000 + round), users: 3)
+            let memory = MemoryStore()
+            try await SQLiteStoreTests.replay(memory, lines, partitions: 1)
+            let expected = try await Export.string(memory)
+
+            let url = try await StoreKinds.freshDatabase()
+            var stores: [PostgresStore] = []
+            for _ in 0..<3 { stores.append(try await PostgresStore(url: url)) }
+            let partitions = Self.dealt(lines, workers: 3)
+            // Then one sweep at the newest event time, as a replay ends.
+            let newest = try await withThrowingTaskGroup(of: Int64?.self) { group in
+                for (store, messages) in zip(stores, partitions) {
+                    group.addTask {
+                        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+                        var newest: Int64?
+                        var start = 0
+                        while start < messages.count {
+                            let end = min(start + 3, messages.count)
+                            let result = try await dispatcher.process(Array(messages[start..<end]))
+                            newest = [newest, result.newestEventTime].compactMap { $0 }.max()
+                            start = end
+                        }
+                        return newest
+                    }
+                }
+                return try await group.reduce(into: [Int64]()) { if let t = $1 { $0.append(t) } }.max()
+            }
+            let sweeper = TriggerDispatcher(store: stores[1], entur: SimulatedEntur(clock: VirtualClock()))
+            try await sweeper.sweep(watermark: try #require(newest))
+            #expect(try await Export.string(stores[0]) == expected, "round \(round)")
+            retried += stores.map(\.retriedTransactions).reduce(0, +)
+        }
+        print("PostgresStoreTests: 20 rounds of three concurrent workers, \(retried) transactions retried")
+    }
+
+    /// A body that throws leaves nothing, and a serialization failure runs the body again.
+    @Test func aConflictRunsTheWholeTransactionAgain() async throws {
+        let url = try await StoreKinds.freshDatabase()
+        let a = try await PostgresStore(url: url)
+        let b = try await PostgresStore(url: url)
+        try await a.write { try $0.setDocument("c/x", .object(JSONObject([("n", .int(0))]))) }
+        // Both read the counter and write it back plus one: serialized, the result is 20.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for store in [a, b] {
+                group.addTask {
+                    for _ in 0..<10 {
+                        try await store.write { tx in
+                            let n = try tx.document("c/x")?["n"]?.int64Value ?? 0
+                            try tx.setDocument("c/x", .object(JSONObject([("n", .int(n + 1))])))
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await a.read { try $0.document("c/x")?["n"]?.int64Value } == 20)
+    }
+
+    /// The feed's positions follow commit order across stores, so a reader never passes a change
+    /// that commits later.
+    @Test func feedPositionsFollowCommitOrderAcrossStores() async throws {
+        let url = try await StoreKinds.freshDatabase()
+        let stores = [try await PostgresStore(url: url), try await PostgresStore(url: url)]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (w, store) in stores.enumerated() {
+                group.addTask {
+                    for i in 0..<40 { try await store.write { try $0.setDocument("w\(w)/\(i)", .object(JSONObject())) } }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let changes = try await stores[0].readCommitted { try $0.changes(after: 0, limit: 1000) }
+        #expect(changes.count == 80)
+        #expect(changes.map(\.position) == changes.map(\.position).sorted())
+        #expect(try await stores[1].readCommitted { try $0.feedHead() } == changes.last?.position)
+    }
+
+    @Test func urlsReadLikeLibpqs() throws {
+        let full = try PostgresURL("postgresql://fare%40sync:p%2Fw@db.example:6543/tickets?sslmode=require")
+        #expect(full.user == "fare@sync")
+        #expect(full.password == "p/w")
+        #expect(full.host == "db.example")
+        #expect(full.port == 6543)
+        #expect(full.database == "tickets")
+        #expect(full.sslMode == "require")
+        #expect(!full.description.contains("p/w"), "no password in messages")
+        let short = try PostgresURL("postgres://me@localhost")
+        #expect(short.port == 5432)
+        #expect(short.database == "me")
+        #expect(short.sslMode == "prefer")
+        #expect(throws: StoreURLError.self) { try PostgresURL("postgres://me@localhost/db?sslmode=maybe") }
+        #expect(throws: StoreURLError.self) { try PostgresURL("postgres://localhost/db") }
+        #expect(throws: StoreURLError.self) { try PostgresURL("mysql://me@localhost/db") }
+    }
+
+    /// Opening migrates a new database once, even with several openers at the same time, and
+    /// every later opener finds it up to date.
+    @Test func openersRacingOnANewDatabaseMigrateItOnce() async throws {
+        let url = try await StoreKinds.freshDatabase()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 { group.addTask { _ = try await PostgresStore(url: url) } }
+            try await group.waitForAll()
+        }
+        let store = try await PostgresStore(url: url)
+        try await store.write { try $0.setDocument("a/1", .object(JSONObject())) }
+        #expect(try await store.read { try $0.hasDocument("a/1") })
+    }
+}

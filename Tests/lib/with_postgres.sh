@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# with_postgres.sh COMMAND…: runs COMMAND beside a throwaway PostgreSQL server, and stops the server
+# afterwards, whether COMMAND passed or not. The server keeps its data under .build/postgres-test
+# (removed at the end), listens on a free port on 127.0.0.1 only, and trusts local connections.
+# COMMAND finds it in FARESYNC_TEST_POSTGRES (postgres://faresync@127.0.0.1:PORT/faresync), and a
+# second database for its own use in FARESYNC_TEST_POSTGRES_ADMIN (the server's `postgres` database).
+#
+# initdb refuses to run as root: as root, the server runs as Debian's `postgres` user.
+set -euo pipefail
+[ $# -gt 0 ] || { echo "usage: with_postgres.sh COMMAND [ARG…]" >&2; exit 2; }
+
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -n "$bin" ] && [ -x "$bin/initdb" ] || { echo "with_postgres.sh: no PostgreSQL server (apt-get install postgresql)" >&2; exit 1; }
+
+base=${POSTGRES_TEST_DIR:-$PWD/.build/postgres-test}
+mkdir -p "$base"
+data=$(mktemp -d "$base/data.XXXXXX")
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+as_server() { "$@"; }
+if [ "$(id -u)" = 0 ]; then
+  chown postgres: "$data"
+  # The server's user must reach its data directory through every folder above it.
+  dir=$data
+  while [ "$dir" != / ]; do dir=$(dirname "$dir"); chmod o+x "$dir" 2>/dev/null || true; done
+  as_server() { runuser -u postgres -- "$@"; }
+fi
+
+stop() {
+  as_server "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$data"
+}
+trap stop EXIT
+
+as_server "$bin/initdb" -D "$data" -U faresync --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+as_server "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w \
+  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$data' -c fsync=off -c max_connections=200" \
+  start >/dev/null
+as_server "$bin/createdb" -h 127.0.0.1 -p "$port" -U faresync faresync
+
+export FARESYNC_TEST_POSTGRES="postgres://faresync@127.0.0.1:$port/faresync"
+export FARESYNC_TEST_POSTGRES_ADMIN="postgres://faresync@127.0.0.1:$port/postgres"
+export FARESYNC_TEST_POSTGRES_DATA="$data"
+export FARESYNC_TEST_POSTGRES_BIN="$bin"
+echo "with_postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
+"$@"
