@@ -36,12 +36,13 @@ demo: build
 	$(FARESYNC) demo
 
 ## The style check (the toolchain's swift format, .swift-format), unit, property and integration tests
-## (Swift Testing, the stores' tests also on a throwaway PostgreSQL server), then the command-line, Kafka, crash, Firestore, HTTP, fuzz-smoke and benchmark checks.
+## (Swift Testing, the stores' tests also on a throwaway PostgreSQL server), then the command-line, Kafka, PostgreSQL, crash, Firestore, HTTP, fuzz-smoke and benchmark checks.
 test: setup lint
 	$(SWIFT) build --build-tests
 	bash Tests/lib/with_postgres.sh $(SWIFT) test --skip-build
 	bash Tests/cli/check_cli.sh $(FARESYNC)
 	bash Tests/cli/check_kafka.sh $(FARESYNC)
+	bash Tests/lib/with_postgres.sh bash Tests/postgres/check_postgres.sh $(FARESYNC)
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
 	bash Tests/firestore/check_firestore.sh $(FARESYNC)
 	bash Tests/http/check_http.sh $(FARESYNC)

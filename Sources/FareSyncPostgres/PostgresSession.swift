@@ -15,7 +15,14 @@ struct PostgresSession {
     /// Runs `query` and returns every row.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try connection.query(query, logger: logger).wait()
+        // A query sent on a connection that is already closed gets no answer: fail it here.
+        guard !connection.isClosed else { throw ConnectionClosed() }
+        return try connection.query(query, logger: logger).wait()
+    }
+
+    /// The connection closed under the transaction (the server went away).
+    struct ConnectionClosed: Error, CustomStringConvertible {
+        var description: String { "the connection to PostgreSQL closed" }
     }
 
     /// Runs `query` and returns how many rows it changed (0 for statements without a count).

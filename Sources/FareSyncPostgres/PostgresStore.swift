@@ -96,21 +96,26 @@ public final class PostgresStore: DocumentStore {
                     let session = PostgresSession(connection: connection, logger: logger)
                     return try await NIOThreadPool.singleton.runIfActive { try Self.run(begin, body, in: session) }
                 }
+            } catch let failure as BodyFailure {
+                throw failure.error
             } catch let error as PSQLError where Self.mustRetry(error) && conflicts < Self.maximumConflicts {
                 // Jittered, so that the transactions that collided do not collide again in step.
                 conflicts += 1
                 retries.add(1, ordering: .relaxed)
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...min(conflicts * 2, 50))))
             } catch let error where Self.isConnectionFailure(error) && ContinuousClock.now < deadline {
-                logger.warning("PostgreSQL unreachable, retrying", metadata: ["store": "\(url)", "error": "\(PostgresStoreError(error, url: url))"])
+                logger.warning("PostgreSQL unreachable, retrying", metadata: ["error": "\(PostgresStoreError(error, url: url))"])
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(2))
-            } catch let error as PSQLError {
-                throw PostgresStoreError(error, url: url)
-            } catch let error as PostgresDecodingError {
+            } catch {
                 throw PostgresStoreError(error, url: url)
             }
         }
+    }
+
+    /// What the body itself threw (not PostgreSQL through it): passed to the caller as it is.
+    private struct BodyFailure: Error {
+        let error: any Error
     }
 
     /// One attempt: begin, the body, the overlay's flush, commit; rollback if anything throws.
@@ -118,7 +123,12 @@ public final class PostgresStore: DocumentStore {
         try session.execute(begin)
         do {
             let tx = PostgresTransaction(session)
-            let result = try body(tx)
+            let result: T
+            do {
+                result = try body(tx)
+            } catch let error where !(error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed) {
+                throw BodyFailure(error: error)
+            }
             try tx.flush()
             try session.execute("COMMIT")
             return result
@@ -137,15 +147,23 @@ public final class PostgresStore: DocumentStore {
         return state == "40001" || state == "40P01"
     }
 
-    /// The server or the network failed, not the statement: worth another connection.
+    /// The server or the network failed, not the statement: worth another connection. Errors
+    /// of the pool and of NIO (no connection could be made) count; a statement's own error, a
+    /// value that does not decode, or cancellation does not.
     static func isConnectionFailure(_ error: any Error) -> Bool {
-        guard let error = error as? PSQLError else { return error is IOError || error is ChannelError }
-        switch error.code {
-        case .serverClosedConnection, .connectionError, .uncleanShutdown: return true
-        case .server:
-            // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going down or coming up.
-            return ["57P01", "57P02", "57P03"].contains(error.serverInfo?[.sqlState] ?? "")
-        default: return false
+        switch error {
+        case is CancellationError, is PostgresDecodingError:
+            return false
+        case let error as PSQLError:
+            switch error.code {
+            case .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed: return true
+            case .server:
+                // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going down or coming up.
+                return ["57P01", "57P02", "57P03"].contains(error.serverInfo?[.sqlState] ?? "")
+            default: return false
+            }
+        default:
+            return true
         }
     }
 }

@@ -15,7 +15,7 @@ struct HealthServer {
         router.get("readyz") { _, _ -> Response in
             let assigned = worker.status.assignedPartitions
             var writable = true
-            do { try await store.write { _ in } } catch { writable = false }
+            do { try await Self.withinTwoSeconds { try await store.write { _ in } } } catch { writable = false }
             let ready = assigned > 0 && writable
             let text = "\(ready ? "ready" : "not ready"): \(assigned) partitions assigned, store \(writable ? "writable" : "not writable")\n"
             return Response(
@@ -28,5 +28,19 @@ struct HealthServer {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: registry.emitToString())))
         }
         application = Application(router: router, configuration: .init(address: .hostname(host, port: port)), logger: logger)
+    }
+
+    /// Runs `body`, cancelled after two seconds: a store that waits for its server to come back
+    /// (PostgreSQL) is not ready meanwhile, and the probe says so at once.
+    static func withinTwoSeconds(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(2))
+                throw CancellationError()
+            }
+            try await group.next()
+            group.cancelAll()
+        }
     }
 }

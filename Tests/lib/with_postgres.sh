@@ -3,7 +3,8 @@
 # afterwards, whether COMMAND passed or not. The server keeps its data under .build/postgres-test
 # (removed at the end), listens on a free port on 127.0.0.1 only, and trusts local connections.
 # COMMAND finds it in FARESYNC_TEST_POSTGRES (postgres://faresync@127.0.0.1:PORT/faresync), and a
-# second database for its own use in FARESYNC_TEST_POSTGRES_ADMIN (the server's `postgres` database).
+# second database for its own use in FARESYNC_TEST_POSTGRES_ADMIN (the server's `postgres` database),
+# and the command that restarts the server (stopped as by a crash) in FARESYNC_TEST_POSTGRES_RESTART.
 #
 # initdb refuses to run as root: as root, the server runs as Debian's `postgres` user.
 set -euo pipefail
@@ -18,7 +19,9 @@ data=$(mktemp -d "$base/data.XXXXXX")
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 as_server() { "$@"; }
+server_user=
 if [ "$(id -u)" = 0 ]; then
+  server_user="runuser -u postgres --"
   chown postgres: "$data"
   # The server's user must reach its data directory through every folder above it.
   dir=$data
@@ -40,7 +43,6 @@ as_server "$bin/createdb" -h 127.0.0.1 -p "$port" -U faresync faresync
 
 export FARESYNC_TEST_POSTGRES="postgres://faresync@127.0.0.1:$port/faresync"
 export FARESYNC_TEST_POSTGRES_ADMIN="postgres://faresync@127.0.0.1:$port/postgres"
-export FARESYNC_TEST_POSTGRES_DATA="$data"
-export FARESYNC_TEST_POSTGRES_BIN="$bin"
+export FARESYNC_TEST_POSTGRES_RESTART="$server_user $bin/pg_ctl -D $data -l $data/server.log -m immediate -w restart"
 echo "with_postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 "$@"

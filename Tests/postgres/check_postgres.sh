@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# PostgreSQL checks, run by `make test` inside Tests/lib/with_postgres.sh (which starts the server):
+#  - replay into PostgreSQL exports what SQLite exports, for the logs, seeds and partitionings of
+#    check_cli.sh and check_kafka.sh;
+#  - three `faresync run` in one group on the dev broker (9 partitions a topic), one database:
+#    all exit 0, the work is shared, the export is the replay's;
+#  - the same with one of the three SIGKILLed mid-run and not restarted: the others take over;
+#  - the same with the PostgreSQL server restarted mid-run: the workers wait for it and go on.
+set -u
+FARESYNC=${1:?usage: check_postgres.sh PATH-TO-faresync}
+FARESYNC=$(cd "$(dirname "$FARESYNC")" && pwd)/$(basename "$FARESYNC")
+: "${FARESYNC_TEST_POSTGRES:?run inside Tests/lib/with_postgres.sh}"
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d)
+BROKER_PID=
+cleanup() { [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2>/dev/null; jobs -p | xargs -r kill -9 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+cd "$WORK"
+source "$HERE/../lib/checks.sh"
+
+SERVER=${FARESYNC_TEST_POSTGRES%/*}
+# database NAME: creates an empty database and prints its URL.
+database() { psql -q "$FARESYNC_TEST_POSTGRES_ADMIN" -c "CREATE DATABASE $1" >/dev/null && echo "$SERVER/$1"; }
+comparable() { python3 "$HERE/../cli/comparable_export.py" "$1"; }
+# same_export NAME EXPECTED STORE: the store's export equals EXPECTED (as comparable_export.py prints both).
+same_export() {
+  "$FARESYNC" export --store "$3" --out "$1.export" || { fail "$1: export failed"; return; }
+  if cmp -s <(comparable "$2") <(comparable "$1.export"); then pass "$1: export equals the replay's ($(wc -l <"$1.export") documents)"
+  else fail "$1: export differs from the replay's"; diff <(comparable "$2") <(comparable "$1.export") | head -5; fi
+}
+
+# Replays: the same bytes as SQLite's.
+"$FARESYNC" simulate --users 300 --seed 11 --faults --out s11.jsonl 2>/dev/null
+"$FARESYNC" simulate --users 200 --seed 23 --faults --out s23.jsonl 2>/dev/null
+awk '{print; print}' s11.jsonl >dup.jsonl
+python3 "$HERE/../cli/interleave_topics.py" s11.jsonl >mixed.jsonl
+for seed in 11 23; do
+  "$FARESYNC" replay "s$seed.jsonl" --store "sqlite:s$seed.sqlite" --partitions 1 --no-load-by-account >/dev/null
+  "$FARESYNC" export --store "sqlite:s$seed.sqlite" --out "s$seed.export"
+done
+n=0
+for variant in "s11.jsonl --partitions 1 --no-load-by-account" "s11.jsonl --partitions 8" "s11.jsonl --partitions 8 --no-load-by-account" \
+  "dup.jsonl --partitions 3" "mixed.jsonl --partitions 2" "s23.jsonl --partitions 3"; do
+  n=$((n + 1))
+  set -- $variant
+  expected=s11.export; [ "$1" = s23.jsonl ] && expected=s23.export
+  url=$(database "replay$n")
+  if "$FARESYNC" replay $variant --store "$url" >"replay$n.summary" 2>&1 && "$FARESYNC" export --store "$url" --out "replay$n.export" \
+    && cmp -s "$expected" "replay$n.export"; then pass "replay $variant: the same bytes as SQLite's"
+  else fail "replay $variant into PostgreSQL: $(tail -2 "replay$n.summary")"; fi
+done
+
+# The dev broker, 9 partitions a topic, holding a log large enough that the workers still work
+# when a killed member's session times out.
+"$FARESYNC" dev-broker --partitions 9 --bootstrap-file boot.txt >broker.out 2>broker.err &
+BROKER_PID=$!
+for _ in $(seq 50); do [ -s boot.txt ] && break; sleep 0.1; done
+[ -s boot.txt ] || { echo "FAIL dev-broker did not start: $(cat broker.err)"; exit 1; }
+"$FARESYNC" simulate --users 4000 --seed 31 --faults --out big.jsonl 2>/dev/null
+"$FARESYNC" replay big.jsonl --store sqlite:big.sqlite >/dev/null && "$FARESYNC" export --store sqlite:big.sqlite --out big.export
+"$FARESYNC" replay big.jsonl --brokers @boot.txt >publish.out || fail "replay --brokers"
+WORKER_FLAGS=(--kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500 --sweep-interval 1 --batch-size 500 --log-level warning)
+
+# three_workers NAME DISRUPTION: three workers in group NAME on database NAME; DISRUPTION (none,
+# kill or restart) happens after the first commit of the group.
+three_workers() {
+  local name=$1 disruption=$2 url pids=() statuses=() i
+  url=$(database "$name")
+  for i in 1 2 3; do
+    "$FARESYNC" run --brokers @boot.txt --group "$name" --store "$url" --exit-at-end "${WORKER_FLAGS[@]}" 2>"$name-$i.err" &
+    pids+=($!)
+  done
+  if [ "$disruption" != none ]; then
+    # Wait for the group's first commit, then a random half second more.
+    for _ in $(seq 200); do
+      [ "$(psql -tAq "$url" -c "SELECT count(*) FROM offsets" 2>/dev/null || echo 0)" -gt 0 ] && break
+      sleep 0.05
+    done
+    sleep "0.$((RANDOM % 5))"
+    if [ "$disruption" = kill ]; then
+      kill -9 "${pids[0]}"
+    else
+      (cd / && $FARESYNC_TEST_POSTGRES_RESTART >/dev/null)
+    fi
+  fi
+  for i in 0 1 2; do wait "${pids[$i]}"; statuses+=($?); done
+  local expected="0 0 0"
+  [ "$disruption" = kill ] && expected="137 0 0"
+  [ "${statuses[*]}" = "$expected" ] && pass "$name: exit statuses ${statuses[*]}" \
+    || fail "$name: exit statuses ${statuses[*]}, not $expected: $(tail -n 3 "$name"-*.err)"
+  local counts
+  counts=$(for i in 1 2 3; do sed -n 's/^run: \([0-9]*\) messages.*/\1/p' "$name-$i.err"; done | xargs)
+  if [ "$disruption" = kill ]; then
+    [ "$(echo "$counts" | wc -w)" = 2 ] && pass "$name: the two left worked (${counts// / and } messages)" || fail "$name: summaries: $counts"
+  else
+    [ "$(echo "$counts" | wc -w)" = 3 ] && ! echo " $counts " | grep -q " 0 " && pass "$name: the work is shared ($counts messages)" \
+      || fail "$name: work not shared: $counts"
+  fi
+  [ "$disruption" = restart ] && { grep -q "PostgreSQL unreachable, retrying" "$name"-*.err && pass "$name: the workers waited for the server" \
+    || fail "$name: no worker noticed the restart"; }
+  same_export "$name" big.export "$url"
+}
+three_workers three none
+three_workers killed kill
+three_workers restarted restart
+
+echo "postgres: $passed passed, $failed failed"
+[ "$failed" = 0 ]
