@@ -4,7 +4,8 @@
 # (removed at the end), listens on a free port on 127.0.0.1 only, and trusts local connections.
 # COMMAND finds it in FARESYNC_TEST_POSTGRES (postgres://faresync@127.0.0.1:PORT/faresync), and a
 # second database for its own use in FARESYNC_TEST_POSTGRES_ADMIN (the server's `postgres` database),
-# and the command that restarts the server (stopped as by a crash) in FARESYNC_TEST_POSTGRES_RESTART.
+# and pg_ctl for the server in FARESYNC_TEST_POSTGRES_CTL (say `$FARESYNC_TEST_POSTGRES_CTL -m immediate
+# restart` for a crash and a restart; run it from a folder the server's user may enter).
 #
 # initdb refuses to run as root: as root, the server runs as Debian's `postgres` user.
 set -euo pipefail
@@ -36,13 +37,15 @@ stop() {
 trap stop EXIT
 
 as_server "$bin/initdb" -D "$data" -U faresync --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
-as_server "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w \
-  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$data' -c fsync=off -c max_connections=200" \
-  start >/dev/null
+# In the configuration file rather than on pg_ctl's command line, so that a test can stop and start
+# the server again with FARESYNC_TEST_POSTGRES_CTL alone.
+printf "%s\n" "listen_addresses = '127.0.0.1'" "port = $port" "unix_socket_directories = '$data'" "fsync = off" \
+  "max_connections = 200" >>"$data/postgresql.conf"
+as_server "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w start >/dev/null
 as_server "$bin/createdb" -h 127.0.0.1 -p "$port" -U faresync faresync
 
 export FARESYNC_TEST_POSTGRES="postgres://faresync@127.0.0.1:$port/faresync"
 export FARESYNC_TEST_POSTGRES_ADMIN="postgres://faresync@127.0.0.1:$port/postgres"
-export FARESYNC_TEST_POSTGRES_RESTART="$server_user $bin/pg_ctl -D $data -l $data/server.log -m immediate -w restart"
+export FARESYNC_TEST_POSTGRES_CTL="$server_user $bin/pg_ctl -D $data -l $data/server.log -w"
 echo "with_postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 "$@"

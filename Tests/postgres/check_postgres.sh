@@ -5,7 +5,8 @@
 #  - three `faresync run` in one group on the dev broker (9 partitions a topic), one database:
 #    all exit 0, the work is shared, the export is the replay's;
 #  - the same with one of the three SIGKILLed mid-run and not restarted: the others take over;
-#  - the same with the PostgreSQL server restarted mid-run: the workers wait for it and go on.
+#  - the same with the PostgreSQL server restarted mid-run: the workers wait for it and go on;
+#  - /readyz says not ready while the server is away.
 set -u
 FARESYNC=${1:?usage: check_postgres.sh PATH-TO-faresync}
 FARESYNC=$(cd "$(dirname "$FARESYNC")" && pwd)/$(basename "$FARESYNC")
@@ -80,7 +81,7 @@ three_workers() {
     if [ "$disruption" = kill ]; then
       kill -9 "${pids[0]}"
     else
-      (cd / && $FARESYNC_TEST_POSTGRES_RESTART >/dev/null)
+      (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate restart >/dev/null)
     fi
   fi
   for i in 0 1 2; do wait "${pids[$i]}"; statuses+=($?); done
@@ -103,6 +104,24 @@ three_workers() {
 three_workers three none
 three_workers killed kill
 three_workers restarted restart
+
+# /readyz while the server is away: not ready, then ready again when it is back.
+PORT=$(free_port)
+url=$(database readyz)
+"$FARESYNC" run --brokers @boot.txt --group readyz --store "$url" --http-port "$PORT" "${WORKER_FLAGS[@]}" 2>readyz.err &
+W=$!
+ready() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz"; }
+for _ in $(seq 100); do [ "$(ready)" = 200 ] && break; sleep 0.2; done
+before=$(ready)
+(cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate stop >/dev/null)
+away=$(ready)
+(cd / && $FARESYNC_TEST_POSTGRES_CTL start >/dev/null)
+for _ in $(seq 50); do [ "$(ready)" = 200 ] && break; sleep 0.2; done
+back=$(ready)
+[ "$before $away $back" = "200 503 200" ] && pass "/readyz: ready, not ready while PostgreSQL is away, ready again" \
+  || fail "/readyz answered $before, $away, $back (want 200, 503, 200): $(tail -n 2 readyz.err)"
+kill -TERM $W
+wait $W && pass "the worker drains and exits 0 after the outage" || fail "the worker exited $?: $(tail -n 3 readyz.err)"
 
 echo "postgres: $passed passed, $failed failed"
 [ "$failed" = 0 ]
