@@ -154,8 +154,10 @@ let package = Package(
                 "FareSyncSQLite",
                 "FareSyncKafka",
                 "FareSyncFirestore",
+                "FareSyncPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

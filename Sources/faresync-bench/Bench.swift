@@ -52,6 +52,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Events of the larger memory run.") var memoryLarge = 1_000_000
     @Option(help: "Events for the end-to-end run against the dev broker.") var e2eEvents = 200_000
     @Option(help: "Events of each backlog the worker benchmark drains.") var workerEvents = 500_000
+    @Option(help: "Events of the backlog the PostgreSQL benchmark drains.") var postgresEvents = 200_000
+    @Option(help: "The PostgreSQL server of the postgres part, postgres://USER@HOST:PORT/DB (default: FARESYNC_TEST_POSTGRES).")
+    var postgres: String?
     @Option(help: "Events of the log whose store the Firestore mirror benchmark mirrors.") var mirrorEvents = 100_000
     @Option(help: "Rounds of the Firestore mirror benchmark, floor and mirror taking turns (best of each).") var mirrorRounds = 4
     @Option(help: "Seconds of each wrk run of the HTTP benchmark.") var httpSeconds = 5
@@ -59,11 +62,12 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
-    @Option(help: "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http (default: all).")
+    @Option(
+        help: "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http, postgres (default: all).")
     var parts = Part.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Part: String, CaseIterable {
-        case consumer, worker, replay, memory, e2e, firestore, http
+        case consumer, worker, replay, memory, e2e, firestore, http, postgres
     }
 
     /// What the parts share: the executable, the working directory, and the BENCH line's fields so far.
@@ -105,6 +109,7 @@ struct Bench: AsyncParsableCommand {
             if chosen.contains(.firestore) { try await firestore(run, e2e) }
         }
         if chosen.contains(.http) { try http(run) }
+        if chosen.contains(.postgres) { try await postgresDrain(run) }
         run.say("BENCH " + run.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
     }
 

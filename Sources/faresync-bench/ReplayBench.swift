@@ -127,13 +127,13 @@ enum Child {
 
     /// Starts a program in the background; returns its pid. With `ownGroup`, in a process group of
     /// its own (whose id is the pid), so that `stop` ends whatever it started too.
-    static func start(_ arguments: [String], ownGroup: Bool = false) throws -> pid_t {
+    static func start(_ arguments: [String], ownGroup: Bool = false, standardErrorFile: String? = nil) throws -> pid_t {
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, standardErrorFile ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -146,6 +146,15 @@ enum Child {
         let rc = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
         guard rc == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
         return pid
+    }
+
+    /// Waits for a program started with `start` to end; its exit status.
+    static func wait(_ pid: pid_t) throws -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw BenchError("waitpid: \(String(cString: strerror(errno)))") }
+        }
+        return status
     }
 
     static func stop(_ pid: pid_t, group: Bool = false) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareSyncCore
 import FareSyncKafka
+import FareSyncPostgres
 import Foundation
 import Logging
 import Metrics
@@ -85,6 +86,7 @@ struct Run: AsyncParsableCommand {
         let fromFirst = worker.status.firstMessage.map { String(format: " (%.2f s from the first message)", (ended - $0).seconds) } ?? ""
         standardError(
             "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered"
+                + ((opened as? PostgresStore).map { ", \($0.retriedTransactions) transactions run again after a conflict" } ?? "")
         )
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its
         // position is safe in the emulator).

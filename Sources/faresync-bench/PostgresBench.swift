@@ -1,0 +1,118 @@
+import FareSyncCore
+import FareSyncPostgres
+import Foundation
+import PostgresNIO
+
+extension Bench {
+    /// `faresync run --exit-at-end` draining a backlog from the dev broker into a fresh PostgreSQL
+    /// database, from its first message, against a minimal client writing the same final documents
+    /// with batched `INSERT … ON CONFLICT` on the same server; then two and three workers in one
+    /// group, each time into a fresh database.
+    func postgresDrain(_ run: Run) async throws {
+        guard let server = postgres ?? ProcessInfo.processInfo.environment["FARESYNC_TEST_POSTGRES"] else {
+            run.say("postgres: skipped (no server: --postgres URL; make bench starts one)")
+            return
+        }
+        let serverURL = try PostgresURL(server)
+        run.say("postgres: faresync run --exit-at-end draining a backlog from faresync dev-broker into PostgreSQL, from its first message")
+        let log = run.dir + "/postgres.jsonl"
+        let events = try ReplayBench.writeLog(events: postgresEvents, to: log, seed: 37)
+        let partitions = max(9, Self.partitions(forEvents: events))
+        let broker = try await brokerHolding(run, log, partitions: partitions, name: "postgres")
+        defer { Child.stop(broker.pid) }
+        var rates: [Double] = []
+        var drained: PostgresURL?
+        for workers in 1...3 {
+            let url = try await PostgresBench.freshDatabase(on: serverURL, name: "faresync_bench_\(getpid())_\(workers)")
+            let command = [
+                run.exe, "run", "--brokers", broker.bootstrap, "--group", "postgres-\(workers)", "--exit-at-end", "--sweep-interval", "60",
+                "--log-level", "error", "--store", PostgresBench.text(of: url),
+            ]
+            let errors = (1...workers).map { run.dir + "/postgres-\(workers)-\($0).err" }
+            let pids = try errors.map { try Child.start(command, standardErrorFile: $0) }
+            for pid in pids {
+                let status = try Child.wait(pid)
+                guard status == 0 else { throw BenchError("run into PostgreSQL failed with status \(status)") }
+            }
+            // From the first message of the first to start to the end of the last to finish, as
+            // near as each worker's own summary tells it.
+            let seconds = try errors.map { try Self.workerSummary($0).fromFirst ?? Self.workerSummary($0).seconds }.max() ?? 0
+            rates.append(Double(events) / seconds)
+            if workers == 1 { drained = url }
+        }
+        let (documents, floorTime) = try await PostgresBench.rawFloor(finalDocumentsOf: drained!, server: serverURL)
+        let floorRate = rate(events, floorTime)
+        run.say(
+            String(
+                format:
+                    "  %d events, %d partitions per topic: worker %8.0f events/s, INSERT … ON CONFLICT of its %d final documents %8.0f events/s   pg_ratio %.3f (goal >= 0.5)",
+                events, partitions, rates[0], documents, floorRate, rates[0] / floorRate))
+        run.say(
+            String(
+                format: "  1, 2, 3 workers in one group: %.0f, %.0f, %.0f events/s (the server shares the machine's cores)", rates[0], rates[1],
+                rates[2]))
+        run.field("pg_ratio", "%.3f", rates[0] / floorRate)
+        run.field("pg_workers_eps", "%.0f", rates[0])
+        run.field("pg_2_workers_eps", "%.0f", rates[1])
+        run.field("pg_3_workers_eps", "%.0f", rates[2])
+        try? FileManager.default.removeItem(atPath: log)
+    }
+}
+
+/// The PostgreSQL floor: what a minimal client takes to write the same documents.
+enum PostgresBench {
+    static let logger = Logger(label: "faresync.bench")
+
+    static func connect(_ url: PostgresURL) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 1, logger: logger)
+    }
+
+    /// Creates an empty database `name` on the server (dropping one left by an earlier run).
+    static func freshDatabase(on server: PostgresURL, name: String) async throws -> PostgresURL {
+        var admin = server
+        admin.database = "postgres"
+        let connection = try await connect(admin)
+        try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name)"), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        try await connection.close()
+        var url = server
+        url.database = name
+        return url
+    }
+
+    static func text(of url: PostgresURL) -> String {
+        let password = url.password.map { ":" + ($0.addingPercentEncoding(withAllowedCharacters: .urlPasswordAllowed) ?? $0) } ?? ""
+        return "postgres://\(url.user)\(password)@\(url.host):\(url.port)/\(url.database)?sslmode=\(url.sslMode)"
+    }
+
+    /// The final documents of the store in `database`, written again into a fresh database as
+    /// `(path, jsonb)` rows in 1000-row `INSERT … SELECT unnest … ON CONFLICT DO UPDATE`
+    /// statements, each its own transaction. Returns how many documents and how long that took.
+    static func rawFloor(finalDocumentsOf database: PostgresURL, server: PostgresURL) async throws -> (Int, Duration) {
+        let source = try await connect(database)
+        var paths: [String] = []
+        var texts: [String] = []
+        for try await (path, text) in try await source.query("SELECT path, text FROM documents", logger: logger).decode((String, String).self) {
+            paths.append(path)
+            texts.append(text)
+        }
+        try await source.close()
+        let floor = try await connect(try await freshDatabase(on: server, name: "faresync_bench_floor_\(getpid())"))
+        try await floor.query("CREATE TABLE documents(path text COLLATE \"C\" PRIMARY KEY, data jsonb)", logger: logger)
+        let started = ContinuousClock.now
+        for start in stride(from: 0, to: paths.count, by: 1000) {
+            let end = min(start + 1000, paths.count)
+            let chunkPaths = Array(paths[start..<end])
+            let chunkTexts = Array(texts[start..<end])
+            try await floor.query(
+                """
+                INSERT INTO documents(path, data)
+                SELECT p, CASE WHEN strpos(t, '\\u0000') = 0 THEN t::jsonb END FROM unnest(\(chunkPaths)::text[], \(chunkTexts)::text[]) AS u(p, t)
+                ON CONFLICT (path) DO UPDATE SET data = excluded.data
+                """, logger: logger)
+        }
+        let elapsed = ContinuousClock.now - started
+        try await floor.close()
+        return (paths.count, elapsed)
+    }
+}
