@@ -2,51 +2,8 @@ import FareSyncCore
 import Foundation
 import PostgresNIO
 
-/// The park, the reconciler's bookkeeping, consumer positions and the services' records.
+/// The reconciler's bookkeeping, consumer positions and the services' records.
 extension PostgresTransaction {
-    // MARK: The park
-
-    func park(_ event: ParkedEvent) throws {
-        let m = event.message
-        let data = JSONWriter.string(.object(event.data))
-        let key = m.key.map { ByteBuffer(bytes: $0) }
-        let value = m.value.map { ByteBuffer(bytes: $0) }
-        let partition = m.coordinates.map { Int32($0.partition) }
-        try session.execute(
-            """
-            INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
-            VALUES (\(event.account), \(event.contractId), \(event.version), \(event.eventTime), \(data),
-                    \(m.topic), \(key), \(value), \(m.timestamp), \(partition), \(m.coordinates?.offset))
-            """)
-    }
-
-    private func parked(_ condition: PostgresQuery) throws -> [ParkedEvent] {
-        var query: PostgresQuery = """
-            SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off FROM parked WHERE
-            """
-        query.sql += " " + condition.sql + " ORDER BY seq"
-        query.binds = condition.binds
-        return try session.query(query).map { row in
-            let (sequence, account, contractId, version, eventTime, data, topic, key, value, timestamp, partition, offset) = try row.decode(
-                (Int64, String, String, String, Int64, String, String, ByteBuffer?, ByteBuffer?, Int64?, Int32?, Int64?).self)
-            let coordinates = partition.flatMap { p in offset.map { MessageCoordinates(partition: p, offset: $0) } }
-            return ParkedEvent(
-                sequence: sequence, account: account, contractId: contractId, version: version, eventTime: eventTime,
-                data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
-                message: StoredMessage(
-                    topic: topic, key: key.map { Array($0.readableBytesView) }, value: value.map { Array($0.readableBytesView) },
-                    timestamp: timestamp, coordinates: coordinates))
-        }
-    }
-
-    func parkedEvents(account: String) throws -> [ParkedEvent] { try parked("account = \(account)") }
-    func parkedEvents(contractId: String) throws -> [ParkedEvent] { try parked("contract_id = \(contractId)") }
-    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] { try parked("event_time < \(time)") }
-
-    func unpark(sequence: Int64) throws {
-        try session.execute("DELETE FROM parked WHERE seq = \(sequence)")
-    }
-
     // MARK: Reconciler
 
     func hasContractOrder(uid: String, orderId: String) throws -> Bool {

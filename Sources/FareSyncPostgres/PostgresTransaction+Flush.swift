@@ -6,7 +6,7 @@ extension PostgresTransaction {
     static let feedLock: Int64 = 0x4661_7265_5379_6E63  // "FareSync"
 
     /// Writes the overlay: documents (with their feed positions and tombstones), accounts, contract
-    /// orders, open reservations, each kind as one set statement in key order.
+    /// orders, open reservations and the park, each kind as one set statement in key order.
     ///
     /// Feed positions come from a sequence, taken under an advisory lock that the transaction holds
     /// until it ends. So positions are handed out in commit order: a reader that sees position `n`
@@ -15,11 +15,12 @@ extension PostgresTransaction {
     /// written, and those rows are written nowhere else: a transaction that holds the lock never
     /// waits for a row held by one that waits for the lock.
     func flush() throws {
-        guard !documents.isEmpty || !newAccounts.isEmpty || !orders.isEmpty || !reservations.isEmpty else { return }
+        guard !documents.isEmpty || !newAccounts.isEmpty || !orders.isEmpty || !reservations.isEmpty || park.hasChanges else { return }
         try lockFeed()
         // Reservations first: what is known missing is read before the documents' flush changes it.
         if !reservations.isEmpty { try flushReservations() }
         if !documents.isEmpty { try flushDocuments() }
+        if park.hasChanges { try flushPark() }
         if !newAccounts.isEmpty {
             let keys = newAccounts.keys.sorted()
             let records = keys.map { newAccounts[$0]! }

@@ -46,6 +46,9 @@ final class PostgresTransaction: StoreAccelerations {
     /// Open reservations tracked (or, nil, untracked) in this transaction, written in `flush()`.
     var reservations: [ByteKey: (created: Int64, rejected: Bool)?] = [:]
 
+    /// The park as this transaction changes it (`PostgresTransaction+Park.swift`).
+    var park = ParkOverlay()
+
     /// Whether the transaction holds the feed's lock (`lockFeed()`).
     var holdsFeedLock = false
 
@@ -213,7 +216,7 @@ final class PostgresTransaction: StoreAccelerations {
     // MARK: Loading an empty store
 
     func isEmpty() throws -> Bool {
-        guard documents.isEmpty, newAccounts.isEmpty, orders.isEmpty, reservations.isEmpty else { return false }
+        guard documents.isEmpty, newAccounts.isEmpty, orders.isEmpty, reservations.isEmpty, park.added.isEmpty else { return false }
         let rows = try session.query(
             """
             SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM processed_events)

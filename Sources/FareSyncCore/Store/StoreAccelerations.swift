@@ -28,6 +28,9 @@ public protocol StoreAccelerations: StoreTransaction {
     func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws
     /// Like `prefetch`: the (uid, order id) pairs whose contract orders the batch will ask about.
     func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws
+    /// Like `prefetch`: the accounts and contract ids whose parked events the batch will ask about
+    /// (the accounts its users create, and the contracts it may park).
+    func prefetchParked(accounts: [String], contractIds: [String]) throws
     /// Writes the final state of a partition of accounts computed outside the store (`AccountLoad`).
     func load(_ rows: PartitionRows) throws
     /// Writes what the transaction holds back in memory to the store now, so that a long
@@ -41,6 +44,7 @@ extension StoreAccelerations {
     public func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws { try setDocument(path, value) }
     public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
     public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
+    public func prefetchParked(accounts: [String], contractIds: [String]) throws {}
     public func load(_ rows: PartitionRows) throws { try loadOneByOne(rows) }
     public func writeBack() throws {}
 }

@@ -91,7 +91,7 @@ public final class TriggerDispatcher: Sendable {
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
             var claims = try tx.claim(ids).makeIterator()
-            if let fast = tx.accelerations { try Self.prefetch(decoded, tx: fast) }
+            if let fast = tx.accelerations { try Self.prefetch(decoded, entur: enturOutcomes, tx: fast) }
             for (index, message) in messages.enumerated() {
                 triggers.outcomes.events += 1
                 switch decoded[index] {
@@ -129,9 +129,12 @@ public final class TriggerDispatcher: Sendable {
     }
 
     /// Tells the store what the batch's triggers will look up: the accounts of its contracts, then
-    /// the documents of its users, contracts (and their reservations) and payments, and the contract
-    /// orders its reservations are checked against.
-    static func prefetch(_ decoded: [Result<CloudEvent, Rejection>], tx: any StoreAccelerations) throws {
+    /// the documents of its users, contracts (and their reservations) and payments, the contract
+    /// orders its reservations are checked against, and the parked events of the accounts its users
+    /// create and of the contracts whose account is not known.
+    static func prefetch(
+        _ decoded: [Result<CloudEvent, Rejection>], entur: [ByteKey: Result<SimulatedEntur.Account, Rejection>], tx: any StoreAccelerations
+    ) throws {
         var accounts: [String] = []
         for case .success(let event) in decoded {
             if case .fareContractChanged(let contract) = event.payload { accounts.append(contract.customerAccountId) }
@@ -141,14 +144,19 @@ public final class TriggerDispatcher: Sendable {
         var versions: [String] = []
         var presence: [String] = []
         var orders: [(uid: String, orderId: String)] = []
+        var parkedAccounts: [String] = []
+        var parkedContracts: [String] = []
         for case .success(let event) in decoded {
             switch event.payload {
             case .userCreated(let user):
                 presence.append(Paths.customer(user.uid))
+                if case .success(let account)? = entur[ByteKey(user.uid)] { parkedAccounts.append(account.abtId) }
             case .fareContractChanged(let contract):
                 if let owner = try tx.account(contract.customerAccountId) {
                     versions.append(Paths.fareContract(uid: owner.uid, id: contract.id))
                     presence.append(Paths.reservation(uid: owner.uid, orderId: contract.orderId))
+                } else {
+                    parkedContracts.append(contract.id)
                 }
             case .paymentUpdated(let payment):
                 documents.append(Paths.reservation(uid: payment.customerId, orderId: payment.orderId))
@@ -158,6 +166,7 @@ public final class TriggerDispatcher: Sendable {
         }
         try tx.prefetch(documents: documents, versions: versions, presence: presence, accounts: [])
         try tx.prefetchContractOrders(orders)
+        try tx.prefetchParked(accounts: parkedAccounts, contractIds: parkedContracts)
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.

@@ -1,0 +1,125 @@
+import FareSyncCore
+import PostgresNIO
+
+/// The park (contracts whose account is not known yet) as one transaction changes it: events parked
+/// and unparked are kept in memory and written in `flush()`, and what the transaction reads of the
+/// stored park is kept per account and per contract id, read ahead for a whole batch where the
+/// dispatcher says which (`prefetchParked`).
+struct ParkOverlay {
+    /// Events parked in this transaction, in arrival order, under provisional sequences above every
+    /// stored one (the store's own sequence numbers them in `flush()`, in the same order).
+    var added: [ParkedEvent] = []
+    /// Stored events unparked in this transaction.
+    var removed: Set<Int64> = []
+    /// The stored events of an account or a contract id, where read.
+    var byAccount: [ByteKey: [ParkedEvent]] = [:]
+    var byContract: [ByteKey: [ParkedEvent]] = [:]
+
+    static let firstProvisional: Int64 = 1 << 62
+
+    var hasChanges: Bool { !added.isEmpty || !removed.isEmpty }
+
+    /// `stored` without what was unparked, plus what was parked and matches, in arrival order.
+    func merged(_ stored: [ParkedEvent], _ matches: (ParkedEvent) -> Bool) -> [ParkedEvent] {
+        stored.filter { !removed.contains($0.sequence) } + added.filter(matches)
+    }
+}
+
+extension PostgresTransaction {
+    static let parkedColumns = "seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off"
+
+    func park(_ event: ParkedEvent) throws {
+        var event = event
+        event.sequence = ParkOverlay.firstProvisional + Int64(park.added.count)
+        park.added.append(event)
+    }
+
+    func unpark(sequence: Int64) throws {
+        if sequence >= ParkOverlay.firstProvisional {
+            park.added.removeAll { $0.sequence == sequence }
+        } else {
+            park.removed.insert(sequence)
+        }
+    }
+
+    func parkedEvents(account: String) throws -> [ParkedEvent] {
+        let key = ByteKey(account)
+        if park.byAccount[key] == nil { park.byAccount[key] = try storedParked("account = \(account)") }
+        return park.merged(park.byAccount[key]!) { UTF8Order.equal($0.account, account) }
+    }
+
+    func parkedEvents(contractId: String) throws -> [ParkedEvent] {
+        let key = ByteKey(contractId)
+        if park.byContract[key] == nil { park.byContract[key] = try storedParked("contract_id = \(contractId)") }
+        return park.merged(park.byContract[key]!) { UTF8Order.equal($0.contractId, contractId) }
+    }
+
+    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {
+        park.merged(try storedParked("event_time < \(time)")) { $0.eventTime < time }
+    }
+
+    /// Reads the stored park of every account and contract id given, with one query.
+    func prefetchParked(accounts: [String], contractIds: [String]) throws {
+        let accounts = accounts.filter { park.byAccount[ByteKey($0)] == nil }
+        let contracts = contractIds.filter { park.byContract[ByteKey($0)] == nil }
+        guard !accounts.isEmpty || !contracts.isEmpty else { return }
+        for account in accounts { park.byAccount[ByteKey(account)] = [] }
+        for contract in contracts { park.byContract[ByteKey(contract)] = [] }
+        for event in try storedParked("account = ANY(\(accounts)::text[]) OR contract_id = ANY(\(contracts)::text[])") {
+            // Only the keys asked for are complete: a row found by its contract id does not tell
+            // everything parked under its account.
+            park.byAccount[ByteKey(event.account)]?.append(event)
+            park.byContract[ByteKey(event.contractId)]?.append(event)
+        }
+    }
+
+    /// The stored parked events that match `condition`, in arrival order.
+    private func storedParked(_ condition: PostgresQuery) throws -> [ParkedEvent] {
+        var query = PostgresQuery(unsafeSQL: "SELECT \(Self.parkedColumns) FROM parked WHERE ")
+        query.sql += condition.sql + " ORDER BY seq"
+        query.binds = condition.binds
+        return try session.query(query).map { row in
+            let (sequence, account, contractId, version, eventTime, data, topic, key, value, timestamp, partition, offset) = try row.decode(
+                (Int64, String, String, String, Int64, String, String, ByteBuffer?, ByteBuffer?, Int64?, Int32?, Int64?).self)
+            let coordinates = partition.flatMap { p in offset.map { MessageCoordinates(partition: p, offset: $0) } }
+            return ParkedEvent(
+                sequence: sequence, account: account, contractId: contractId, version: version, eventTime: eventTime,
+                data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
+                message: StoredMessage(
+                    topic: topic, key: key.map { Array($0.readableBytesView) }, value: value.map { Array($0.readableBytesView) },
+                    timestamp: timestamp, coordinates: coordinates))
+        }
+    }
+
+    /// Deletes what was unparked, then inserts what was parked, in arrival order (the `seq` column
+    /// numbers the rows in the order given).
+    func flushPark() throws {
+        if !park.removed.isEmpty {
+            try session.execute("DELETE FROM parked WHERE seq = ANY(\(park.removed.sorted())::int8[])")
+        }
+        if !park.added.isEmpty {
+            let events = park.added
+            let messages = events.map(\.message)
+            // Absent keys, values, timestamps and coordinates travel as a flag beside a placeholder:
+            // postgres-nio's arrays hold no NULL.
+            let keys = messages.map { ByteBuffer(bytes: $0.key ?? []) }
+            let values = messages.map { ByteBuffer(bytes: $0.value ?? []) }
+            try session.execute(
+                """
+                INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
+                SELECT a, c, v, t, d, tp, CASE WHEN hk THEN k END, CASE WHEN hv THEN mv END, CASE WHEN hts THEN ts END,
+                       CASE WHEN hc THEN p END, CASE WHEN hc THEN o END
+                FROM unnest(\(events.map(\.account))::text[], \(events.map(\.contractId))::text[], \(events.map(\.version))::text[],
+                            \(events.map(\.eventTime))::int8[], \(events.map { JSONWriter.string(.object($0.data)) })::text[],
+                            \(messages.map(\.topic))::text[], \(keys)::bytea[], \(messages.map { $0.key != nil })::bool[],
+                            \(values)::bytea[], \(messages.map { $0.value != nil })::bool[],
+                            \(messages.map { $0.timestamp ?? 0 })::int8[], \(messages.map { $0.timestamp != nil })::bool[],
+                            \(messages.map { $0.coordinates?.partition ?? 0 })::int4[], \(messages.map { $0.coordinates?.offset ?? 0 })::int8[],
+                            \(messages.map { $0.coordinates != nil })::bool[])
+                     WITH ORDINALITY AS u(a, c, v, t, d, tp, k, hk, mv, hv, ts, hts, p, o, hc, n)
+                ORDER BY n
+                """)
+        }
+        park = ParkOverlay()
+    }
+}
