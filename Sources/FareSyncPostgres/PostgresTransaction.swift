@@ -52,14 +52,7 @@ final class PostgresTransaction: StoreAccelerations {
     /// Whether the transaction holds the feed's lock (`lockFeed()`).
     var holdsFeedLock = false
 
-    struct OrderKey: Hashable {
-        var uid: ByteKey
-        var orderId: ByteKey
-        init(_ uid: String, _ orderId: String) {
-            self.uid = ByteKey(uid)
-            self.orderId = ByteKey(orderId)
-        }
-    }
+    typealias OrderKey = ContractOrderKey
 
     init(_ session: PostgresSession) { self.session = session }
 

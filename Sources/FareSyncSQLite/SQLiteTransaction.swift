@@ -76,16 +76,8 @@ final class SQLiteTransaction: StoreAccelerations {
     /// The accounts that have parked events, read once per transaction when first needed.
     var parkedAccounts: Set<ByteKey>?
 
-    /// A contract order's key: uid and order id, each compared by its UTF-8 bytes. `flush()` writes
-    /// them ordered by uid, then order id (the table's key order).
-    struct OrderKey: Hashable {
-        var uid: ByteKey
-        var orderId: ByteKey
-        init(_ uid: String, _ orderId: String) {
-            self.uid = ByteKey(uid)
-            self.orderId = ByteKey(orderId)
-        }
-    }
+    /// `flush()` writes contract orders ordered by uid, then order id (the table's key order).
+    typealias OrderKey = ContractOrderKey
 
     init(_ db: Database) { self.db = db }
 

@@ -166,6 +166,18 @@ public struct AccountRecord: Sendable, Equatable {
     }
 }
 
+/// A contract order's key in a store transaction's overlay: uid and order id, each compared by its
+/// UTF-8 bytes.
+public struct ContractOrderKey: Hashable, Sendable {
+    public var uid: ByteKey
+    public var orderId: ByteKey
+
+    public init(_ uid: String, _ orderId: String) {
+        self.uid = ByteKey(uid)
+        self.orderId = ByteKey(orderId)
+    }
+}
+
 /// A fare-contract event waiting for its account, kept with the message it came in.
 public struct ParkedEvent: Sendable, Equatable {
     /// Arrival order, assigned by the store.
