@@ -9,6 +9,8 @@ struct ParkOverlay {
     /// Events parked in this transaction, in arrival order, under provisional sequences above every
     /// stored one (the store's own sequence numbers them in `flush()`, in the same order).
     var added: [ParkedEvent] = []
+    /// The provisional sequence of the next event parked (never reused, also after an unpark).
+    var nextProvisional = firstProvisional
     /// Stored events unparked in this transaction.
     var removed: Set<Int64> = []
     /// The stored events of an account or a contract id, where read.
@@ -30,7 +32,8 @@ extension PostgresTransaction {
 
     func park(_ event: ParkedEvent) throws {
         var event = event
-        event.sequence = ParkOverlay.firstProvisional + Int64(park.added.count)
+        event.sequence = park.nextProvisional
+        park.nextProvisional += 1
         park.added.append(event)
     }
 

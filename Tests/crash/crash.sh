@@ -114,8 +114,7 @@ for _ in $(seq 50); do [ -s boot.txt ] && break; sleep 0.1; done
 "$FARESYNC" replay s.jsonl --brokers @boot.txt >/dev/null
 FLAGS=(--brokers @boot.txt --kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500 --sweep-interval 1
        --log-level error)
-comparable() { python3 "$HERE/../cli/comparable_export.py" "$1"; }
-comparable clean.export >clean.comparable
+"$FARESYNC" export --store sqlite:clean.sqlite --out clean.comparable --comparable
 points=""
 landed=0
 identical=0
@@ -126,7 +125,7 @@ for k in $(seq "$KILLS"); do
   points="$points $n"
   [ "$n" -gt 0 ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
   if "$FARESYNC" run "${FLAGS[@]}" --group "crash-$k" --store "sqlite:$store" --exit-at-end 2>"worker-$k.err" \
-    && "$FARESYNC" export --store "sqlite:$store" --out "worker-$k.export" && cmp -s clean.comparable <(comparable "worker-$k.export"); then
+    && "$FARESYNC" export --store "sqlite:$store" --out "worker-$k.export" --comparable && cmp -s clean.comparable "worker-$k.export"; then
     identical=$((identical + 1))
   else
     echo "     worker $k: $(tail -n 2 "worker-$k.err")"

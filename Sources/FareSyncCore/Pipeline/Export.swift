@@ -11,10 +11,27 @@ public enum Export {
         return out
     }
 
-    /// Writes the export of `store` to `writer`.
-    public static func write(_ store: any DocumentStore, to writer: FileWriter) async throws {
+    /// A document as a run through Kafka reproduces it of an in-process replay, or nil where it does
+    /// not: a dead letter without `firstSeen` (Kafka's coordinates, not the log's), and no dead
+    /// letter for a log's unreadable line (it has no topic, so it never reaches Kafka).
+    ///
+    /// ```swift
+    /// // The worker's store against a replay of what was published:
+    /// try await Export.write(workerStore, to: a, comparable: true)
+    /// try await Export.write(replayStore, to: b, comparable: true)   // a and b hold the same bytes
+    /// ```
+    public static func comparable(path: String, data: JSONValue) -> JSONValue? {
+        guard path.hasPrefix(Paths.deadLetter("")), case .object(var letter) = data else { return data }
+        if letter["reason"]?.stringValue == DeadLetterReason.malformedLogLine.rawValue { return nil }
+        letter["firstSeen"] = nil
+        return .object(letter)
+    }
+
+    /// Writes the export of `store` to `writer`; with `comparable`, as `comparable(path:data:)` says.
+    public static func write(_ store: any DocumentStore, to writer: FileWriter, comparable: Bool = false) async throws {
         let box = SendableBox(writer)
         try await store.exportDocuments { path, data in
+            guard let data = comparable ? Self.comparable(path: path, data: data) : data else { return }
             var line = line(path: path, data: data)
             line.append(0x0A)
             try box.value.write(line)
