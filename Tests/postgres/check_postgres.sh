@@ -81,7 +81,8 @@ three_workers() {
     if [ "$disruption" = kill ]; then
       kill -9 "${pids[0]}"
     else
-      (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate restart >/dev/null)
+      # Down for a second, as after a crash, so that the busy workers find it gone.
+      (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate stop >/dev/null && sleep 1 && $FARESYNC_TEST_POSTGRES_CTL start >/dev/null)
     fi
   fi
   for i in 0 1 2; do wait "${pids[$i]}"; statuses+=($?); done
