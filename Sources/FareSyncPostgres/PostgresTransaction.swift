@@ -3,12 +3,12 @@ import PostgresNIO
 
 /// One PostgreSQL transaction seen through `StoreTransaction`.
 ///
-/// Documents, accounts, contract orders and open reservations changed in the transaction live in an
-/// overlay that every read of the transaction sees first; `flush()` writes them with a few set
-/// statements just before the commit. Every row of those tables is therefore written inside
+/// Documents, accounts, contract orders, open reservations and the park changed in the transaction
+/// live in an overlay that every read of the transaction sees first; `flush()` writes them with a
+/// few set statements just before the commit. Every row of those tables is therefore written inside
 /// `flush()`, after the feed's lock (see `flush()`), which is what keeps concurrent workers from
-/// deadlocking on them. The rest — claims, the park, positions, records, feed consumers — is
-/// written at once, one statement per call.
+/// deadlocking on them. The rest — claims, positions, records, feed consumers — is written at
+/// once, one statement per call.
 final class PostgresTransaction: StoreAccelerations {
     let session: PostgresSession
 
