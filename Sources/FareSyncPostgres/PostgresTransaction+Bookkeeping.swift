@@ -10,7 +10,7 @@ extension PostgresTransaction {
         let key = OrderKey(uid, orderId)
         if orders.contains(key) { return true }
         if let known = storedOrders[key] { return known }
-        let found = try session.query("SELECT 1 FROM contract_orders WHERE uid = \(uid) AND order_id = \(orderId)").first(where: { _ in true })
+        let found = try session.query("SELECT 1 FROM contract_orders WHERE uid = \(uid) AND order_id = \(orderId)").first
         storedOrders[key] = found != nil
         return found != nil
     }
@@ -68,7 +68,7 @@ extension PostgresTransaction {
 
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
         try session.query("SELECT next, newest_event_time FROM offsets WHERE consumer = \(consumer) AND topic = \(topic) AND part = \(partition)")
-            .first(where: { _ in true }).map {
+            .first.map {
                 let (next, newest) = try $0.decode((Int64, Int64?).self)
                 return ConsumerPosition(next: next, newestEventTime: newest)
             }
@@ -86,7 +86,7 @@ extension PostgresTransaction {
     // MARK: Records
 
     func record(_ kind: String, _ key: String) throws -> JSONValue? {
-        try session.query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)").first(where: { _ in true }).map {
+        try session.query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)").first.map {
             try JSONParser.parse(try $0.decode(String.self), maxDepth: .max)
         }
     }

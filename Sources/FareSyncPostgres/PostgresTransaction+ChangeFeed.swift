@@ -6,7 +6,7 @@ import PostgresNIO
 /// registered consumers.
 extension PostgresTransaction {
     func feedIdentity() throws -> String {
-        try session.query("SELECT identity FROM feed").first(where: { _ in true })?.decode(String.self) ?? ""
+        try session.query("SELECT identity FROM feed").first?.decode(String.self) ?? ""
     }
 
     /// The newest position this snapshot sees: of a document, of a tombstone, or of a tombstone
@@ -17,7 +17,7 @@ extension PostgresTransaction {
             SELECT greatest(
                 (SELECT max(position) FROM documents), (SELECT max(position) FROM tombstones), (SELECT pruned FROM feed), 0)
             """)
-        return try rows.first(where: { _ in true })?.decode(Int64.self) ?? 0
+        return try rows.first?.decode(Int64.self) ?? 0
     }
 
     func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange] {
@@ -55,7 +55,7 @@ extension PostgresTransaction {
     }
 
     func feedPosition(consumer: String) throws -> Int64? {
-        try session.query("SELECT position FROM feed_consumers WHERE name = \(consumer)").first(where: { _ in true })?.decode(Int64.self)
+        try session.query("SELECT position FROM feed_consumers WHERE name = \(consumer)").first?.decode(Int64.self)
     }
 
     func setFeedPosition(consumer: String, _ position: Int64?) throws {
@@ -85,7 +85,7 @@ extension PostgresTransaction {
                 RETURNING position)
             SELECT count(*), coalesce(max(position), 0) FROM gone
             """)
-        let (count, newest) = try pruned.first(where: { _ in true })?.decode((Int, Int64).self) ?? (0, Int64(0))
+        let (count, newest) = try pruned.first?.decode((Int, Int64).self) ?? (0, Int64(0))
         if count > 0 {
             try session.execute("UPDATE feed SET pruned = greatest(pruned, \(newest))")
         }

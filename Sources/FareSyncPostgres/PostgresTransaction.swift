@@ -67,7 +67,7 @@ final class PostgresTransaction: StoreAccelerations {
         case .present, .version, nil: break
         }
         let rows = try session.query("SELECT text FROM documents WHERE path = \(path)")
-        guard let row = rows.first(where: { _ in true }) else {
+        guard let row = rows.first else {
             stored[key] = .missing
             return nil
         }
@@ -84,7 +84,7 @@ final class PostgresTransaction: StoreAccelerations {
         case .present, .version, .loaded: return true
         case nil: break
         }
-        let exists = try session.query("SELECT 1 FROM documents WHERE path = \(path)").first(where: { _ in true }) != nil
+        let exists = try session.query("SELECT 1 FROM documents WHERE path = \(path)").first != nil
         stored[key] = exists ? .present : .missing
         return exists
     }
@@ -99,7 +99,7 @@ final class PostgresTransaction: StoreAccelerations {
         case .present, nil: break
         }
         let rows = try session.query("SELECT version FROM documents WHERE path = \(path)")
-        guard let row = rows.first(where: { _ in true }) else {
+        guard let row = rows.first else {
             stored[key] = .missing
             return nil
         }
@@ -128,7 +128,7 @@ final class PostgresTransaction: StoreAccelerations {
             SELECT count(*) FROM documents
             WHERE (string_to_array(path, '/'))[cardinality(string_to_array(path, '/')) - 1] = \(collection)
             """)
-        return try rows.first(where: { _ in true })?.decode(Int.self) ?? 0
+        return try rows.first?.decode(Int.self) ?? 0
     }
 
     // MARK: Effectively once
@@ -193,7 +193,7 @@ final class PostgresTransaction: StoreAccelerations {
         let key = ByteKey(abtId)
         if let new = newAccounts[key] { return new }
         if let known = accounts[key] { return known }
-        let record = try session.query("SELECT uid, created FROM accounts WHERE abt_id = \(abtId)").first(where: { _ in true }).map {
+        let record = try session.query("SELECT uid, created FROM accounts WHERE abt_id = \(abtId)").first.map {
             let (uid, created) = try $0.decode((String, Int64).self)
             return AccountRecord(uid: uid, created: created)
         }
@@ -216,7 +216,7 @@ final class PostgresTransaction: StoreAccelerations {
                AND NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM parked)
                AND NOT EXISTS (SELECT 1 FROM contract_orders) AND NOT EXISTS (SELECT 1 FROM open_reservations)
             """)
-        return try rows.first(where: { _ in true })?.decode(Bool.self) ?? true
+        return try rows.first?.decode(Bool.self) ?? true
     }
 
     func writeBack() throws { try flush() }

@@ -29,10 +29,8 @@ enum StoreKinds {
         let name = "faresync_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         var admin = url
         admin.database = "postgres"
-        let configuration = PostgresConnection.Configuration(
-            host: admin.host, port: admin.port, username: admin.user, password: admin.password, database: admin.database, tls: .disable)
         let logger = Logger(label: "faresync.tests")
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        let connection = try await PostgresConnection.connect(configuration: try admin.connectionConfiguration(), id: 1, logger: logger)
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
         try await connection.close()
         url.database = name
