@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "faresync", targets: ["faresync"]),
         .executable(name: "faresync-bench", targets: ["faresync-bench"]),
         .library(name: "FareSyncCore", targets: ["FareSyncCore"]),
+        .library(name: "FareSyncSimulation", targets: ["FareSyncSimulation"]),
+        .library(name: "FareSyncLoad", targets: ["FareSyncLoad"]),
         .library(name: "FareSyncSQLite", targets: ["FareSyncSQLite"]),
         .library(name: "FareSyncFirestore", targets: ["FareSyncFirestore"]),
         .library(name: "FareSyncIdentity", targets: ["FareSyncIdentity"]),
@@ -33,8 +35,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
-        // Events, documents, triggers, reconciler, in-process queue, simulated Entur, and the
-        // protocols the edges implement. No SQLite, no librdkafka.
+        // Events, documents, triggers, reconciler, in-process queue, and the protocols the edges
+        // implement (stores, Entur). No SQLite, no librdkafka.
         .target(
             name: "FareSyncCore",
             dependencies: [
@@ -42,6 +44,21 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
             ]
+        ),
+        // The simulated world: the seeded traffic generator (`faresync simulate`) and the simulated
+        // Entur that FareSync provisions users against.
+        .target(
+            name: "FareSyncSimulation",
+            dependencies: [
+                "FareSyncCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The load by account: an empty store filled from logs by partitions of accounts, through
+        // spill files, and the choice between it and the batch-by-batch replay (`ReplayOrLoad`).
+        .target(
+            name: "FareSyncLoad",
+            dependencies: ["FareSyncCore"]
         ),
         // The embedded document store (GRDB over SQLite, WAL).
         .target(
@@ -129,6 +146,8 @@ let package = Package(
             name: "faresync",
             dependencies: [
                 "FareSyncCore",
+                "FareSyncSimulation",
+                "FareSyncLoad",
                 "FareSyncSQLite",
                 "FareSyncPostgres",
                 "FareSyncKafka",
@@ -151,6 +170,8 @@ let package = Package(
             dependencies: [
                 "CRdKafka",
                 "FareSyncCore",
+                "FareSyncSimulation",
+                "FareSyncLoad",
                 "FareSyncSQLite",
                 "FareSyncKafka",
                 "FareSyncFirestore",
@@ -162,15 +183,19 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncCoreTests",
-            dependencies: ["FareSyncCore"],
+            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncLoad"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "FareSyncLoadTests",
+            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncLoad"]
         ),
         // The stores' shared contract (memory, SQLite, and PostgreSQL when FARESYNC_TEST_POSTGRES
         // names a server: `make test` starts one), and what is particular to each.
         .testTarget(
             name: "FareSyncStoreTests",
             dependencies: [
-                "FareSyncCore", "FareSyncSQLite", "FareSyncPostgres",
+                "FareSyncCore", "FareSyncSimulation", "FareSyncLoad", "FareSyncSQLite", "FareSyncPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
@@ -182,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "FareSyncIdentityTests",
             dependencies: [
-                "FareSyncCore", "FareSyncIdentity", "FareSyncHTTP",
+                "FareSyncCore", "FareSyncSimulation", "FareSyncIdentity", "FareSyncHTTP",
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -195,7 +220,7 @@ let package = Package(
         // Against librdkafka's mock cluster, in-process over TCP: the worker, its group, the reader.
         .testTarget(
             name: "FareSyncKafkaIntegrationTests",
-            dependencies: ["FareSyncCore", "FareSyncKafka"]
+            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncKafka"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import CRdKafka
 import FareSyncCore
 import FareSyncKafka
+import FareSyncSimulation
 import Glibc
 
 /// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's two consumers,

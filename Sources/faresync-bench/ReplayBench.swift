@@ -1,5 +1,7 @@
 import FareSyncCore
+import FareSyncLoad
 import FareSyncSQLite
+import FareSyncSimulation
 import Foundation
 import GRDB
 
@@ -55,7 +57,9 @@ enum ReplayBench {
         // written, the replay's store): otherwise that writeback runs during — and slows — the next.
         sync()
         let started = ContinuousClock.now
-        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: 2)).run([.file(log)])
+        _ = try await ReplayOrLoad(
+            dispatcher: dispatcher, replay: ReplayOptions(partitions: 2), load: LoadOptions(accounts: SimulatedEntur.accountKeys)
+        ).run([.file(log)])
         return ContinuousClock.now - started
     }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncLoad
+import FareSyncSimulation
 import Foundation
 
 struct Demo: AsyncParsableCommand {
@@ -33,8 +35,10 @@ struct Demo: AsyncParsableCommand {
         let opened = try await store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
         let started = ContinuousClock.now
-        let replay = FareSyncCore.Replay(
-            dispatcher: dispatcher, options: ReplayOptions(partitions: partitions ?? 1, loadByAccount: partitions == nil))
+        // With --partitions, the demo shows the batch-by-batch replay over in-process partitions.
+        let replay = ReplayOrLoad(
+            dispatcher: dispatcher, replay: ReplayOptions(partitions: partitions ?? 1),
+            load: partitions == nil ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
         let (report, mirrored) = try await firestoreOptions.mirroring(opened) { try await replay.run([.messages(messages)]) }
         let summary = try await StoreSummary.read(opened)
         print(

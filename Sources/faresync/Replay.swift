@@ -1,6 +1,8 @@
 import ArgumentParser
 import FareSyncCore
 import FareSyncKafka
+import FareSyncLoad
+import FareSyncSimulation
 import Foundation
 
 /// Options shared by the commands that run the triggers.
@@ -55,11 +57,9 @@ struct Replay: AsyncParsableCommand {
         // As fast as possible, Entur's backoff advances virtual time; paced, it really waits.
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
         let dispatcher = TriggerDispatcher(store: store, entur: entur)
-        let replay = FareSyncCore.Replay(
-            dispatcher: dispatcher,
-            options: ReplayOptions(
-                partitions: partitions, speed: speed, batchSize: batchSize,
-                loadByAccount: loadByAccount))
+        let replay = ReplayOrLoad(
+            dispatcher: dispatcher, replay: ReplayOptions(partitions: partitions, speed: speed, batchSize: batchSize),
+            load: loadByAccount ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
         let progress = ProgressLine(label: "replay")
         let started = ContinuousClock.now
         let (report, mirrored) = try await firestoreOptions.mirroring(store) {

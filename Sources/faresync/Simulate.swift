@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareSyncCore
 import FareSyncKafka
+import FareSyncSimulation
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncSimulation
 import Testing
 
 /// SPEC §4: replaying the same events — with any number of partitions, duplicated lines, topics
@@ -9,40 +10,12 @@ import Testing
         return lines.compactMap { reader.message(fromLine: $0) }
     }
 
-    /// Replays `lines` batch by batch (the load by account is tested in `AccountLoadTests`).
+    /// Replays `lines` batch by batch (the load by account is tested in `FareSyncLoadTests`).
     static func export(_ lines: [[UInt8]], partitions: Int, batchSize: Int = 64, store: MemoryStore = MemoryStore()) async throws -> String {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: batchSize, loadByAccount: false))
+        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: batchSize))
             .run([.messages(messages(lines))])
         return try await Export.string(store)
-    }
-
-    /// The topic of a log line ("" for an unreadable one), to reorder lines across topics.
-    static func topic(_ line: [UInt8]) -> String {
-        (try? JSONParser.parse(line))?["topic"]?.stringValue ?? ""
-    }
-
-    /// Merges the per-topic streams in a random (seeded) order, keeping each topic's order.
-    static func interleave(_ lines: [[UInt8]], seed: UInt64) -> [[UInt8]] {
-        var streams: [String: ArraySlice<[UInt8]>] = [:]
-        var order: [String] = []
-        for line in lines {
-            let t = topic(line)
-            if streams[t] == nil { order.append(t) }
-            streams[t, default: []].append(line)
-        }
-        var rng = SplitMix64(seed: seed)
-        var out: [[UInt8]] = []
-        while !order.isEmpty {
-            let i = Int(rng.next() % UInt64(order.count))
-            let t = order[i]
-            // Take a random run of up to 50 lines from that topic.
-            let n = Int(rng.int(1...50))
-            out.append(contentsOf: streams[t]!.prefix(n))
-            streams[t] = streams[t]!.dropFirst(n)
-            if streams[t]!.isEmpty { order.remove(at: i) }
-        }
-        return out
     }
 
     @Test(arguments: [11 as UInt64, 23, 2026])
@@ -55,7 +28,7 @@ import Testing
         #expect(try await Self.export(lines, partitions: 8) == baseline, "8 partitions")
         #expect(try await Self.export(lines, partitions: 3, batchSize: 1) == baseline, "3 partitions, one event per transaction")
         #expect(try await Self.export(lines.flatMap { [$0, $0] }, partitions: 4) == baseline, "every line duplicated")
-        let shuffled = Self.interleave(lines, seed: seed &+ 1)
+        let shuffled = TopicInterleaving.interleave(lines, seed: seed &+ 1)
         #expect(shuffled != lines)
         #expect(try await Self.export(shuffled, partitions: 5) == baseline, "topics interleaved differently")
     }

@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncSimulation
 import Testing
 
 @Suite struct EventLogTests {

@@ -1,3 +1,4 @@
+import FareSyncSimulation
 import Testing
 
 @testable import FareSyncCore

@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncSimulation
 import Foundation
 
 /// Builds event messages for tests.
@@ -68,10 +69,12 @@ enum Make {
 struct Harness {
     let store = MemoryStore()
     let clock = VirtualClock()
+    let entur: SimulatedEntur
     let dispatcher: TriggerDispatcher
 
     init(failures: SimulatedEntur.FailurePlan? = nil, rules: TriggerRules = TriggerRules()) {
-        dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(failures: failures, clock: clock, recordProvisioning: true), rules: rules)
+        entur = SimulatedEntur(failures: failures, clock: clock, recordProvisioning: true)
+        dispatcher = TriggerDispatcher(store: store, entur: entur, rules: rules)
     }
 
     @discardableResult

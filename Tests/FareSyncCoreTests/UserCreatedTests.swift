@@ -22,7 +22,7 @@ import Testing
         let before = try await h.export()
         try await h.send(Make.user("u1", id: "b", at: Make.t0 + Make.hour), Make.user("u1", id: "a"))
         #expect(try await h.export() == before)
-        #expect(h.dispatcher.entur.provisioned["u1"] == 1)
+        #expect(h.entur.provisioned["u1"] == 1)
         #expect(h.dispatcher.outcomes.usersCreated == 1)
     }
 
@@ -67,7 +67,7 @@ import Testing
             if mine == nil { dead += 1 } else { #expect(mine == (try await calm.doc("authUsers/user\(i)"))) }
         }
         #expect(try await flaky.deadLetters().count == dead)
-        #expect(flaky.dispatcher.entur.provisioned.values.allSatisfy { $0 == 1 })
+        #expect(flaky.entur.provisioned.values.allSatisfy { $0 == 1 })
         // The same seed fails the same attempts.
         let again = Harness(failures: .init(rate: 0.5, seed: 7))
         for u in users { try await again.send(u) }

@@ -1,6 +1,7 @@
 import FareSyncCore
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncSimulation
 import Hummingbird
 import HummingbirdAuth
 import HummingbirdTesting

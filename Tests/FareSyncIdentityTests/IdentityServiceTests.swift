@@ -1,5 +1,6 @@
 import FareSyncCore
 import FareSyncIdentity
+import FareSyncSimulation
 import Synchronization
 import Testing
 

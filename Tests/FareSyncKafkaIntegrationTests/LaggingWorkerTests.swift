@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncSimulation
 import Foundation
 import Synchronization
 import Testing

@@ -1,5 +1,7 @@
 import FareSyncCore
+import FareSyncLoad
 import FareSyncSQLite
+import FareSyncSimulation
 import Foundation
 import Synchronization
 import Testing

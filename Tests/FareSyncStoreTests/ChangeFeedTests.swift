@@ -1,5 +1,6 @@
 import FareSyncCore
 import FareSyncSQLite
+import FareSyncSimulation
 import Foundation
 import Synchronization
 import Testing

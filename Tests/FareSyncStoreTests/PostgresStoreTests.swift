@@ -1,6 +1,7 @@
 import FareSyncCore
 import FareSyncPostgres
 import FareSyncSQLite
+import FareSyncSimulation
 import Foundation
 import Synchronization
 import Testing

@@ -1,5 +1,7 @@
 import FareSyncCore
+import FareSyncLoad
 import FareSyncSQLite
+import FareSyncSimulation
 import Foundation
 import Synchronization
 import Testing
@@ -25,9 +27,12 @@ final class TemporaryStore {
         var reader = EventLogReader()
         let messages = lines.compactMap { reader.message(fromLine: $0) }
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        var options = ReplayOptions(partitions: partitions, batchSize: 100, loadByAccount: byAccount)
-        options.loadPartitionBytes = 16 << 10
-        _ = try await Replay(dispatcher: dispatcher, options: options).run([.messages(messages)])
+        var load = LoadOptions(accounts: SimulatedEntur.accountKeys)
+        load.partitionBytes = 16 << 10
+        _ = try await ReplayOrLoad(
+            dispatcher: dispatcher, replay: ReplayOptions(partitions: partitions, batchSize: 100), load: byAccount ? load : nil
+        )
+        .run([.messages(messages)])
     }
 
     /// Reads in a transaction see its own writes, whatever was read ahead and however often the

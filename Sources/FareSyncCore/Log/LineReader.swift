@@ -10,7 +10,12 @@ public struct FileError: Error, CustomStringConvertible, Sendable {
     public let reason: String
     public var description: String { "\(path): \(reason)" }
 
-    static func current(_ path: String) -> FileError {
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    package static func current(_ path: String) -> FileError {
         FileError(path: path, reason: String(cString: strerror(errno)))
     }
 }

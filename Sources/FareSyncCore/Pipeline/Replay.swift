@@ -19,31 +19,14 @@ public struct ReplayOptions: Sendable {
     public var batchSize: Int = 4000
     /// Batches (store transactions) that may share one commit (`DocumentStore.withGroupedCommits`).
     public var batchesPerCommit: Int = 16
-    /// Into an empty store, as fast as possible, from logs of known size: load by partitions of
-    /// accounts (`AccountLoad`; README, "Loading an empty store") instead of batch by batch.
-    public var loadByAccount: Bool = true
-    /// About this many bytes of log per partition of accounts (what one partition holds in memory
-    /// grows with it).
-    public var loadPartitionBytes: Int = 16 << 20
-    /// At most this many partitions (spill files open at once); larger logs make larger partitions.
-    public var loadPartitionsMax: Int = 512
-    /// Partitions applied at once.
-    public var loadWorkers: Int = 2
-    /// A single log file of at least this many bytes is routed as two halves at once.
-    public var loadSplitBytes: Int = 4 << 20
-    /// Where the load's spill files go (a new directory in it, removed at the end); default
-    /// `$TMPDIR`, else `/tmp`. They take about the size of the logs.
-    public var spillDirectory: String?
 
     public init(
-        partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16,
-        loadByAccount: Bool = true
+        partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16
     ) {
         self.partitions = partitions
         self.speed = speed
         self.batchSize = batchSize
         self.batchesPerCommit = batchesPerCommit
-        self.loadByAccount = loadByAccount
     }
 }
 
@@ -53,8 +36,15 @@ public struct ReplayReport: Sendable {
     public var outcomes: Outcomes
     /// The newest event time in the logs, used as the sweep's watermark (nil: no decodable event).
     public var watermark: Int64?
-    /// Whether the logs were loaded by account into an empty store (`ReplayOptions.loadByAccount`).
+    /// Whether the logs were loaded by account into an empty store (`FareSyncLoad.ReplayOrLoad`).
     public var loadedByAccount = false
+
+    public init(messages: Int, outcomes: Outcomes, watermark: Int64?, loadedByAccount: Bool = false) {
+        self.messages = messages
+        self.outcomes = outcomes
+        self.watermark = watermark
+        self.loadedByAccount = loadedByAccount
+    }
 }
 
 /// Runs event logs through the pipeline in-process: log reader → in-process queue (N partitions
@@ -72,19 +62,13 @@ public struct Replay: Sendable {
         self.options = options
     }
 
-    /// Replays `sources` in order. `progress` is called after each batch with the messages done so far.
+    /// Replays `sources` in order, batch by batch. `progress` is called after each batch with the
+    /// messages done so far.
     ///
     /// Up to `options.batchesPerCommit` batches share a commit: a replay that stops early loses the
     /// batches since the last commit, whose events the next replay of the same logs applies again.
-    /// Into an empty store, as fast as possible, from sources of known size (`options.loadByAccount`),
-    /// the logs are loaded by account instead (`AccountLoad`): all or nothing, in one commit group.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
-        if options.loadByAccount, options.speed == 0,
-            let report = try await AccountLoad(dispatcher: dispatcher, options: options).runIfEmpty(sources, progress: progress)
-        {
-            return report
-        }
-        return try await dispatcher.store.withGroupedCommits(options.batchesPerCommit) {
+        try await dispatcher.store.withGroupedCommits(options.batchesPerCommit) {
             try await runGrouped(sources, progress: progress)
         }
     }
@@ -149,7 +133,7 @@ public struct Replay: Sendable {
 extension ReplaySource {
     /// Calls `body` with every message of `sources`, in order: the messages given, and each log
     /// line that holds a message (numbered, where it has no offset, across the files of one call).
-    static func forEachMessage(in sources: [ReplaySource], _ body: (SourceMessage) async throws -> Void) async throws {
+    package static func forEachMessage(in sources: [ReplaySource], _ body: (SourceMessage) async throws -> Void) async throws {
         var reader = EventLogReader()
         for source in sources {
             switch source {

@@ -59,7 +59,7 @@ public final class InProcessQueue: Sendable {
 /// `maxBytes` of them (by `size`; a single larger item is still accepted when it is empty).
 /// After `finish`, `put` drops what it is given and `take` drains what is left, then gives nil.
 /// The in-process queue's lanes, and the hand-over between the stages of a load's routing.
-final class Lane<Item: Sendable>: Sendable {
+package final class Lane<Item: Sendable>: Sendable {
     private struct State {
         var items = Deque<Item>()
         var bytes = 0
@@ -74,7 +74,7 @@ final class Lane<Item: Sendable>: Sendable {
     private let size: @Sendable (Item) -> Int
     private let state = Mutex(State())
 
-    init(capacity: Int, maxBytes: Int, size: @escaping @Sendable (Item) -> Int) {
+    package init(capacity: Int, maxBytes: Int, size: @escaping @Sendable (Item) -> Int) {
         self.capacity = capacity
         self.maxBytes = maxBytes
         self.size = size
@@ -85,7 +85,7 @@ final class Lane<Item: Sendable>: Sendable {
         s.count == 0 || (s.count < capacity && s.bytes < maxBytes)
     }
 
-    func put(_ item: Item) async {
+    package func put(_ item: Item) async {
         while true {
             let (stored, consumer): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { s in
                 guard hasRoom(s) || s.finished else { return (false, nil) }
@@ -111,7 +111,7 @@ final class Lane<Item: Sendable>: Sendable {
         }
     }
 
-    func finish() {
+    package func finish() {
         let (consumer, producers) = state.withLock { s in
             s.finished = true
             defer { s.waitingConsumer = nil; s.waitingProducers = [] }
@@ -123,7 +123,7 @@ final class Lane<Item: Sendable>: Sendable {
 
     private enum Step { case items([Item], [CheckedContinuation<Void, Never>]), done, wait }
 
-    func take(max: Int, maxBytes: Int) async -> [Item]? {
+    package func take(max: Int, maxBytes: Int) async -> [Item]? {
         while true {
             let step: Step = state.withLock { s in
                 if s.count > 0 {

@@ -134,12 +134,20 @@ public struct PartitionRows: Sendable {
         public var text: String
         /// The top-level `version`, if a string.
         public var version: String?
+
+        public init(path: String, text: String, version: String?) {
+            self.path = path
+            self.text = text
+            self.version = version
+        }
     }
     public var documents: [Document] = []
     public var accounts: [(abtId: String, record: AccountRecord)] = []
     public var contractOrders: [(uid: String, orderId: String)] = []
     public var openReservations: [(path: String, created: Int64, rejected: Bool)] = []
     public var parked: [ParkedEvent] = []
+
+    public init() {}
 }
 
 /// A consumer's position in one partition: the next offset to consume, and the newest event time

@@ -39,25 +39,27 @@ public final class MemoryStore: DocumentStore {
     }
 }
 
-struct ReservationEntry: Sendable {
-    var created: Int64
-    var rejected: Bool
+package struct ReservationEntry: Sendable {
+    package var created: Int64
+    package var rejected: Bool
 }
 
-struct MemoryState: Sendable {
-    var documents: [ByteKey: JSONValue] = [:]
-    var processed: Set<ByteKey> = []
-    var accounts: [ByteKey: AccountRecord] = [:]
-    var parked: [Int64: ParkedEvent] = [:]
+package struct MemoryState: Sendable {
+    package var documents: [ByteKey: JSONValue] = [:]
+    package var processed: Set<ByteKey> = []
+    package var accounts: [ByteKey: AccountRecord] = [:]
+    package var parked: [Int64: ParkedEvent] = [:]
     var nextSequence: Int64 = 1
-    var contractOrders: Set<ByteKey> = []
-    var reservations: [ByteKey: ReservationEntry] = [:]
+    package var contractOrders: Set<ByteKey> = []
+    package var reservations: [ByteKey: ReservationEntry] = [:]
     var offsets: [ByteKey: ConsumerPosition] = [:]
     /// The services' records, by kind and then key.
     var records: [ByteKey: [ByteKey: JSONValue]] = [:]
     /// The change feed; nil where nobody reads one (a load's partitions, whose rows the store they
     /// are loaded into gives positions).
     var feed: MemoryFeed?
+
+    package init() {}
 }
 
 /// The memory store's change feed: each document's latest position, and tombstones.
@@ -72,17 +74,17 @@ struct MemoryFeed: Sendable {
 }
 
 /// A transaction that changes the state in place and keeps an undo log to roll back.
-final class MemoryTransaction: StoreAccelerations {
-    var state: MemoryState
+package final class MemoryTransaction: StoreAccelerations {
+    package var state: MemoryState
     private let recordingUndo: Bool
     /// The canonical text documents were set with, where given (kept only if not nil; no undo).
     /// A document set with its text is then kept as that text and, as a tree, only its top-level
     /// `version` (what the triggers read of a fare contract): the full tree is freed with the event
     /// that carried it, while still in the cache, instead of with the whole state.
-    var canonicalTexts: [ByteKey: String]?
+    package var canonicalTexts: [ByteKey: String]?
     private var undo: [(inout MemoryState) -> Void] = []
 
-    init(state: MemoryState, recordingUndo: Bool) {
+    package init(state: MemoryState, recordingUndo: Bool) {
         self.state = state
         self.recordingUndo = recordingUndo
     }
@@ -102,21 +104,21 @@ final class MemoryTransaction: StoreAccelerations {
         return inserted
     }
 
-    func rollBack() {
+    package func rollBack() {
         for step in undo.reversed() { step(&state) }
         undo.removeAll()
     }
 
-    func document(_ path: String) throws -> JSONValue? {
+    package func document(_ path: String) throws -> JSONValue? {
         let key = ByteKey(path)
         // A document kept as its text (see `canonicalTexts`): read back from it.
         if let text = canonicalTexts?[key] { return try JSONParser.parse(text) }
         return state.documents[key]
     }
-    func hasDocument(_ path: String) throws -> Bool { state.documents[ByteKey(path)] != nil }
-    func documentVersion(_ path: String) throws -> String? { state.documents[ByteKey(path)]?["version"]?.stringValue }
-    func setDocument(_ path: String, _ value: JSONValue) throws { try setDocument(path, value, canonicalText: nil) }
-    func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
+    package func hasDocument(_ path: String) throws -> Bool { state.documents[ByteKey(path)] != nil }
+    package func documentVersion(_ path: String) throws -> String? { state.documents[ByteKey(path)]?["version"]?.stringValue }
+    package func setDocument(_ path: String, _ value: JSONValue) throws { try setDocument(path, value, canonicalText: nil) }
+    package func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
         let key = ByteKey(path)
         if state.feed != nil { recordChange(key, deleted: false) }
         if canonicalTexts != nil, let canonicalText {
@@ -127,26 +129,26 @@ final class MemoryTransaction: StoreAccelerations {
         change(\.documents, key, to: value)
         if canonicalTexts != nil { canonicalTexts![key] = canonicalText }
     }
-    func deleteDocument(_ path: String) throws {
+    package func deleteDocument(_ path: String) throws {
         let key = ByteKey(path)
         if state.feed != nil, state.documents[key] != nil { recordChange(key, deleted: true) }
         change(\.documents, key, to: nil)
         if canonicalTexts != nil { canonicalTexts![key] = nil }
     }
 
-    func countDocuments(inCollection collection: String) throws -> Int {
+    package func countDocuments(inCollection collection: String) throws -> Int {
         state.documents.keys.reduce(0) { count, key in
             let parts = key.string.split(separator: "/", omittingEmptySubsequences: false)
             return count + (parts.count >= 2 && parts[parts.count - 2] == collection ? 1 : 0)
         }
     }
 
-    func claimEvent(_ id: String) throws -> Bool { insert(\.processed, ByteKey(id)) }
+    package func claimEvent(_ id: String) throws -> Bool { insert(\.processed, ByteKey(id)) }
 
-    func account(_ abtId: String) throws -> AccountRecord? { state.accounts[ByteKey(abtId)] }
-    func setAccount(_ abtId: String, _ record: AccountRecord) throws { change(\.accounts, ByteKey(abtId), to: record) }
+    package func account(_ abtId: String) throws -> AccountRecord? { state.accounts[ByteKey(abtId)] }
+    package func setAccount(_ abtId: String, _ record: AccountRecord) throws { change(\.accounts, ByteKey(abtId), to: record) }
 
-    func park(_ event: ParkedEvent) throws {
+    package func park(_ event: ParkedEvent) throws {
         var e = event
         e.sequence = state.nextSequence
         if recordingUndo { undo.append { $0.nextSequence -= 1 } }
@@ -158,43 +160,43 @@ final class MemoryTransaction: StoreAccelerations {
         state.parked.values.filter(predicate).sorted { $0.sequence < $1.sequence }
     }
 
-    func parkedEvents(account: String) throws -> [ParkedEvent] {
+    package func parkedEvents(account: String) throws -> [ParkedEvent] {
         parked { UTF8Order.equal($0.account, account) }
     }
 
-    func parkedEvents(contractId: String) throws -> [ParkedEvent] {
+    package func parkedEvents(contractId: String) throws -> [ParkedEvent] {
         parked { UTF8Order.equal($0.contractId, contractId) }
     }
 
-    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {
+    package func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {
         parked { $0.eventTime < time }
     }
 
-    func unpark(sequence: Int64) throws { change(\.parked, sequence, to: nil) }
+    package func unpark(sequence: Int64) throws { change(\.parked, sequence, to: nil) }
 
     private static func orderKey(_ uid: String, _ orderId: String) -> ByteKey { ByteKey(uid + "/" + orderId) }
 
-    func hasContractOrder(uid: String, orderId: String) throws -> Bool {
+    package func hasContractOrder(uid: String, orderId: String) throws -> Bool {
         state.contractOrders.contains(Self.orderKey(uid, orderId))
     }
 
-    func addContractOrder(uid: String, orderId: String) throws {
+    package func addContractOrder(uid: String, orderId: String) throws {
         _ = insert(\.contractOrders, Self.orderKey(uid, orderId))
     }
 
-    func trackReservation(path: String, created: Int64, rejected: Bool) throws {
+    package func trackReservation(path: String, created: Int64, rejected: Bool) throws {
         change(\.reservations, ByteKey(path), to: ReservationEntry(created: created, rejected: rejected))
     }
 
-    func untrackReservation(path: String) throws { change(\.reservations, ByteKey(path), to: nil) }
+    package func untrackReservation(path: String) throws { change(\.reservations, ByteKey(path), to: nil) }
 
-    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
+    package func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
         state.reservations.compactMap { key, value in
             (value.rejected ? value.created < rejectedBefore : value.created < before) ? key.string : nil
         }.sorted(by: UTF8Order.less)
     }
 
-    func isEmpty() throws -> Bool {
+    package func isEmpty() throws -> Bool {
         state.documents.isEmpty && state.processed.isEmpty && state.accounts.isEmpty && state.parked.isEmpty
             && state.contractOrders.isEmpty && state.reservations.isEmpty
     }
@@ -217,10 +219,10 @@ final class MemoryTransaction: StoreAccelerations {
         }
     }
 
-    func feedIdentity() throws -> String { try feed.identity }
-    func feedHead() throws -> Int64 { try feed.head }
+    package func feedIdentity() throws -> String { try feed.identity }
+    package func feedHead() throws -> Int64 { try feed.head }
 
-    func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange] {
+    package func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange] {
         let feed = try feed
         let documents = feed.positions.filter { $0.value > position && $0.key.string.utf8.starts(with: prefix.utf8) }.sorted { $0.value < $1.value }
             .prefix(limit).map { key, p in
@@ -233,14 +235,14 @@ final class MemoryTransaction: StoreAccelerations {
         return DocumentChange.merge(Array(documents), Array(tombstones), limit: limit)
     }
 
-    func feedPosition(consumer: String) throws -> Int64? { try feed.consumers[ByteKey(consumer)] }
+    package func feedPosition(consumer: String) throws -> Int64? { try feed.consumers[ByteKey(consumer)] }
 
-    func setFeedPosition(consumer: String, _ position: Int64?) throws {
+    package func setFeedPosition(consumer: String, _ position: Int64?) throws {
         _ = try feed
         change(\.feed!.consumers, ByteKey(consumer), to: position)
     }
 
-    func pruneTombstones() throws -> Int {
+    package func pruneTombstones() throws -> Int {
         let feed = try feed
         let passed = feed.consumers.values.min() ?? feed.head
         let pruned = feed.tombstones.keys.filter { $0 <= passed }
@@ -252,19 +254,19 @@ final class MemoryTransaction: StoreAccelerations {
         ByteKey("\(consumer)\u{0}\(topic)\u{0}\(partition)")
     }
 
-    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
+    package func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
         state.offsets[Self.offsetKey(consumer, topic, partition)]
     }
 
-    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
+    package func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
         change(\.offsets, Self.offsetKey(consumer, topic, partition), to: position)
     }
 
     // MARK: Records
 
-    func record(_ kind: String, _ key: String) throws -> JSONValue? { state.records[ByteKey(kind)]?[ByteKey(key)] }
+    package func record(_ kind: String, _ key: String) throws -> JSONValue? { state.records[ByteKey(kind)]?[ByteKey(key)] }
 
-    func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
+    package func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
         let (kind, key) = (ByteKey(kind), ByteKey(key))
         if recordingUndo {
             let old = state.records[kind]?[key]
@@ -273,7 +275,7 @@ final class MemoryTransaction: StoreAccelerations {
         state.records[kind, default: [:]][key] = value
     }
 
-    func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
+    package func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
         (state.records[ByteKey(kind)] ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key.string, value: $0.value) }
     }
 }

@@ -70,7 +70,7 @@ public struct DeadLetter: Sendable, Equatable {
     /// Writes a dead letter's document at `path` as `write(to:)` does: unless one is there already,
     /// seen at coordinates no larger (a dead letter without coordinates never replaces one with them).
     @discardableResult
-    static func merge(_ document: JSONValue, at path: String, into tx: any StoreTransaction) throws -> Bool {
+    package static func merge(_ document: JSONValue, at path: String, into tx: any StoreTransaction) throws -> Bool {
         guard let existing = try tx.document(path) else {
             try tx.setDocument(path, document)
             return true

@@ -17,6 +17,11 @@ public struct BatchResult: Sendable {
 public struct DecodedBatch: Sendable {
     public let messages: [SourceMessage]
     public let decoded: [Result<CloudEvent, Rejection>]
+
+    public init(messages: [SourceMessage], decoded: [Result<CloudEvent, Rejection>]) {
+        self.messages = messages
+        self.decoded = decoded
+    }
 }
 
 /// Routes decoded events to the triggers and applies a batch in one store transaction
@@ -26,7 +31,7 @@ public struct DecodedBatch: Sendable {
 /// partitions may be processed concurrently — the store serializes their transactions.
 public final class TriggerDispatcher: Sendable {
     public let store: any DocumentStore
-    public let entur: SimulatedEntur
+    public let entur: any Entur
     public let rules: TriggerRules
     private let totals = Mutex(Outcomes())
 
@@ -38,7 +43,7 @@ public final class TriggerDispatcher: Sendable {
     /// contract-heavy stretches (BENCHMARKS.md, memory).
     public static let maxBatchBytes = 2 << 20
 
-    public init(store: any DocumentStore, entur: SimulatedEntur = SimulatedEntur(), rules: TriggerRules = TriggerRules()) {
+    public init(store: any DocumentStore, entur: any Entur, rules: TriggerRules = TriggerRules()) {
         self.store = store
         self.entur = entur
         self.rules = rules
@@ -48,7 +53,7 @@ public final class TriggerDispatcher: Sendable {
     public var outcomes: Outcomes { totals.withLock { $0 } }
 
     /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
-    func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
+    package func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
 
     /// Decodes and applies `messages` (in order), all in one transaction. With a `consumer`, the
     /// transaction also stores that consumer's position in every partition of the batch (next
@@ -133,7 +138,7 @@ public final class TriggerDispatcher: Sendable {
     /// orders its reservations are checked against, and the parked events of the accounts its users
     /// create and of the contracts whose account is not known.
     static func prefetch(
-        _ decoded: [Result<CloudEvent, Rejection>], entur: [ByteKey: Result<SimulatedEntur.Account, Rejection>], tx: any StoreAccelerations
+        _ decoded: [Result<CloudEvent, Rejection>], entur: [ByteKey: Result<EnturAccount, Rejection>], tx: any StoreAccelerations
     ) throws {
         var accounts: [String] = []
         for case .success(let event) in decoded {
@@ -198,7 +203,7 @@ public final class TriggerDispatcher: Sendable {
     /// does not exist yet, before the transaction, so no transaction waits on Entur.
     /// Keyed by uid: every event of that uid in the batch may use it (only the first that gets
     /// to the store creates the user; the others find the customer written).
-    private func provisionNewUsers(_ decoded: [Result<CloudEvent, Rejection>]) async throws -> [ByteKey: Result<SimulatedEntur.Account, Rejection>] {
+    private func provisionNewUsers(_ decoded: [Result<CloudEvent, Rejection>]) async throws -> [ByteKey: Result<EnturAccount, Rejection>] {
         var uids: [String] = []
         var seen = Set<ByteKey>()
         for result in decoded {
@@ -213,7 +218,7 @@ public final class TriggerDispatcher: Sendable {
             try tx.accelerations?.prefetch(documents: [], versions: [], presence: candidates.map(Paths.customer), accounts: [])
             return try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
         }
-        var outcomes: [ByteKey: Result<SimulatedEntur.Account, Rejection>] = [:]
+        var outcomes: [ByteKey: Result<EnturAccount, Rejection>] = [:]
         for uid in needed {
             outcomes[ByteKey(uid)] = await entur.provision(uid: uid)
         }

@@ -3,7 +3,7 @@
 /// Each function handles one decoded event. Together with `claimEvent` (effectively once per
 /// event id) and the park, they make the store's final state independent of how events of
 /// different keys interleave.
-struct Triggers {
+package struct Triggers {
     let tx: any StoreTransaction
     /// The transaction's accelerations, asked for once.
     let fast: (any StoreAccelerations)?
@@ -12,7 +12,7 @@ struct Triggers {
     /// The dead letters written in this transaction, in order.
     var written: [DeadLetter] = []
 
-    init(tx: any StoreTransaction, rules: TriggerRules) {
+    package init(tx: any StoreTransaction, rules: TriggerRules) {
         self.tx = tx
         self.fast = tx.accelerations
         self.rules = rules
@@ -31,7 +31,7 @@ struct Triggers {
     static let maxClaimsBytes = CustomClaims.maxBytes
 
     /// Merges our claims into `existing`, or says why Firebase would refuse the result.
-    static func mergeClaims(_ existing: JSONObject, account: SimulatedEntur.Account) -> Result<JSONObject, Rejection> {
+    static func mergeClaims(_ existing: JSONObject, account: EnturAccount) -> Result<JSONObject, Rejection> {
         var claims = existing
         claims["customer_number"] = .int(account.customerNumber)
         claims["abt_id"] = .string(account.abtId)
@@ -46,7 +46,7 @@ struct Triggers {
     }
 
     mutating func userCreated(
-        _ event: CloudEvent, _ user: UserCreated, entur: Result<SimulatedEntur.Account, Rejection>?,
+        _ event: CloudEvent, _ user: UserCreated, entur: Result<EnturAccount, Rejection>?,
         message: StoredMessage
     ) throws {
         if try tx.hasDocument(Paths.customer(user.uid)) {
@@ -56,7 +56,7 @@ struct Triggers {
         guard let entur else {
             throw PipelineError.internalInconsistency("user \(user.uid) reached the store without an Entur outcome")
         }
-        let account: SimulatedEntur.Account
+        let account: EnturAccount
         switch entur {
         case .failure(let rejection): return try deadLetter(message, rejection)
         case .success(let a): account = a
@@ -138,7 +138,7 @@ struct Triggers {
     }
 
     /// `parkedFareContracts/{id}` shows the highest version parked for the id (the first of equals).
-    mutating func refreshParkedDocument(_ contractId: String) throws {
+    package mutating func refreshParkedDocument(_ contractId: String) throws {
         var best: ParkedEvent?
         for event in try tx.parkedEvents(contractId: contractId) {
             if best == nil || StringFormat.compareVersions(event.version, best!.version) == .orderedDescending { best = event }
@@ -148,7 +148,7 @@ struct Triggers {
     }
 
     /// The distinct strings (byte-wise), sorted.
-    static func distinct(_ strings: [String]) -> [String] {
+    package static func distinct(_ strings: [String]) -> [String] {
         Set(strings.map(ByteKey.init)).map(\.string).sorted(by: UTF8Order.less)
     }
 

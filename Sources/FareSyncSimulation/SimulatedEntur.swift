@@ -1,4 +1,5 @@
 import Crypto
+import FareSyncCore
 import Synchronization
 
 /// Entur's Sales and ABT APIs, simulated in-process (SPEC §3.1).
@@ -8,7 +9,7 @@ import Synchronization
 /// `customer_number = 10_000_000 + UInt64(bigEndian: h[8..<16]) % 90_000_000`.
 /// Transient failures can be injected; whether attempt `n` for a uid fails is a pure function of
 /// the seed, the uid and `n`.
-public final class SimulatedEntur: Sendable {
+public final class SimulatedEntur: Entur {
     /// When calls fail: a rate in 0...1 and a seed.
     public struct FailurePlan: Sendable, Equatable {
         public var rate: Double
@@ -37,12 +38,6 @@ public final class SimulatedEntur: Sendable {
         }
     }
 
-    /// What provisioning a user gave.
-    public struct Account: Sendable, Equatable {
-        public var customerNumber: Int64
-        public var abtId: String
-    }
-
     public let failures: FailurePlan?
     public let retry: RetryPolicy
     private let sleep: @Sendable (Duration) async -> Void
@@ -61,10 +56,30 @@ public final class SimulatedEntur: Sendable {
         self.recordsProvisioning = recordProvisioning
     }
 
+    /// What every ABT account id starts with.
+    public static let accountPrefix = Array("ATB:CustomerAccount:".utf8)
+
     public static func abtId(uid: String) -> String {
-        let h = Array(SHA256.hash(data: Array(uid.utf8)))
-        return "ATB:CustomerAccount:" + Hex.string(h[0..<8])
+        String(decoding: abtId(uid: Array(uid.utf8)), as: UTF8.self)
     }
+
+    /// `abtId(uid:)` over UTF-8 bytes: the load routes every message by it, and makes no string.
+    /// Bytes that are not UTF-8 are read as a Swift string reads them (repaired), as the triggers do.
+    public static func abtId(uid: [UInt8]) -> [UInt8] {
+        let utf8 = uid.allSatisfy { $0 < 0x80 } ? uid : Array(String(decoding: uid, as: UTF8.self).utf8)
+        var id = accountPrefix
+        id.reserveCapacity(accountPrefix.count + 16)
+        for byte in SHA256.hash(data: utf8).prefix(8) {
+            id.append(hexDigits[Int(byte >> 4)])
+            id.append(hexDigits[Int(byte & 0xF)])
+        }
+        return id
+    }
+
+    /// The accounts of message keys, as this Entur gives them (for the load by account).
+    public static let accountKeys = AccountKeys(accountPrefix: accountPrefix, accountOfUID: abtId(uid:))
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     public static func customerNumber(uid: String) -> Int64 {
         let h = Array(SHA256.hash(data: Array(uid.utf8)))
@@ -74,7 +89,7 @@ public final class SimulatedEntur: Sendable {
 
     /// Creates the customer, then the ABT account, each call retried with backoff.
     /// Fails with `entur-unavailable` once a call has used up its attempts.
-    public func provision(uid: String) async -> Result<Account, Rejection> {
+    public func provision(uid: String) async -> Result<EnturAccount, Rejection> {
         var attempt = 0
         for call in ["create customer", "create ABT account"] {
             var tries = 0
@@ -92,7 +107,7 @@ public final class SimulatedEntur: Sendable {
             }
         }
         if recordsProvisioning { created.withLock { $0[uid, default: 0] += 1 } }
-        return .success(Account(customerNumber: Self.customerNumber(uid: uid), abtId: Self.abtId(uid: uid)))
+        return .success(EnturAccount(customerNumber: Self.customerNumber(uid: uid), abtId: Self.abtId(uid: uid)))
     }
 
     /// How many times each uid was provisioned by this instance (for checks: never twice); empty

@@ -1,7 +1,9 @@
+import FareSyncCore
+import FareSyncSimulation
 import Foundation
 import Testing
 
-@testable import FareSyncCore
+@testable import FareSyncLoad
 
 /// Loading an empty store by partitions of accounts (`AccountLoad`) ends the store exactly as
 /// replaying the same messages batch by batch does.
@@ -12,17 +14,22 @@ import Testing
         store: MemoryStore = MemoryStore()
     ) async throws -> (export: String, report: ReplayReport) {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        var options = ReplayOptions(batchSize: 50)
-        options.loadPartitionBytes = partitionBytes
-        options.loadWorkers = workers
-        let report = try await Replay(dispatcher: dispatcher, options: options).run([.messages(messages)])
+        var load = LoadOptions(accounts: SimulatedEntur.accountKeys)
+        load.partitionBytes = partitionBytes
+        load.workers = workers
+        let report = try await ReplayOrLoad(dispatcher: dispatcher, replay: ReplayOptions(batchSize: 50), load: load).run([.messages(messages)])
         return (try await Export.string(store), report)
+    }
+
+    static func messages(_ lines: [[UInt8]]) -> [SourceMessage] {
+        var reader = EventLogReader()
+        return lines.compactMap { reader.message(fromLine: $0) }
     }
 
     static func batchByBatch(_ messages: [SourceMessage], partitions: Int = 2) async throws -> (export: String, report: ReplayReport) {
         let store = MemoryStore()
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        let report = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: 64, loadByAccount: false))
+        let report = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: 64))
             .run([.messages(messages)])
         return (try await Export.string(store), report)
     }
@@ -30,7 +37,7 @@ import Testing
     @Test(arguments: [11 as UInt64, 23, 2026])
     func endsLikeReplayingBatchByBatch(seed: UInt64) async throws {
         let lines = TrafficSimulator(SimulationOptions(users: 150, seed: seed, faults: true)).lines()
-        let messages = DeterminismTests.messages(lines)
+        let messages = Self.messages(lines)
         let baseline = try await Self.batchByBatch(messages)
         #expect(!baseline.report.loadedByAccount)
         #expect(baseline.export.contains("\"path\":\"deadLetters/"), "the faults produce dead letters")
@@ -47,9 +54,9 @@ import Testing
             #expect(loaded.report.watermark == baseline.report.watermark)
             #expect(loaded.report.messages == messages.count)
         }
-        let twice = try await Self.load(DeterminismTests.messages(lines.flatMap { [$0, $0] }), partitionBytes: 8 << 10)
+        let twice = try await Self.load(Self.messages(lines.flatMap { [$0, $0] }), partitionBytes: 8 << 10)
         #expect(twice.export == baseline.export, "every line duplicated")
-        let shuffled = try await Self.load(DeterminismTests.messages(DeterminismTests.interleave(lines, seed: seed)), partitionBytes: 4 << 10)
+        let shuffled = try await Self.load(Self.messages(TopicInterleaving.interleave(lines, seed: seed)), partitionBytes: 4 << 10)
         #expect(shuffled.export == baseline.export, "topics interleaved differently")
     }
 
@@ -61,7 +68,7 @@ import Testing
     func aLogFileRoutedInTwoHalvesEndsLikeBatchByBatch(offsets: Bool) async throws {
         var lines = TrafficSimulator(SimulationOptions(users: 150, seed: 5, faults: true)).lines()
         if !offsets { lines = lines.map(Self.withoutOffset) }
-        let messages = DeterminismTests.messages(lines)
+        let messages = Self.messages(lines)
         #expect(offsets || messages.allSatisfy { $0.readError != nil || $0.coordinates != nil })
         let baseline = try await Self.batchByBatch(messages)
 
@@ -77,10 +84,11 @@ import Testing
         #expect(try AccountLoad.halves(of: [.file(path)], minimumBytes: bytes.count + 1) == nil)
 
         let store = MemoryStore()
-        var options = ReplayOptions(batchSize: 50)
-        options.loadPartitionBytes = 8 << 10
-        options.loadSplitBytes = 0
-        let report = try await Replay(dispatcher: TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock())), options: options)
+        var load = LoadOptions(accounts: SimulatedEntur.accountKeys)
+        load.partitionBytes = 8 << 10
+        load.splitBytes = 0
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        let report = try await ReplayOrLoad(dispatcher: dispatcher, replay: ReplayOptions(batchSize: 50), load: load)
             .run([.file(path)])
         #expect(report.loadedByAccount)
         #expect(report.messages == messages.count)
@@ -104,14 +112,14 @@ import Testing
         var messages = TrafficSimulator(SimulationOptions(users: 120, seed: seed, faults: true)).messages()
         for i in stride(from: 0, to: messages.count - 1, by: 3) { messages[i].key = messages[i + 1].key }
         let bytes = try #require(AccountLoad.size(of: [.messages(messages)])) / 64 + 1
-        var options = ReplayOptions()
-        options.loadPartitionBytes = bytes
+        var options = LoadOptions(accounts: SimulatedEntur.accountKeys)
+        options.partitionBytes = bytes
         let partitions = AccountLoad.partitions(forBytes: try #require(AccountLoad.size(of: [.messages(messages)])), options: options)
         #expect(partitions > 32)
         func isRouted(_ m: SourceMessage) -> Bool {
             guard case .success(let event) = EventDecoder.decode(m) else { return true }
-            let partition = AccountLoad.partition(ofKey: m.key, partitions: partitions)
-            return m.withKey { AccountLoad.isRouted(event, key: $0, partition: partition, partitions: partitions) }
+            let partition = SimulatedEntur.accountKeys.partition(ofKey: m.key, partitions: partitions)
+            return m.withKey { SimulatedEntur.accountKeys.isRouted(event, key: $0, partition: partition, partitions: partitions) }
         }
         let routed = messages.filter(isRouted), misrouted = messages.filter { !isRouted($0) }
         #expect(misrouted.count > 50, "the test sends many events to the wrong partition")
@@ -138,7 +146,8 @@ import Testing
         let a = users[0]
         let b = try #require(
             users.first {
-                AccountLoad.partition(ofKey: Array($0.utf8), partitions: 8) != AccountLoad.partition(ofKey: Array(a.utf8), partitions: 8)
+                SimulatedEntur.accountKeys.partition(ofKey: Array($0.utf8), partitions: 8)
+                    != SimulatedEntur.accountKeys.partition(ofKey: Array(a.utf8), partitions: 8)
             })
         var messages = [reservation(a, order: "A1"), reservation(b, order: "B1")]
         for i in messages.indices { messages[i].coordinates = MessageCoordinates(partition: 0, offset: Int64(i)) }
@@ -152,7 +161,9 @@ import Testing
             exports.insert(loaded.export)
         }
         #expect(exports.count == 1, "the same load every time")
-        let first = AccountLoad.partition(ofKey: Array(a.utf8), partitions: 8) < AccountLoad.partition(ofKey: Array(b.utf8), partitions: 8) ? a : b
+        let first =
+            SimulatedEntur.accountKeys.partition(ofKey: Array(a.utf8), partitions: 8)
+                < SimulatedEntur.accountKeys.partition(ofKey: Array(b.utf8), partitions: 8) ? a : b
         #expect(exports.first?.contains("customers/\(first)/reservations/") == true)
     }
 
@@ -177,10 +188,11 @@ import Testing
         for partitions in [2, 7, 48, 512] {
             for key in keys {
                 let account =
-                    key.starts(with: AccountLoad.accountPrefix)
+                    key.starts(with: SimulatedEntur.accountPrefix)
                     ? key : Array(SimulatedEntur.abtId(uid: String(decoding: key, as: UTF8.self)).utf8)
                 #expect(
-                    AccountLoad.partition(ofKey: key, partitions: partitions) == AccountLoad.partition(ofAccount: account, partitions: partitions),
+                    SimulatedEntur.accountKeys.partition(ofKey: key, partitions: partitions)
+                        == AccountKeys.partition(ofAccount: account, partitions: partitions),
                     "key \(key) in \(partitions) partitions")
             }
         }

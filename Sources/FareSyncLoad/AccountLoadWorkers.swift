@@ -1,3 +1,4 @@
+import FareSyncCore
 import Synchronization
 
 /// Shared by the workers of a load: which partition is next, messages done, the newest event time,

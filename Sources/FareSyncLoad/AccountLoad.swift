@@ -1,3 +1,5 @@
+import FareSyncCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -5,7 +7,7 @@
 #endif
 
 /// Replays logs into an *empty* store by partitions of accounts, instead of batch by batch in log
-/// order (README, "Loading an empty store").
+/// order (docs/design.md, "Loading an empty store by account").
 ///
 /// Every event touches the state of exactly one ABT account: a user's (`abt_id` is a function of
 /// the uid), a contract's (`customerAccountId`), a reservation's or payment's (its customer's).
@@ -16,7 +18,7 @@
 /// partition", which keeps the order of every key and so (SPEC §4) ends the store the same.
 ///
 /// 1. **Route**: every message goes, by its key, to the spill file of its partition (`SpillDirectory`).
-///    A key is a uid (its account is `abt_id(uid)`) or an account id.
+///    A key is a uid (its account is the one Entur gives it, `LoadOptions.accounts`) or an account id.
 /// 2. **Apply**: `workers` partitions at a time, each decoded and applied against an in-memory
 ///    transaction; the rows are written to the store as each partition finishes. An event whose
 ///    account is not its key's (a key that disagrees with the payload) is set aside and applied at
@@ -30,19 +32,19 @@
 /// gets in between the check that the store is empty and the last row.
 struct AccountLoad {
     let dispatcher: TriggerDispatcher
+    /// The batch size of the events set aside.
     let options: ReplayOptions
-
-    /// The prefix of every ABT account id (`SimulatedEntur.abtId`).
-    static let accountPrefix = Array("ATB:CustomerAccount:".utf8)
+    let load: LoadOptions
+    var accounts: AccountKeys { load.accounts }
 
     /// Loads `sources` if the store is empty and their size is known; nil (nothing done) otherwise.
     func runIfEmpty(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport? {
         guard let bytes = Self.size(of: sources) else { return nil }
         guard try await dispatcher.store.read({ try $0.isEmpty() }) else { return nil }
-        let partitions = Self.partitions(forBytes: bytes, options: options)
-        let halves = try Self.halves(of: sources, minimumBytes: options.loadSplitBytes)
+        let partitions = Self.partitions(forBytes: bytes, options: load)
+        let halves = try Self.halves(of: sources, minimumBytes: load.splitBytes)
         let spill = try SpillDirectory(
-            under: options.spillDirectory ?? Self.temporaryDirectory(), files: partitions,
+            under: load.spillDirectory ?? Self.temporaryDirectory(), files: partitions,
             segments: halves == nil ? 1 : 2)
         defer { spill.remove() }
         let messages: Int
@@ -59,8 +61,8 @@ struct AccountLoad {
     }
 
     /// How many partitions a load of `bytes` of logs has.
-    static func partitions(forBytes bytes: Int, options: ReplayOptions) -> Int {
-        max(1, min(options.loadPartitionsMax, (bytes + options.loadPartitionBytes - 1) / max(1, options.loadPartitionBytes)))
+    static func partitions(forBytes bytes: Int, options: LoadOptions) -> Int {
+        max(1, min(options.partitionsMax, (bytes + options.partitionBytes - 1) / max(1, options.partitionBytes)))
     }
 
     /// The bytes of the sources, if all are known before reading them (regular files, messages).
@@ -91,7 +93,7 @@ struct AccountLoad {
     ) async throws -> ReplayReport {
         let shared = LoadProgress()
         let turns = WriteTurns()
-        let workers = max(1, options.loadWorkers)
+        let workers = max(1, load.workers)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<workers {
@@ -186,7 +188,7 @@ struct AccountLoad {
             for (sequence, message) in records[start..<end] {
                 let result = EventDecoder.decode(message)
                 if case .success(let event) = result,
-                    !message.withKey({ Self.isRouted(event, key: $0, partition: partition, partitions: partitions) })
+                    !message.withKey({ accounts.isRouted(event, key: $0, partition: partition, partitions: partitions) })
                 {
                     // Held to the end of the load: with bytes of its own, not its spill file's.
                     setAside.append((sequence, message.detached()))

@@ -1,3 +1,5 @@
+import FareSyncCore
+
 /// What `faresync simulate` generates.
 public struct SimulationOptions: Sendable {
     public var users: Int

@@ -1,4 +1,4 @@
-import Crypto
+import FareSyncCore
 
 #if canImport(Glibc)
     import Glibc
@@ -34,7 +34,7 @@ extension AccountLoad {
                     var sequence: UInt64 = 0
                     while let taken = await chunks.take(max: 4, maxBytes: .max) {
                         for message in taken.joined() {
-                            try spill.append(message, sequence: sequence, to: Self.partition(ofKey: message.key, partitions: partitions))
+                            try spill.append(message, sequence: sequence, to: accounts.partition(ofKey: message.key, partitions: partitions))
                             sequence += 1
                         }
                     }
@@ -86,17 +86,17 @@ extension AccountLoad {
     /// first, continuing the first half's numbering.
     func route(_ halves: Halves, into directory: SpillDirectory, partitions: Int) async throws -> Int {
         let path = halves.path
-        async let first = Self.routeLines(
+        async let first = self.routeLines(
             path, 0..<halves.middle, reader: EventLogReader(), into: directory, segment: 0,
             firstSequence: 0, partitions: partitions)
-        async let second = Self.routeLines(
+        async let second = self.routeLines(
             path, halves.middle..<halves.size, reader: EventLogReader(), into: directory, segment: 1,
             firstSequence: Self.secondHalfSequence, partitions: partitions)
         let (firstCount, reader) = try await first
         let (secondCount, secondReader) = try await second
         guard secondReader.numberedLines > 0 else { return firstCount + secondCount }
         directory.remove(segment: 1)
-        let (again, _) = try Self.routeLines(
+        let (again, _) = try self.routeLines(
             path, halves.middle..<halves.size, reader: reader, into: directory, segment: 1,
             firstSequence: Self.secondHalfSequence, partitions: partitions)
         return firstCount + again
@@ -107,7 +107,7 @@ extension AccountLoad {
 
     /// Reads, routes and spills the lines that start in `range` of a log file; returns how many
     /// messages they held and the reader (which numbers lines without offsets) as it ends.
-    private static func routeLines(
+    private func routeLines(
         _ path: String, _ range: Range<Int>, reader: EventLogReader, into directory: SpillDirectory,
         segment: Int, firstSequence: UInt64, partitions: Int
     ) throws -> (Int, EventLogReader) {
@@ -117,7 +117,7 @@ extension AccountLoad {
         var sequence = firstSequence
         while let line = try lines.nextInPlace() {
             guard let message = reader.message(fromLine: line) else { continue }
-            try spill.append(message, sequence: sequence, to: partition(ofKey: message.key, partitions: partitions))
+            try spill.append(message, sequence: sequence, to: accounts.partition(ofKey: message.key, partitions: partitions))
             sequence += 1
             if sequence & 0xFFF == 0 { try Task.checkCancellation() }
         }
@@ -145,35 +145,20 @@ extension AccountLoad {
         try await ReplaySource.forEachMessage(in: sources) { await add($0) }
         if !chunk.isEmpty { await chunks.put(chunk) }
     }
+}
 
-    /// The account a key stands for: itself if it is an account id, else `abt_id` of it as a uid.
-    static func account(ofKey key: [UInt8]) -> [UInt8] {
-        key.starts(with: accountPrefix) ? key : Array(SimulatedEntur.abtId(uid: String(decoding: key, as: UTF8.self)).utf8)
-    }
-
+/// The load's partitions of accounts: an account's partition is a hash of its id (FNV-1a), and
+/// a message goes to the partition of its key's account.
+extension AccountKeys {
     /// The partition of a message key (a null key: partition 0).
-    static func partition(ofKey key: [UInt8]?, partitions: Int) -> Int {
+    func partition(ofKey key: [UInt8]?, partitions: Int) -> Int {
         guard let key, partitions > 1 else { return 0 }
-        if key.starts(with: accountPrefix) { return partition(ofAccount: key, partitions: partitions) }
-        guard key.allSatisfy({ $0 < 0x80 }) else {
-            // `abtId` reads the uid as a Swift string, which repairs bytes that are not UTF-8.
-            return partition(ofAccount: account(ofKey: key), partitions: partitions)
-        }
-        // A uid key (most of a log's messages): the hash of `abt_id(uid)` — the prefix, then the hex
-        // of the first 8 bytes of the uid's SHA-256 — without making strings of them.
-        var h = fnv(accountPrefix)
-        for byte in SHA256.hash(data: key).prefix(8) {
-            h = fnv(h, hexDigits[Int(byte >> 4)])
-            h = fnv(h, hexDigits[Int(byte & 0xF)])
-        }
-        return Int(h % UInt64(partitions))
+        return Self.partition(ofAccount: account(ofKey: key), partitions: partitions)
     }
 
     static func partition(ofAccount account: some Sequence<UInt8>, partitions: Int) -> Int {
         Int(fnv(account) % UInt64(partitions))
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// FNV-1a of `bytes`, continuing from `h`.
     @inline(__always)
@@ -190,18 +175,18 @@ extension AccountLoad {
     }
 
     /// Whether `event`'s account lies in the partition its message's key was routed to.
-    static func isRouted(_ event: CloudEvent, key: UnsafeRawBufferPointer?, partition: Int, partitions: Int) -> Bool {
+    func isRouted(_ event: CloudEvent, key: UnsafeRawBufferPointer?, partition: Int, partitions: Int) -> Bool {
         guard partitions > 1 else { return true }
-        let owner: String, isAccount: Bool
+        let owner: String, ownerIsAccount: Bool
         switch event.payload {
-        case .userCreated(let u): (owner, isAccount) = (u.uid, false)
-        case .reservationCreated(let r): (owner, isAccount) = (r.customerId, false)
-        case .paymentUpdated(let p): (owner, isAccount) = (p.customerId, false)
-        case .fareContractChanged(let c): (owner, isAccount) = (c.customerAccountId, true)
+        case .userCreated(let u): (owner, ownerIsAccount) = (u.uid, false)
+        case .reservationCreated(let r): (owner, ownerIsAccount) = (r.customerId, false)
+        case .paymentUpdated(let p): (owner, ownerIsAccount) = (p.customerId, false)
+        case .fareContractChanged(let c): (owner, ownerIsAccount) = (c.customerAccountId, true)
         }
         // The common case, without hashing: the key is the owner, and reads as what it is.
-        if let key, key.elementsEqual(owner.utf8), key.starts(with: accountPrefix) == isAccount { return true }
-        let account = isAccount ? Array(owner.utf8) : Array(SimulatedEntur.abtId(uid: owner).utf8)
+        if let key, key.elementsEqual(owner.utf8), isAccount(key) == ownerIsAccount { return true }
+        let account = ownerIsAccount ? Array(owner.utf8) : accountOfUID(Array(owner.utf8))
         return Self.partition(ofAccount: account, partitions: partitions) == partition
     }
 }

@@ -1,3 +1,5 @@
+import FareSyncCore
+
 /// Everything one simulated user does in a day, derived from the seed and the user's index alone,
 /// so any event can be rendered again without keeping the others in memory.
 struct UserPlan {

@@ -1,3 +1,5 @@
+import FareSyncCore
+
 /// The store of one partition of accounts while `AccountLoad` applies its events: in memory,
 /// starting empty (but for ids taken by earlier partitions), used by one task at a time — that is
 /// what makes it `@unchecked Sendable` — and then read out as the partition's final rows.
