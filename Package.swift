@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "faresync-bench", targets: ["faresync-bench"]),
         .library(name: "FareSyncCore", targets: ["FareSyncCore"]),
         .library(name: "FareSyncSimulation", targets: ["FareSyncSimulation"]),
+        .library(name: "FareSyncReplay", targets: ["FareSyncReplay"]),
         .library(name: "FareSyncLoad", targets: ["FareSyncLoad"]),
         .library(name: "FareSyncSQLite", targets: ["FareSyncSQLite"]),
         .library(name: "FareSyncFirestore", targets: ["FareSyncFirestore"]),
@@ -54,11 +55,17 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Event-log files in and out (`LineReader`, `FileWriter`, the export to a file), and the
+        // batch-by-batch replay of logs through the in-process queue (`Replay`).
+        .target(
+            name: "FareSyncReplay",
+            dependencies: ["FareSyncCore"]
+        ),
         // The load by account: an empty store filled from logs by partitions of accounts, through
         // spill files, and the choice between it and the batch-by-batch replay (`ReplayOrLoad`).
         .target(
             name: "FareSyncLoad",
-            dependencies: ["FareSyncCore"]
+            dependencies: ["FareSyncCore", "FareSyncReplay"]
         ),
         // The embedded document store (GRDB over SQLite, WAL).
         .target(
@@ -147,6 +154,7 @@ let package = Package(
             dependencies: [
                 "FareSyncCore",
                 "FareSyncSimulation",
+                "FareSyncReplay",
                 "FareSyncLoad",
                 "FareSyncSQLite",
                 "FareSyncPostgres",
@@ -171,6 +179,7 @@ let package = Package(
                 "CRdKafka",
                 "FareSyncCore",
                 "FareSyncSimulation",
+                "FareSyncReplay",
                 "FareSyncLoad",
                 "FareSyncSQLite",
                 "FareSyncKafka",
@@ -183,19 +192,19 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncCoreTests",
-            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncLoad"],
+            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "FareSyncLoadTests",
-            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncLoad"]
+            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncLoad"]
         ),
         // The stores' shared contract (memory, SQLite, and PostgreSQL when FARESYNC_TEST_POSTGRES
         // names a server: `make test` starts one), and what is particular to each.
         .testTarget(
             name: "FareSyncStoreTests",
             dependencies: [
-                "FareSyncCore", "FareSyncSimulation", "FareSyncLoad", "FareSyncSQLite", "FareSyncPostgres",
+                "FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncLoad", "FareSyncSQLite", "FareSyncPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
@@ -220,7 +229,7 @@ let package = Package(
         // Against librdkafka's mock cluster, in-process over TCP: the worker, its group, the reader.
         .testTarget(
             name: "FareSyncKafkaIntegrationTests",
-            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncKafka"]
+            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafka"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncReplay
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncReplay
 
 /// The one place that chooses how logs go into a store.
 ///

@@ -1,5 +1,6 @@
 import FareSyncCore
 import FareSyncLoad
+import FareSyncReplay
 import FareSyncSQLite
 import FareSyncSimulation
 import Foundation

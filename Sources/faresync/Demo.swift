@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareSyncCore
 import FareSyncLoad
+import FareSyncReplay
 import FareSyncSimulation
 import Foundation
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncReplay
 
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import FareSyncCore
 import FareSyncKafka
 import FareSyncLoad
+import FareSyncReplay
 import FareSyncSimulation
 import Foundation
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareSyncCore
 import FareSyncKafka
+import FareSyncReplay
 import FareSyncSimulation
 
 struct Simulate: AsyncParsableCommand {

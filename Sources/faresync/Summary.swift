@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncReplay
 import Foundation
 
 /// The summary `replay` and `demo` print.

@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncReplay
 import Testing
 
 /// The bad-input corpus: every kind ends as exactly one dead letter with its specific

@@ -1,5 +1,6 @@
 import FareSyncCore
 import FareSyncKafka
+import FareSyncReplay
 import FareSyncSimulation
 import Foundation
 import Synchronization

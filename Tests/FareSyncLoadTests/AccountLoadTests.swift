@@ -1,4 +1,5 @@
 import FareSyncCore
+import FareSyncReplay
 import FareSyncSimulation
 import Foundation
 import Testing

@@ -1,5 +1,4 @@
 import FareSyncCore
-import FareSyncLoad
 import FareSyncSQLite
 import FareSyncSimulation
 import Foundation

@@ -20,6 +20,7 @@ public enum Export {
     /// try await Export.write(workerStore, to: a, comparable: true)
     /// try await Export.write(replayStore, to: b, comparable: true)   // a and b hold the same bytes
     /// ```
+    /// (`Export.write(_:to:comparable:)` is in `FareSyncReplay`, with the files.)
     public static func comparable(path: String, data: JSONValue) -> JSONValue? {
         guard path.hasPrefix(Paths.deadLetter("")), case .object(var letter) = data else { return data }
         if letter["reason"]?.stringValue == DeadLetterReason.malformedLogLine.rawValue { return nil }
@@ -27,14 +28,16 @@ public enum Export {
         return .object(letter)
     }
 
-    /// Writes the export of `store` to `writer`; with `comparable`, as `comparable(path:data:)` says.
-    public static func write(_ store: any DocumentStore, to writer: FileWriter, comparable: Bool = false) async throws {
-        let box = SendableBox(writer)
+    /// Calls `body` with each line of the export of `store`, line break included, in order; with
+    /// `comparable`, as `comparable(path:data:)` says.
+    public static func forEachLine(
+        of store: any DocumentStore, comparable: Bool = false, _ body: @escaping @Sendable ([UInt8]) throws -> Void
+    ) async throws {
         try await store.exportDocuments { path, data in
             guard let data = comparable ? Self.comparable(path: path, data: data) : data else { return }
             var line = line(path: path, data: data)
             line.append(0x0A)
-            try box.value.write(line)
+            try body(line)
         }
     }
 
@@ -52,9 +55,9 @@ public enum Export {
 final class LinesBuffer { var bytes: [UInt8] = [] }
 
 /// Carries a non-Sendable reference into a sink that runs synchronously inside the call.
-struct SendableBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
+package struct SendableBox<T>: @unchecked Sendable {
+    package let value: T
+    package init(_ value: T) { self.value = value }
 }
 
 /// What the store holds, counted by collection (for summaries).

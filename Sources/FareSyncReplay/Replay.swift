@@ -1,3 +1,4 @@
+import FareSyncCore
 import Synchronization
 
 /// Where a replay reads messages from.

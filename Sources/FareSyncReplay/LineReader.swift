@@ -1,3 +1,5 @@
+import FareSyncCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
