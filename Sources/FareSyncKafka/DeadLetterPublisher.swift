@@ -12,7 +12,7 @@ import FareSyncCore
 /// bytes, for any message whose key and value are UTF-8) and the headers
 /// `faresync-dlt-original-topic`, `-partition`, `-offset`, `-reason`, `-error`. An unreadable log line
 /// has no topic and is not published.
-final class DeadLetterPublisher {
+actor DeadLetterPublisher {
     let store: any DocumentStore
     let producer: KafkaProducer
     let consumerName: String
@@ -27,37 +27,33 @@ final class DeadLetterPublisher {
 
     /// Registers the publisher at the feed's head if it never was: dead letters committed before the
     /// worker first ran with it are not published.
-    func register() throws {
+    func register() async throws {
         let name = consumerName
-        position = try runBlocking { [store] in
-            try await store.write { tx in
-                if let position = try tx.feedPosition(consumer: name) { return position }
-                let head = try tx.feedHead()
-                try tx.setFeedPosition(consumer: name, head)
-                return head
-            }
+        position = try await store.write { tx in
+            if let position = try tx.feedPosition(consumer: name) { return position }
+            let head = try tx.feedHead()
+            try tx.setFeedPosition(consumer: name, head)
+            return head
         }
     }
 
     /// Publishes every dead letter committed since the last call, waits for Kafka to confirm them,
     /// then stores the new position. Returns how many were published.
     @discardableResult
-    func publishCommitted() throws -> Int {
-        if position == nil { try register() }
+    func publishCommitted() async throws -> Int {
+        if position == nil { try await register() }
         var published = 0
         while true {
             let after = position!
-            let page = try runBlocking { [store] in
-                try await store.readCommitted { try $0.changes(after: after, limit: 500, under: "deadLetters/") }
-            }
+            let page = try await store.readCommitted { try $0.changes(after: after, limit: 500, under: "deadLetters/") }
             guard let last = page.last?.position else { return published }
             for change in page {
                 guard let text = change.text, let letter = try? JSONParser.parse(text, maxDepth: .max) else { continue }
                 published += try publish(letter) ? 1 : 0
             }
-            try producer.flush(timeoutMilliseconds: 30_000)
+            try await producer.flush(timeout: .seconds(30))
             let name = consumerName
-            try runBlocking { [store] in try await store.write { try $0.setFeedPosition(consumer: name, last) } }
+            try await store.write { try $0.setFeedPosition(consumer: name, last) }
             position = last
         }
     }

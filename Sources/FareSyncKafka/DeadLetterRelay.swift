@@ -1,85 +1,62 @@
-import Foundation
 import Logging
+import Synchronization
 
-/// Runs a `DeadLetterPublisher`'s `publishCommitted` on a thread of its own, so that the poll thread never waits for a
-/// broker's round trip: the worker wakes it after each batch or sweep that committed dead letters
-/// and goes on polling. A failure (the broker unreachable) is logged and tried again a second later
-/// and at each wake; `finish()` publishes what is left and throws if that last try fails, so a run
-/// that ends with dead letters unpublished fails. Nothing is lost meanwhile: the publisher's
-/// position only moves once Kafka confirmed delivery.
+/// Runs a `DeadLetterPublisher`'s `publishCommitted` in a task of its own, so that the worker never
+/// waits for a broker's round trip: the worker wakes it after each batch or sweep that committed
+/// dead letters and goes on consuming. A failure (the broker unreachable) is logged and tried again
+/// a second later and at each wake; `finish()` publishes what is left and throws if that last try
+/// fails, so a run that ends with dead letters unpublished fails. Nothing is lost meanwhile: the
+/// publisher's position only moves once Kafka confirmed delivery.
 ///
 /// ```swift
-/// let relay = DeadLetterRelay(logger: logger) { try publisher.publishCommitted() }
-/// relay.wake()            // after a batch that dead-lettered something
-/// try relay.finish()      // at the end of the run
+/// let relay = DeadLetterRelay(logger: logger) { try await publisher.publishCommitted() }
+/// relay.wake()              // after a batch that dead-lettered something
+/// try await relay.finish()  // at the end of the run
 /// ```
-final class DeadLetterRelay: @unchecked Sendable {
-    private let publish: () throws -> Void
-    private let logger: Logger
-    /// Guards everything below; the relay's thread waits on it.
-    private let condition = NSCondition()
-    private var requested = true  // what a crash left unpublished goes first
-    private var stopping = false
-    private var finished = false
-    private var failure: (any Error)?
+final class DeadLetterRelay: Sendable {
+    /// Wakes waiting to be served; wakes that come while one waits are one wake.
+    private let wakes: AsyncStream<Void>.Continuation
+    private let state = State()
+    private let task: Task<Void, any Error>
 
-    /// `publish` runs on the relay's thread only.
-    init(logger: Logger, publish: @escaping () throws -> Void) {
-        self.publish = publish
-        self.logger = logger
-        let thread = Thread { [self] in loop() }
-        thread.name = "faresync-dlt"
-        thread.start()
+    private final class State: Sendable {
+        let finishing = Atomic(false)
+    }
+
+    /// `publish` runs in the relay's task only, one call at a time.
+    init(logger: Logger, publish: @escaping @Sendable () async throws -> Void) {
+        let (stream, wakes) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.wakes = wakes
+        let state = state
+        task = Task {
+            var pending = stream.makeAsyncIterator()
+            // What a crash left unpublished goes first.
+            while true {
+                let last = state.finishing.load(ordering: .acquiring)
+                do {
+                    try await publish()
+                } catch {
+                    if last { throw error }
+                    logger.warning("dead letters not published yet: \(error)")
+                    // Try again within a second even if nobody wakes the relay.
+                    Task {
+                        try? await Task.sleep(for: .seconds(1))
+                        wakes.yield()
+                    }
+                }
+                if last { return }
+                _ = await pending.next()
+            }
+        }
     }
 
     /// Asks for the dead letters committed so far to be published.
-    func wake() {
-        condition.withLock {
-            requested = true
-            condition.signal()
-        }
-    }
+    func wake() { wakes.yield() }
 
-    /// Publishes what is left, stops the thread, and throws what the last try threw.
-    func finish() throws {
-        let failure: (any Error)? = condition.withLock {
-            stopping = true
-            requested = true
-            condition.signal()
-            while !finished { condition.wait() }
-            return self.failure
-        }
-        if let failure { throw failure }
-    }
-
-    private func loop() {
-        while true {
-            let last: Bool = condition.withLock {
-                while !requested {
-                    // After a failure, try again within a second even if nobody wakes the relay.
-                    if failure != nil, !condition.wait(until: Date(timeIntervalSinceNow: 1)) { break }
-                    if failure == nil { condition.wait() }
-                }
-                requested = false
-                return stopping
-            }
-            let outcome: (any Error)?
-            do {
-                try publish()
-                outcome = nil
-            } catch {
-                logger.warning("dead letters not published yet: \(error)")
-                outcome = error
-            }
-            let done: Bool = condition.withLock {
-                failure = outcome
-                if last {
-                    finished = true
-                    condition.broadcast()
-                }
-                return last
-            }
-            if done { return }
-        }
+    /// Publishes what is left, ends the relay's task, and throws what the last try threw.
+    func finish() async throws {
+        state.finishing.store(true, ordering: .releasing)
+        wakes.yield()
+        try await task.value
     }
 }

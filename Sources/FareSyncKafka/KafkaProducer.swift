@@ -80,9 +80,29 @@ public final class KafkaProducer: Sendable {
         return err
     }
 
-    /// Waits until every queued message is delivered; throws if any delivery failed.
+    /// Waits until every queued message is delivered; throws if any delivery failed. Blocks the
+    /// calling thread: for threads of one's own; async code awaits `flush(timeout:)`.
     public func flush(timeoutMilliseconds: Int32 = 60_000) throws(KafkaError) {
         try KafkaError.check(rd_kafka_flush(handle.pointer, timeoutMilliseconds), "flush")
+        try reportFailures()
+    }
+
+    /// Waits until every queued message is delivered, serving delivery reports without holding a
+    /// thread (it sleeps a millisecond between looks); throws if any delivery failed, or if
+    /// `timeout` passed first.
+    public func flush(timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while rd_kafka_outq_len(handle.pointer) > 0 {
+            _ = handle.poll(0)
+            guard ContinuousClock.now < deadline else { throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, "flush") }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        _ = handle.poll(0)
+        try reportFailures()
+    }
+
+    /// Throws (once) for the deliveries that failed since the last look.
+    private func reportFailures() throws(KafkaError) {
         let (count, last) = reports.failures.withLock { f in
             defer { f = (0, nil) }
             return f

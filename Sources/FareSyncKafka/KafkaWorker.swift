@@ -51,12 +51,13 @@ public final class WorkerStatus: Sendable {
 
 /// The FareSync worker: consumes the topics as a group member and hands every batch to the same
 /// dispatcher a replay uses, storing the consumed positions in the same store transaction as the
-/// effects (SPEC §4). Polling runs on a dedicated thread, never on Swift's cooperative pool.
+/// effects (SPEC §4).
 ///
-/// On assignment it starts each partition from the position in the store; before a revocation
-/// completes, the batch in hand is applied (or, if that fails, abandoned with no effect). A graceful
-/// shutdown (SIGINT/SIGTERM via swift-service-lifecycle) applies what is in hand, closes the consumer
-/// and returns.
+/// One async task owns the consumer and polls it without waiting; a batch is applied while the next
+/// one is collected. On assignment it starts each partition from the position in the store; before
+/// it answers a revocation, the batch in hand is applied (or, if that fails, abandoned with no
+/// effect). A graceful shutdown (SIGINT/SIGTERM via swift-service-lifecycle) applies what is in
+/// hand, closes the consumer and returns.
 public final class KafkaWorker: Service, Sendable {
     public let options: WorkerOptions
     public let dispatcher: TriggerDispatcher
@@ -76,20 +77,8 @@ public final class KafkaWorker: Service, Sendable {
     public func run() async throws {
         try await withGracefulShutdownHandler {
             try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let thread = Thread { [self] in
-                        defer { status.set(assigned: 0) }
-                        do {
-                            let loop = try WorkerLoop(worker: self)
-                            try loop.run()
-                            continuation.resume()
-                        } catch {
-                            continuation.resume(throwing: error)
-                        }
-                    }
-                    thread.name = "faresync-consumer"
-                    thread.start()
-                }
+                defer { status.set(assigned: 0) }
+                try await WorkerLoop(worker: self).run()
             } onCancel: {
                 self.stop()
             }
@@ -102,8 +91,8 @@ public final class KafkaWorker: Service, Sendable {
     var log: Logger { logger }
 }
 
-/// The poll loop's state; lives on the consumer thread (rebalance callbacks run there too).
-final class WorkerLoop: RebalanceDelegate {
+/// The consume loop's state, owned by the worker's task.
+final class WorkerLoop {
     let worker: KafkaWorker
     var options: WorkerOptions { worker.options }
     var tracker = PartitionTracker()
@@ -111,15 +100,17 @@ final class WorkerLoop: RebalanceDelegate {
     /// Bytes of keys and values in `pending`.
     var pendingBytes = 0
     var consumer: KafkaConsumer!
-    /// Publishes committed dead letters to `<topic>.DLT`, on a thread of its own.
+    /// Publishes committed dead letters to `<topic>.DLT`, in a task of its own.
     var deadLetters: DeadLetterRelay?
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
-    /// The batch being applied (decoded, triggered, committed) while the next one is polled. At most
-    /// one: a batch starts only once the one before it has committed, so each partition's messages
-    /// are still applied in order.
-    var inFlight: (messages: Int, started: ContinuousClock.Instant, task: BlockingTask<BatchResult>)?
+    /// The batch being applied (decoded, triggered, committed) while the next one is collected. At
+    /// most one: a batch starts only once the one before it has committed, so each partition's
+    /// messages are still applied in order.
+    var inFlight: (messages: Int, started: ContinuousClock.Instant, task: Task<BatchResult, any Error>)?
+    /// How long to sleep when a poll found nothing: from 1 ms, doubling up to 16 ms while nothing comes.
+    var idle: Duration = .milliseconds(1)
 
     /// Dead letters are flushed after each batch: waiting to fill a request only delays the flush.
     static func deadLetterProducer(_ bootstrap: String) -> KafkaProducerConfiguration {
@@ -136,33 +127,39 @@ final class WorkerLoop: RebalanceDelegate {
                 store: worker.dispatcher.store,
                 producer: try KafkaProducer(configuration: Self.deadLetterProducer(worker.options.bootstrap)),
                 group: worker.options.group)
-            deadLetters = DeadLetterRelay(logger: worker.log) { try publisher.publishCommitted() }
+            deadLetters = DeadLetterRelay(logger: worker.log) { try await publisher.publishCommitted() }
         }
     }
 
     /// Consumes until stopped (or caught up, with `exitAtEnd`), then publishes the dead letters
     /// still waiting, also when consuming failed.
-    func run() throws {
+    func run() async throws {
         do {
-            try consume()
+            try await consume()
         } catch {
-            try? deadLetters?.finish()
+            try? await deadLetters?.finish()
             throw error
         }
-        try deadLetters?.finish()
+        try await deadLetters?.finish()
     }
 
-    func consume() throws {
+    func consume() async throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: options.bootstrap, groupID: options.group)
         configuration.overrides = options.consumerOverrides
-        consumer = try KafkaConsumer(configuration: configuration, delegate: self)
+        consumer = try KafkaConsumer(configuration: configuration)
         defer { consumer.close() }
         try consumer.subscribe(options.topics)
         worker.log.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
         while !worker.shouldStop {
-            switch consumer.poll(pending.isEmpty ? 100 : 0) {
+            let event = consumer.poll()
+            switch event {
             case nil:
-                try settle()  // nothing more came: apply what is in hand and wait for it
+                if !pending.isEmpty || inFlight != nil {
+                    try await settle()  // nothing more came: apply what is in hand and wait for it
+                } else {
+                    try? await Task.sleep(for: idle)
+                    idle = min(idle * 2, .milliseconds(16))
+                }
             case .message(let message):
                 let tp = TopicPartition(topic: message.topic, partition: message.coordinates!.partition)
                 guard let state = tracker.states[tp] else { continue }  // not (or no longer) ours
@@ -171,31 +168,36 @@ final class WorkerLoop: RebalanceDelegate {
                 if pending.isEmpty, inFlight == nil { worker.status.consumedFirstMessage() }
                 pending.append(message)
                 pendingBytes += message.byteCount
-                if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try apply() }
+                if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try await apply() }
             case .endOfPartition(let tp):
-                try apply()
+                try await apply()
                 tracker.reachedEnd(tp)
                 updateLag()
+            case .assigned(let partitions):
+                await assign(partitions)
+            case .revoked(let partitions):
+                await revoke(partitions)
             case .error(let error, let fatal):
                 if fatal { throw error }
                 worker.log.warning("kafka: \(error)")
             }
+            if event != nil { idle = .milliseconds(1) }
             if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp {
-                try settle()
-                try sweep()
+                try await settle()
+                try await sweep()
                 worker.log.info("caught up on every assigned partition; exiting")
                 break
             }
-            if ContinuousClock.now - lastSweep >= options.sweepInterval { try sweep() }
+            if ContinuousClock.now - lastSweep >= options.sweepInterval { try await sweep() }
         }
-        try settle()
+        try await settle()
     }
 
     /// Starts applying the batch in hand — in one transaction: effects and positions — once the
-    /// batch before it has committed, and returns without waiting: the next batch is polled meanwhile.
-    func apply() throws {
+    /// batch before it has committed, and returns without waiting: the next batch is collected meanwhile.
+    func apply() async throws {
         guard !pending.isEmpty else { return }
-        try finishInFlight()
+        try await finishInFlight()
         let batch = pending
         pending = []
         pendingBytes = 0
@@ -204,7 +206,7 @@ final class WorkerLoop: RebalanceDelegate {
         let log = worker.log
         inFlight = (
             batch.count, ContinuousClock.now,
-            BlockingTask {
+            Task {
                 // A failing store is retried a few times before the worker gives up.
                 var attempt = 0
                 while true {
@@ -222,17 +224,17 @@ final class WorkerLoop: RebalanceDelegate {
     }
 
     /// Applies the batch in hand and waits until nothing is in flight.
-    func settle() throws {
-        try apply()
-        try finishInFlight()
+    func settle() async throws {
+        try await apply()
+        try await finishInFlight()
     }
 
     /// Waits for the batch in flight, if any; then records its positions, commits them to Kafka and
     /// publishes the dead letters it committed.
-    func finishInFlight() throws {
+    func finishInFlight() async throws {
         guard let flight = inFlight else { return }
         inFlight = nil
-        let result = try flight.task.wait()
+        let result = try await flight.task.value
         for (tp, position) in result.positions { tracker.stored(tp, position) }
         consumer.commit(result.positions.mapValues(\.next))
         WorkerMetrics.record(result.outcomes)
@@ -243,16 +245,13 @@ final class WorkerLoop: RebalanceDelegate {
     }
 
     /// The sweep with the group's low watermark (none while it is unknown).
-    func sweep() throws {
+    func sweep() async throws {
         defer { lastSweep = ContinuousClock.now }  // the interval runs between sweeps
-        try settle()  // the watermark counts what has been applied
-        guard let watermark = groupWatermark() else { return }
+        try await settle()  // the watermark counts what has been applied
+        guard let watermark = await groupWatermark() else { return }
         let dispatcher = worker.dispatcher
-        let (result, parked) = try runBlocking {
-            let r = try await dispatcher.sweep(watermark: watermark)
-            let parked = try await dispatcher.store.read { try $0.countDocuments(inCollection: "parkedFareContracts") }
-            return (r, parked)
-        }
+        let result = try await dispatcher.sweep(watermark: watermark)
+        let parked = try await dispatcher.store.read { try $0.countDocuments(inCollection: "parkedFareContracts") }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
         if result.outcomes.deadLetters > 0 { deadLetters?.wake() }
@@ -264,19 +263,16 @@ final class WorkerLoop: RebalanceDelegate {
     /// (SPEC §4: any number of workers, the same export). Assigned partitions count as this worker
     /// tracks them; the others by the group's position in the store and the broker's watermarks. Nil
     /// (no sweep) while any of that cannot be known.
-    func groupWatermark() -> Int64? {
+    func groupWatermark() async -> Int64? {
         var states = Array(tracker.states.values)
         do {
             let others = try cluster.partitions(of: options.topics).filter { tracker.states[$0] == nil }
             guard !others.isEmpty else { return PartitionTracker.lowWatermark(of: states) }
             let group = options.group
-            let store = worker.dispatcher.store
             // Watermarks first: a position read after them that reaches the high one covers it.
             let watermarks = try others.map { tp throws(KafkaError) in try cluster.watermarks(tp) }
-            let positions = try runBlocking {
-                try await store.read { tx in
-                    try others.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
-                }
+            let positions = try await worker.dispatcher.store.read { tx in
+                try others.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
             }
             for (position, w) in zip(positions, watermarks) {
                 states.append(PartitionTracker.othersState(position: position, low: w.low, high: w.high))
@@ -299,17 +295,15 @@ final class WorkerLoop: RebalanceDelegate {
         worker.status.set(backlog: backlog)
     }
 
-    // MARK: RebalanceDelegate
+    // MARK: Rebalances
 
-    func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
+    /// Starts each assigned partition from its position in the store.
+    func assign(_ partitions: [TopicPartition]) async {
         let group = options.group
-        let store = worker.dispatcher.store
         let positions: [ConsumerPosition?]
         do {
-            positions = try runBlocking {
-                try await store.read { tx in
-                    try partitions.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
-                }
+            positions = try await worker.dispatcher.store.read { tx in
+                try partitions.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
             }
         } catch {
             // Without the stored positions the worker cannot place itself: stop rather than guess.
@@ -322,16 +316,17 @@ final class WorkerLoop: RebalanceDelegate {
             tracker.assign(tp, position: position)
             if let next = position?.next { offsets[tp] = next }
         }
+        consumer.answerRebalance(startingAt: offsets)
         worker.status.set(assigned: tracker.states.count)
         WorkerMetrics.assigned(tracker.states.count)
         worker.log.info(
             "assigned \(partitions.count) partitions", metadata: ["partitions": "\(partitions.map(\.description).sorted().joined(separator: ","))"])
-        return offsets
     }
 
-    func revoking(_ partitions: [TopicPartition]) {
+    /// Applies what is in hand for the revoked partitions, then gives them up.
+    func revoke(_ partitions: [TopicPartition]) async {
         do {
-            try settle()
+            try await settle()
         } catch {
             // Nothing of the failed batch committed, nor of any after it; their messages are consumed
             // again by the next owner.
@@ -341,6 +336,7 @@ final class WorkerLoop: RebalanceDelegate {
             pendingBytes = 0
         }
         tracker.revokeAll()
+        consumer.answerRebalance()
         worker.status.set(assigned: 0)
         WorkerMetrics.assigned(0)
         worker.log.info("revoked \(partitions.count) partitions")

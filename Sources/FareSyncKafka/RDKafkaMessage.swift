@@ -12,7 +12,7 @@ enum RDKafkaMessage {
     /// message's header block into allocated structures on the first `rd_kafka_message_headers`,
     /// which costs about what the poll itself costs. The event decoder asks for the headers (a
     /// binary-mode CloudEvent is recognized by one), so a worker still has every message's headers
-    /// parsed — when it decodes the message rather than when it consumes it, off the poll thread.
+    /// parsed — when it decodes the message rather than when it consumes it.
     static func take(_ m: UnsafeMutablePointer<rd_kafka_message_t>, topic: String, handle: RDKafkaHandle) -> SourceMessage {
         var tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let ts = rd_kafka_message_timestamp(m, &tstype)

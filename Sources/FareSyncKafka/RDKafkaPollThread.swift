@@ -19,11 +19,10 @@ final class RDKafkaPollThread: @unchecked Sendable {
     /// At most this many polled messages wait for the reader; then the thread stops polling and
     /// librdkafka's own queue (bounded by its `queued.max.messages.kbytes`) holds the rest.
     private let capacity: Int
-    /// Guards `pending` and `lifecycle`; signalled when either changes.
+    /// Guards `pending` and `lifecycle`; signalled when either changes (the thread's end included).
     private let condition = NSCondition()
     private var pending: [Message] = []
     private var lifecycle = PollThreadLifecycle()
-    private let finished = DispatchSemaphore(value: 0)
 
     init(handle: RDKafkaHandle, capacity: Int = 8192) {
         self.handle = handle
@@ -35,7 +34,10 @@ final class RDKafkaPollThread: @unchecked Sendable {
         guard condition.withLock({ lifecycle.start() }) == .spawnThread else { return }
         let thread = Thread { [self] in
             run()
-            finished.signal()
+            condition.withLock {
+                lifecycle.threadEnded()
+                condition.broadcast()
+            }
         }
         thread.name = "faresync-poll"
         thread.start()
@@ -90,8 +92,9 @@ final class RDKafkaPollThread: @unchecked Sendable {
         }
         switch action {
         case .joinThreadThenDestroyPending:
-            finished.wait()
-            condition.withLock { lifecycle.threadEnded() }
+            condition.withLock {
+                while lifecycle.state != .stopped { condition.wait() }
+            }
         case .destroyPending: break
         case .none: return
         }

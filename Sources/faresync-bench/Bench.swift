@@ -99,7 +99,7 @@ struct Bench: AsyncParsableCommand {
         defer { if workDirectory == nil { try? FileManager.default.removeItem(atPath: dir) } }
         let chosen = Set(parts.split(separator: ",").compactMap { Part(rawValue: String($0)) })
         let run = Run(exe: exe, dir: dir)
-        if chosen.contains(.consumer) { try consumer(run) }
+        if chosen.contains(.consumer) { try await consumer(run) }
         if chosen.contains(.worker) { try await workerDrain(run) }
         if chosen.contains(.replay) { try await replay(run) }
         if chosen.contains(.memory) { try memory(run) }
@@ -113,9 +113,9 @@ struct Bench: AsyncParsableCommand {
         run.say("BENCH " + run.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
     }
 
-    func consumer(_ run: Run) throws {
+    func consumer(_ run: Run) async throws {
         run.say("consumer: \(consumerMessages) messages, best of \(rounds) rounds each")
-        let c = try ConsumerBench.run(messages: consumerMessages, rounds: rounds)
+        let c = try await ConsumerBench.run(messages: consumerMessages, rounds: rounds)
         let consumerRatio = c.swiftRate / c.cRate
         let readerRatio = c.readerRate / c.cRate
         run.say(

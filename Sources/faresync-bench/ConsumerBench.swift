@@ -6,8 +6,9 @@ import Glibc
 
 /// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's two consumers,
 /// reading the same messages from the same mock cluster, in the same process: the worker's
-/// (`KafkaConsumer` polled on the calling thread, each message made a `SourceMessage` and collected
-/// into batches of 4000 that are handed to a sink, as the worker hands them to the dispatcher), and
+/// (`KafkaConsumer` polled by an async task without waiting, each message made a `SourceMessage`
+/// and collected into batches of 4000 that are handed to a sink, as the worker hands them to the
+/// dispatcher), and
 /// the recorder's (`KafkaTopicReader`, its own poll thread handing messages over one by one).
 enum ConsumerBench {
     struct Result {
@@ -22,7 +23,7 @@ enum ConsumerBench {
         var readerCPU: CPUTime.PerMessage
     }
 
-    static func run(messages count: Int, rounds: Int) throws -> Result {
+    static func run(messages count: Int, rounds: Int) async throws -> Result {
         // The mock cluster keeps at most 5 MiB / 100 000 message sets per partition: stay under.
         let values = TrafficSimulator(SimulationOptions(users: max(10, count / 7 + 1), seed: 5)).messages().filter { $0.readError == nil }
         let averageSize = values.reduce(0) { $0 + ($1.value?.count ?? 0) + 200 } / max(1, values.count)
@@ -48,7 +49,7 @@ enum ConsumerBench {
         for round in 0..<rounds {
             let c = try plainC(cluster.bootstrapServers, partitions: partitions, expected: count)
             if c.time < cBest { (cBest, cCPU) = (c.time, c.cpu) }
-            let s = try workerConsumer(cluster.bootstrapServers, expected: count, group: "bench-worker-\(round)")
+            let s = try await workerConsumer(cluster.bootstrapServers, expected: count, group: "bench-worker-\(round)")
             if s.time < swiftBest { (swiftBest, swiftCPU) = (s.time, s.cpu) }
             let r = try topicReader(cluster.bootstrapServers, expected: count)
             if r.time < readerBest { (readerBest, readerCPU) = (r.time, r.cpu) }
@@ -100,33 +101,42 @@ enum ConsumerBench {
         return (elapsed, used)
     }
 
-    /// Assigns every partition from the beginning, as the worker does for a store without positions.
-    final class FromTheBeginning: RebalanceDelegate {
-        func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] { [:] }
-        func revoking(_ partitions: [TopicPartition]) {}
-    }
-
-    /// The worker's consumer: a group member polled on this thread, messages collected into batches.
-    static func workerConsumer(_ bootstrap: String, expected: Int, group: String) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
-        let delegate = FromTheBeginning()
-        let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group), delegate: delegate)
+    /// The worker's consumer as the worker's task uses it: polled without waiting, sleeping 1 to
+    /// 16 ms when a poll finds nothing, rebalances answered (every partition from the beginning, as
+    /// for a store without positions), messages collected into batches that go to a sink.
+    static func workerConsumer(_ bootstrap: String, expected: Int, group: String) async throws -> (
+        time: Duration, cpu: CPUTime.PerMessage
+    ) {
+        let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group))
         try consumer.subscribe(["bench"])
         var seen = 0
         var batch: [SourceMessage] = []
         var started = ContinuousClock.now
         var cpu = CPUTime()
+        var idle = Duration.milliseconds(1)
         while seen < expected {
-            guard case .message(let message)? = consumer.poll(batch.isEmpty ? 100 : 0) else {
-                if !batch.isEmpty { Sink.consume(batch) }
-                batch = []
-                continue
-            }
-            if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
-            seen += 1
-            batch.append(message)
-            if batch.count >= 4000 {
-                Sink.consume(batch)
-                batch = []
+            switch consumer.poll() {
+            case .message(let message):
+                idle = .milliseconds(1)
+                if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
+                seen += 1
+                batch.append(message)
+                if batch.count >= 4000 {
+                    Sink.consume(batch)
+                    batch = []
+                }
+            case .assigned, .revoked:
+                consumer.answerRebalance()
+            case nil:
+                if !batch.isEmpty {
+                    Sink.consume(batch)
+                    batch = []
+                } else {
+                    try await Task.sleep(for: idle)
+                    idle = min(idle * 2, .milliseconds(16))
+                }
+            case .endOfPartition, .error:
+                break
             }
         }
         Sink.consume(batch)

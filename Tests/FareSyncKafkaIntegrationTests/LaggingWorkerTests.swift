@@ -7,41 +7,48 @@ import Testing
 @testable import FareSyncKafka
 
 /// A member of a consumer group that takes its share of the partitions and never applies anything:
-/// a worker that lags as far as it can. It polls on a thread of its own, so it takes part in
+/// a worker that lags as far as it can. It polls in a task of its own, so it takes part in
 /// rebalances.
-final class LaggingMember: RebalanceDelegate, @unchecked Sendable {
-    private let assignedCount = Atomic<Int>(0)
-    private let stopped = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
+final class LaggingMember: Sendable {
+    private final class State: Sendable {
+        let assigned = Atomic<Int>(0)
+        let stopped = Atomic<Bool>(false)
+    }
+    private let state: State
+    private let task: Task<Void, Never>
 
-    var assigned: Int { assignedCount.load(ordering: .relaxed) }
+    var assigned: Int { state.assigned.load(ordering: .relaxed) }
 
     init(bootstrap: String, group: String, topics: [String]) {
-        let thread = Thread { [self] in
-            defer { done.signal() }
+        let state = State()
+        self.state = state
+        task = Task {
             var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group)
             configuration.overrides = ["log_level": "0"]
-            guard let consumer = try? KafkaConsumer(configuration: configuration, delegate: self),
-                (try? consumer.subscribe(topics)) != nil
-            else { return }
-            while !stopped.load(ordering: .relaxed) { _ = consumer.poll(100) }
+            guard let consumer = try? KafkaConsumer(configuration: configuration), (try? consumer.subscribe(topics)) != nil else { return }
+            while !state.stopped.load(ordering: .relaxed) {
+                switch consumer.poll() {
+                case .assigned(let partitions):
+                    state.assigned.store(partitions.count, ordering: .relaxed)
+                    consumer.answerRebalance()
+                case .revoked:
+                    state.assigned.store(0, ordering: .relaxed)
+                    consumer.answerRebalance()
+                case nil:
+                    try? await Task.sleep(for: .milliseconds(5))
+                case .message, .endOfPartition, .error:
+                    break
+                }
+            }
             consumer.close()
         }
-        thread.start()
     }
 
     /// Leaves the group and waits until it has.
-    func stop() {
-        stopped.store(true, ordering: .relaxed)
-        done.wait()
+    func stop() async {
+        state.stopped.store(true, ordering: .relaxed)
+        await task.value
     }
-
-    func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: Int64] {
-        assignedCount.store(partitions.count, ordering: .relaxed)
-        return [:]
-    }
-
-    func revoking(_ partitions: [TopicPartition]) { assignedCount.store(0, ordering: .relaxed) }
 }
 
 extension KafkaWorkerTests {
@@ -108,7 +115,7 @@ extension KafkaWorkerTests {
             #expect(kept != nil, "the reservation of \(uid) is not expired before its payment is applied")
         }
 
-        member.stop()
+        await member.stop()
 
         // The lagging member's share is then applied as a worker would (what the group has not applied,
         // in partition order), with the final sweep at the newest event time: the replay's export.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import FareSyncKafka
 
-/// The relay publishes on its own thread: at start, after each wake, again after a failure, and
+/// The relay publishes in its own task: at start, after each wake, again after a failure, and
 /// once more at the end, whose failure fails the run.
 @Suite struct DeadLetterRelayTests {
     struct Unreachable: Error {}
@@ -21,27 +21,27 @@ import Testing
         }
     }
 
-    @Test func publishesAtStartAndAtTheEnd() throws {
+    @Test func publishesAtStartAndAtTheEnd() async throws {
         let publisher = Publisher(failures: 0)
         let relay = DeadLetterRelay(logger: Logger(label: "test")) { try publisher.publish() }
-        try relay.finish()
+        try await relay.finish()
         #expect(publisher.calls.load(ordering: .relaxed) >= 1)
     }
 
-    @Test func triesAgainAfterAFailureWithoutBeingWoken() throws {
+    @Test func triesAgainAfterAFailureWithoutBeingWoken() async throws {
         let publisher = Publisher(failures: 1)
         let relay = DeadLetterRelay(logger: Logger(label: "test")) { try publisher.publish() }
         // The first try fails; the relay tries again within a second by itself.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
-        while publisher.calls.load(ordering: .relaxed) < 2, clock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while publisher.calls.load(ordering: .relaxed) < 2, clock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(publisher.calls.load(ordering: .relaxed) >= 2)
-        try relay.finish()
+        try await relay.finish()
     }
 
-    @Test func aFailingLastTryFailsTheRun() {
+    @Test func aFailingLastTryFailsTheRun() async {
         let publisher = Publisher(failures: .max)
         let relay = DeadLetterRelay(logger: Logger(label: "test")) { try publisher.publish() }
-        #expect(throws: Unreachable.self) { try relay.finish() }
+        await #expect(throws: Unreachable.self) { try await relay.finish() }
     }
 }
