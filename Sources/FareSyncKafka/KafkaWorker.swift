@@ -53,8 +53,9 @@ public final class WorkerStatus: Sendable {
 /// dispatcher a replay uses, storing the consumed positions in the same store transaction as the
 /// effects (SPEC §4).
 ///
-/// One async task owns the consumer and polls it without waiting; a batch is applied while the next
-/// one is collected. On assignment it starts each partition from the position in the store; before
+/// One async task owns the consumer and runs on a thread of its own (`ThreadExecutor`), where it may
+/// wait inside `rd_kafka_consumer_poll`; a batch is applied on Swift's global executor while the
+/// next one is collected. On assignment it starts each partition from the position in the store; before
 /// it answers a revocation, the batch in hand is applied (or, if that fails, abandoned with no
 /// effect). A graceful shutdown (SIGINT/SIGTERM via swift-service-lifecycle) applies what is in
 /// hand, closes the consumer and returns.
@@ -78,7 +79,11 @@ public final class KafkaWorker: Service, Sendable {
         try await withGracefulShutdownHandler {
             try await withTaskCancellationHandler {
                 defer { status.set(assigned: 0) }
-                try await WorkerLoop(worker: self).run()
+                let thread = ThreadExecutor(name: "faresync-consumer")
+                defer { thread.shutDown() }
+                try await withTaskExecutorPreference(thread) {
+                    try await WorkerLoop(worker: self).run()
+                }
             } onCancel: {
                 self.stop()
             }
@@ -109,8 +114,6 @@ final class WorkerLoop {
     /// most one: a batch starts only once the one before it has committed, so each partition's
     /// messages are still applied in order.
     var inFlight: (messages: Int, started: ContinuousClock.Instant, task: Task<BatchResult, any Error>)?
-    /// How long to sleep when a poll found nothing: from 1 ms, doubling up to 16 ms while nothing comes.
-    var idle: Duration = .milliseconds(1)
 
     /// Dead letters are flushed after each batch: waiting to fill a request only delays the flush.
     static func deadLetterProducer(_ bootstrap: String) -> KafkaProducerConfiguration {
@@ -151,15 +154,11 @@ final class WorkerLoop {
         try consumer.subscribe(options.topics)
         worker.log.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
         while !worker.shouldStop {
-            let event = consumer.poll()
-            switch event {
+            // With nothing in hand, wait in librdkafka for the next message: this task runs on a
+            // thread of its own (`ThreadExecutor`).
+            switch consumer.poll(pending.isEmpty && inFlight == nil ? 100 : 0) {
             case nil:
-                if !pending.isEmpty || inFlight != nil {
-                    try await settle()  // nothing more came: apply what is in hand and wait for it
-                } else {
-                    try? await Task.sleep(for: idle)
-                    idle = min(idle * 2, .milliseconds(16))
-                }
+                try await settle()  // nothing more came: apply what is in hand and wait for it
             case .message(let message):
                 let tp = TopicPartition(topic: message.topic, partition: message.coordinates!.partition)
                 guard let state = tracker.states[tp] else { continue }  // not (or no longer) ours
@@ -181,7 +180,6 @@ final class WorkerLoop {
                 if fatal { throw error }
                 worker.log.warning("kafka: \(error)")
             }
-            if event != nil { idle = .milliseconds(1) }
             if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp {
                 try await settle()
                 try await sweep()
@@ -206,7 +204,7 @@ final class WorkerLoop {
         let log = worker.log
         inFlight = (
             batch.count, ContinuousClock.now,
-            Task {
+            Task(executorPreference: globalConcurrentExecutor) {
                 // A failing store is retried a few times before the worker gives up.
                 var attempt = 0
                 while true {
