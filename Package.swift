@@ -82,7 +82,6 @@ let package = Package(
             dependencies: [
                 "FareSyncCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -131,14 +130,16 @@ let package = Package(
             // The OpenAPI document of both services, compiled into the binary and served at /openapi.json.
             resources: [.embedInCode("openapi.json")]
         ),
-        // librdkafka (Debian: librdkafka-dev) and its mock cluster. The only place C is imported.
+        // librdkafka (Debian: librdkafka-dev) and its mock cluster, imported by FareSyncKafka and by
+        // the benchmark's plain C loop, and nowhere else.
         .systemLibrary(
             name: "CRdKafka",
             pkgConfig: "rdkafka",
             providers: [.apt(["librdkafka-dev"])]
         ),
-        // Small owning types over the C handles, the group-consumer worker, the producer,
-        // the recorder and the dev broker. No raw pointer leaves this target.
+        // Small owning types over the C handles, the group-consumer worker (an async task on a
+        // thread of its own), the producer, the recorder and the dev broker. No raw pointer leaves
+        // this target.
         .target(
             name: "FareSyncKafka",
             dependencies: [

@@ -221,7 +221,7 @@ public struct TrafficSimulator: Sendable {
             data["orderId"] = .string("BAD/\(plan.index)")
             envelope["data"] = .object(data)
         case .badState, .missingRights, .badVersion:
-            topic = "fare-contracts"
+            topic = EventType.fareContractChanged.defaultTopic
             let p =
                 plan.purchases.first
                 ?? UserPlan.Purchase(
