@@ -68,16 +68,20 @@ public final class SQLiteStore: DocumentStore {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        if let group = group.withLock({ $0 }) {
-            let (result, leftovers) = try await pool.writeWithoutTransaction { db in try group.write(db, body) }
-            withExtendedLifetime(leftovers) {}
-            return result
-        }
-        let (result, leftovers) = try await pool.write { db in
-            let tx = SQLiteTransaction(db)
-            let result = try body(tx)
-            try tx.flush()
-            return (result, tx.takeLeftovers())
+        let (result, leftovers) = try await pool.writeWithoutTransaction { db in
+            // Whether a commit group takes this write in is decided here, on the writer's queue,
+            // where groups begin and end their transactions: decided before, a write could find no
+            // group and then reach the writer while a group's transaction is open.
+            if let group = self.group.withLock({ $0 }) { return try group.write(db, body) }
+            var outcome: (T, Leftovers?)?
+            try db.inTransaction(.immediate) {
+                let tx = SQLiteTransaction(db)
+                let result = try body(tx)
+                try tx.flush()
+                outcome = (result, tx.takeLeftovers())
+                return .commit
+            }
+            return outcome!
         }
         withExtendedLifetime(leftovers) {}  // freed here, on the caller's thread, not the writer's
         return result
