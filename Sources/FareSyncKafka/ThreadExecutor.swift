@@ -20,9 +20,14 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var shuttingDown = false
+    /// The thread's POSIX identity, once it runs.
+    private var runner: pthread_t?
 
     public init(name: String) {
-        let thread = Thread { [self] in runJobs() }
+        let thread = Thread { [self] in
+            condition.withLock { runner = pthread_self() }
+            runJobs()
+        }
         thread.name = name
         thread.start()
     }
@@ -33,6 +38,11 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
             jobs.append(job)
             condition.signal()
         }
+    }
+
+    /// Whether the caller runs on this executor's thread.
+    var isCurrent: Bool {
+        condition.withLock { runner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 
     /// Ends the thread once the jobs enqueued so far have run.
