@@ -13,8 +13,8 @@ import Foundation
 /// }
 /// ```
 ///
-/// Unstructured tasks started there do not inherit the preference: work that should run beside
-/// the loop (a batch being applied) goes to Swift's global executor.
+/// Work that should run beside the loop (a batch being applied) is started with
+/// `Task(executorPreference: globalConcurrentExecutor)`, so that it never waits behind a poll.
 public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// Guards `jobs` and `shuttingDown`; the thread waits on it while it has nothing to run.
     private let condition = NSCondition()
