@@ -246,9 +246,6 @@ public final class IdentityService: Sendable {
         return standing
     }
 
-    /// Drops the cached signing key, so the next token is signed with the store's current one.
-    public func forgetSigningKey() { signing.withLock { $0 = nil } }
-
     private func sign(_ user: IdentityUser, authTime: Int64, extraClaims: JSONObject = JSONObject()) async throws -> String {
         var claims = try await claims(of: user)
         for (name, value) in extraClaims.members { claims[name] = value }

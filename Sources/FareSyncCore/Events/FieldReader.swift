@@ -70,20 +70,10 @@ struct FieldReader {
         return s
     }
 
-    func optionalDocumentID(_ name: String) throws(Rejection) -> String? {
-        guard object[name] != nil else { return nil }
-        return try documentID(name)
-    }
-
     func bool(_ name: String) throws(Rejection) -> Bool {
         let v = try value(name)
         guard let b = v.boolValue else { throw fail(name, "expected a boolean, got \(v.typeName)") }
         return b
-    }
-
-    func optionalBool(_ name: String) throws(Rejection) -> Bool? {
-        guard object[name] != nil else { return nil }
-        return try bool(name)
     }
 
     func integer(_ name: String, in range: ClosedRange<Int64> = 0...maxInteger) throws(Rejection) -> Int64 {
@@ -122,11 +112,6 @@ struct FieldReader {
         let s = try string(name)
         guard let ms = RFC3339.milliseconds(s) else { throw fail(name, "\(Self.quote(s)) is not an RFC 3339 date-time") }
         return (s, ms)
-    }
-
-    func optionalDateTime(_ name: String) throws(Rejection) -> (text: String, milliseconds: Int64)? {
-        guard object[name] != nil else { return nil }
-        return try dateTime(name)
     }
 
     func matching(_ name: String, _ check: (String) -> Bool, _ description: String) throws(Rejection) -> String {
