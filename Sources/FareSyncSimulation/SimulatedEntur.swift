@@ -69,17 +69,12 @@ public final class SimulatedEntur: Entur {
         let utf8 = uid.allSatisfy { $0 < 0x80 } ? uid : Array(String(decoding: uid, as: UTF8.self).utf8)
         var id = accountPrefix
         id.reserveCapacity(accountPrefix.count + 16)
-        for byte in SHA256.hash(data: utf8).prefix(8) {
-            id.append(hexDigits[Int(byte >> 4)])
-            id.append(hexDigits[Int(byte & 0xF)])
-        }
+        Hex.append(SHA256.hash(data: utf8).prefix(8), to: &id)
         return id
     }
 
     /// The accounts of message keys, as this Entur gives them (for the load by account).
     public static let accountKeys = AccountKeys(accountPrefix: accountPrefix, accountOfUID: abtId(uid:))
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     public static func customerNumber(uid: String) -> Int64 {
         let h = Array(SHA256.hash(data: Array(uid.utf8)))
