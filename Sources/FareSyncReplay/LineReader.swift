@@ -25,7 +25,6 @@ public struct FileError: Error, CustomStringConvertible, Sendable {
 /// Reads a file line by line (without the line break), streaming: memory holds one line at a time.
 public final class LineReader {
     private let file: UnsafeMutablePointer<FILE>
-    private let ownsFile: Bool
     private var buffer: UnsafeMutablePointer<CChar>?
     private var capacity = 0
     public let path: String
@@ -36,7 +35,6 @@ public final class LineReader {
         if path == "-" {
             guard let f = fdopen(dup(0), "rb") else { throw FileError.current(path) }
             file = f
-            ownsFile = true
         } else {
             guard let f = fopen(path, "rb") else { throw FileError.current(path) }
             var st = stat()
@@ -45,7 +43,6 @@ public final class LineReader {
                 throw FileError(path: path, reason: "is a directory")
             }
             file = f
-            ownsFile = true
         }
     }
 
@@ -62,7 +59,7 @@ public final class LineReader {
 
     deinit {
         free(buffer)
-        if ownsFile { fclose(file) }
+        fclose(file)
     }
 
     /// The next line's bytes, or nil at the end of the file (or of the range).
@@ -90,21 +87,14 @@ public final class LineReader {
 /// Writes bytes to a file or standard output through a buffer.
 public final class FileWriter {
     private let file: UnsafeMutablePointer<FILE>
-    private let ownsFile: Bool
     public let path: String
 
-    /// Creates or truncates `path`; `-` is standard output.
+    /// Creates or truncates `path`; `-` is standard output (a duplicate of its descriptor, which
+    /// `close()` closes and leaves the process's own open).
     public init(path: String) throws {
         self.path = path
-        if path == "-" {
-            guard let f = fdopen(dup(1), "wb") else { throw FileError.current(path) }
-            file = f
-            ownsFile = true
-        } else {
-            guard let f = fopen(path, "wb") else { throw FileError.current(path) }
-            file = f
-            ownsFile = true
-        }
+        guard let f = path == "-" ? fdopen(dup(1), "wb") : fopen(path, "wb") else { throw FileError.current(path) }
+        file = f
     }
 
     public func write(_ bytes: [UInt8]) throws {
@@ -114,6 +104,6 @@ public final class FileWriter {
 
     public func close() throws {
         if fflush(file) != 0 { throw FileError.current(path) }
-        if ownsFile, fclose(file) != 0 { throw FileError.current(path) }
+        if fclose(file) != 0 { throw FileError.current(path) }
     }
 }
