@@ -15,7 +15,7 @@ public enum ConsumerEvent {
 }
 
 /// A Kafka group consumer (eager rebalancing, offsets chosen by the owner on assignment, no
-/// automatic commits), polled without waiting, so that an async task can own it.
+/// automatic commits), owned by one async task, which answers its rebalances after awaiting.
 ///
 /// Rebalances come out of `poll()` as events, and the owner answers them when its work allows:
 /// librdkafka takes the answer after its callback has returned (`RebalanceAnswer`).

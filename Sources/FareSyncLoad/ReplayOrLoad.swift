@@ -10,8 +10,8 @@ import FareSyncReplay
 /// says which ran (`ReplayReport.loadedByAccount`), and `faresync replay` prints it.
 ///
 /// ```swift
-/// let keys = AccountKeys(accountPrefix: SimulatedEntur.accountPrefix, accountOfUID: SimulatedEntur.abtId(uid:))
-/// let report = try await ReplayOrLoad(dispatcher: dispatcher, replay: ReplayOptions(), load: LoadOptions(accounts: keys))
+/// let load = LoadOptions(accounts: SimulatedEntur.accountKeys)
+/// let report = try await ReplayOrLoad(dispatcher: dispatcher, replay: ReplayOptions(), load: load)
 ///     .run([.file("day.jsonl")])
 /// ```
 public struct ReplayOrLoad: Sendable {
