@@ -193,23 +193,27 @@ final class WorkerLoop {
 
     /// Starts applying the batch in hand — in one transaction: effects and positions — once the
     /// batch before it has committed, and returns without waiting: the next batch is collected meanwhile.
+    /// Its decoding starts at once: it reads no store, so it runs beside the batch before it, and the
+    /// store's writer goes from one batch to the next without waiting for a decode.
     func apply() async throws {
         guard !pending.isEmpty else { return }
-        try await finishInFlight()
         let batch = pending
         pending = []
         pendingBytes = 0
+        let decoding = Task(executorPreference: globalConcurrentExecutor) { TriggerDispatcher.decode(batch) }
+        try await finishInFlight()
         let group = options.group
         let dispatcher = worker.dispatcher
         let log = worker.log
         inFlight = (
             batch.count, ContinuousClock.now,
             Task(executorPreference: globalConcurrentExecutor) {
+                let decoded = await decoding.value
                 // A failing store is retried a few times before the worker gives up.
                 var attempt = 0
                 while true {
                     do {
-                        return try await dispatcher.process(batch, consumer: group)
+                        return try await dispatcher.process(decoded, consumer: group)
                     } catch {
                         attempt += 1
                         if attempt >= 3 { throw error }
