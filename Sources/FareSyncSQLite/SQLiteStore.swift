@@ -14,6 +14,8 @@ public final class SQLiteStore: DocumentStore {
     public let path: String
     /// The commit group in force, if any (`withGroupedCommits`).
     private let group = Mutex<CommitGroup?>(nil)
+    /// Checkpoints beside the writer (`Checkpointer`).
+    private let checkpointer: Checkpointer
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -21,7 +23,10 @@ public final class SQLiteStore: DocumentStore {
         pool = try Self.openPool(path: path)
         try pool.read(Self.checkVersion)
         try StoreSchema.migrate(pool)
+        checkpointer = try Checkpointer(pool, path: path)
     }
+
+    deinit { checkpointer.close() }
 
     /// The oldest SQLite the store's statements run on: read-ahead and the reconciler's lookups
     /// pass their keys as JSON arrays to `json_each`, built into SQLite from 3.38.
@@ -83,6 +88,7 @@ public final class SQLiteStore: DocumentStore {
             }
             return outcome!
         }
+        checkpointer.committed()
         withExtendedLifetime(leftovers) {}  // freed here, on the caller's thread, not the writer's
         return result
     }

@@ -217,6 +217,8 @@ struct Bench: AsyncParsableCommand {
         let workerRate = try Self.workerRateFromFirstMessage(run.dir + "/worker-1.err")
         let (documents, floorTime) = try await ReplayBench.rawFloor(finalDocumentsOf: store, directory: run.dir)
         let floorRate = rate(events, floorTime)
+        let (_, checkpointedFloorTime) = try await ReplayBench.rawFloor(finalDocumentsOf: store, directory: run.dir, checkpointer: true)
+        let checkpointedFloorRate = rate(events, checkpointedFloorTime)
         try produce(run, second, to: broker.bootstrap)
         let steady = try Child.run(worker, standardErrorFile: run.dir + "/worker-2.err")
         guard steady.status == 0 else { throw BenchError("run failed with status \(steady.status)") }
@@ -227,6 +229,10 @@ struct Bench: AsyncParsableCommand {
                 format:
                     "  %d events, %d partitions per topic: worker %8.0f events/s, raw GRDB upserts of its %d final documents %8.0f events/s   worker_ratio %.3f (goal >= 0.3)",
                 events, partitions, workerRate, documents, floorRate, ratio))
+        run.say(
+            String(
+                format: "  the same floor with the store's Checkpointer %8.0f events/s   worker against it %.3f", checkpointedFloorRate,
+                workerRate / checkpointedFloorRate))
         run.say(
             String(
                 format: "  a second backlog of %d events on top: worker %8.0f events/s   against the same floor %.3f", more, steadyRate,

@@ -67,16 +67,22 @@ enum ReplayBench {
 
 extension ReplayBench {
     /// The raw floor: the final documents of the store at `storePath`, written again with GRDB prepared
-    /// upserts in 1000-row transactions into a fresh file with the store's pragmas. Returns how many
-    /// documents and how long the writing took.
-    static func rawFloor(finalDocumentsOf storePath: String, directory: String) async throws -> (Int, Duration) {
-        let documents: [(String, String)] = try await DatabaseQueue(path: storePath).read { db in
+    /// upserts in 1000-row transactions into a fresh file with the store's connection settings, and
+    /// SQLite's own checkpoints as a minimal client has them, or with `checkpointer`, the store's
+    /// `Checkpointer`. Returns how many documents and how long the writing took.
+    static func rawFloor(finalDocumentsOf storePath: String, directory: String, checkpointer: Bool = false) async throws -> (Int, Duration) {
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        readOnly.busyMode = .timeout(10)
+        let documents: [(String, String)] = try await DatabaseQueue(path: storePath, configuration: readOnly).read { db in
             try Row.fetchAll(db, sql: "SELECT path, data FROM documents").map { ($0[0], $0[1]) }
         }
         let rawPath = directory + "/raw.sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: rawPath + suffix) }
         let raw = try DatabasePool(path: rawPath, configuration: SQLiteStore.configuration())
         try await raw.write { db in try db.execute(sql: "CREATE TABLE documents(path TEXT NOT NULL UNIQUE, data TEXT NOT NULL)") }
+        let checkpoints = checkpointer ? try Checkpointer(raw, path: rawPath) : nil
+        defer { checkpoints?.close() }
         sync()
         let started = ContinuousClock.now
         for start in stride(from: 0, to: documents.count, by: 1000) {
@@ -86,6 +92,7 @@ extension ReplayBench {
                     sql: "INSERT INTO documents(path, data) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET data = excluded.data")
                 for (path, data) in chunk { try upsert.execute(arguments: [path, data]) }
             }
+            checkpoints?.committed()
         }
         return (documents.count, ContinuousClock.now - started)
     }
