@@ -12,6 +12,7 @@ extension SQLiteTransaction {
             db,
             sql: """
                 SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM processed_events)
+                   AND NOT EXISTS (SELECT 1 FROM recent_events)
                    AND NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM parked)
                    AND NOT EXISTS (SELECT 1 FROM contract_orders) AND NOT EXISTS (SELECT 1 FROM open_reservations)
                 """) ?? false

@@ -275,12 +275,27 @@ final class SQLiteTransaction: StoreAccelerations {
         try claimEvents([id])[0]
     }
 
-    /// Claims ids one step of a prepared insert each: `INSERT OR IGNORE`, and SQLite's count of
-    /// changed rows says whether the id was new. Of equal ids only the first can be new.
+    /// Claims ids one step of a prepared insert each into `recent_events`, unless `processed_events`
+    /// holds the id; SQLite's count of changed rows says whether the id was new. Of equal ids only
+    /// the first can be new. Then settles the recent claims once there are `recentClaims` of them.
+    ///
+    /// Why two tables: ids are random keys, so a batch's claims land on nearly every page of a
+    /// large index, and each commit writes every page it dirtied. The recent table stays small, so
+    /// a batch dirties few pages there; the large one is only read, and written once per
+    /// `recentClaims` claims, in key order.
     func claimEvents(_ ids: [String]) throws -> [Bool] {
-        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO processed_events(id) VALUES (?)")
-        return try ids.map { try StatementStep.run(insert, .text($0), in: db) > 0 }
+        let insert = try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO recent_events(id) SELECT ?1 WHERE NOT EXISTS (SELECT 1 FROM processed_events WHERE id = ?1)")
+        let fresh = try ids.map { try StatementStep.run(insert, .text($0), in: db) > 0 }
+        if fresh.contains(true), try Int.fetchOne(db, sql: "SELECT count(*) FROM recent_events") ?? 0 >= Self.recentClaims {
+            try db.execute(sql: "INSERT OR IGNORE INTO processed_events SELECT id FROM recent_events; DELETE FROM recent_events")
+        }
+        return fresh
     }
+
+    /// Claims held in `recent_events` before they move to `processed_events`: the recent table stays
+    /// a few hundred pages, and the large one is rewritten once per this many events.
+    static let recentClaims = 65536
 
     /// Reads the documents and accounts a batch will look up with one query each (presence alone is
     /// answered by the path index, without reading the rows).

@@ -57,6 +57,10 @@ enum StoreSchema {
             try db.execute(
                 sql: "CREATE TABLE records(kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(kind, key)) WITHOUT ROWID")
         }
+        // Claims of the latest events, settled into `processed_events` in bulk (`claimEvents`).
+        migrator.registerMigration("recent claims") { db in
+            try db.execute(sql: "CREATE TABLE recent_events(id TEXT PRIMARY KEY) WITHOUT ROWID")
+        }
         return migrator
     }
 

@@ -33,7 +33,7 @@ passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-applied() { sqlite3 "$1" "SELECT count(*) FROM processed_events" 2>/dev/null || echo 0; }
+applied() { sqlite3 "$1" "SELECT (SELECT count(*) FROM processed_events) + (SELECT count(*) FROM recent_events)" 2>/dev/null || echo 0; }
 
 # Starts "$@" in the background, kills it with SIGKILL once STORE has STEP more events applied (or
 # after ~DELAY seconds), and prints how many events were applied then.
