@@ -212,6 +212,9 @@ struct Bench: AsyncParsableCommand {
             run.exe, "run", "--brokers", broker.bootstrap, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error",
             "--store", "sqlite:" + store,
         ]
+        // Like the replay's rounds, each drain starts with nothing left to write back from the logs
+        // and the broker's loading: otherwise that writeback runs during — and slows — the drain.
+        sync()
         let drained = try Child.run(worker, standardErrorFile: run.dir + "/worker-1.err")
         guard drained.status == 0 else { throw BenchError("run failed with status \(drained.status)") }
         let workerRate = try Self.workerRateFromFirstMessage(run.dir + "/worker-1.err")
@@ -220,6 +223,7 @@ struct Bench: AsyncParsableCommand {
         let (_, checkpointedFloorTime) = try await ReplayBench.rawFloor(finalDocumentsOf: store, directory: run.dir, checkpointer: true)
         let checkpointedFloorRate = rate(events, checkpointedFloorTime)
         try produce(run, second, to: broker.bootstrap)
+        sync()
         let steady = try Child.run(worker, standardErrorFile: run.dir + "/worker-2.err")
         guard steady.status == 0 else { throw BenchError("run failed with status \(steady.status)") }
         let steadyRate = try Self.workerRateFromFirstMessage(run.dir + "/worker-2.err")
