@@ -81,8 +81,12 @@ three_workers() {
     if [ "$disruption" = kill ]; then
       kill -9 "${pids[0]}"
     else
-      # Down for a second, as after a crash, so that the busy workers find it gone.
-      (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate stop >/dev/null && sleep 1 && $FARESYNC_TEST_POSTGRES_CTL start >/dev/null)
+      # Down for a second, as after a crash, and until a worker has found it gone (for up to 15 s):
+      # a worker between transactions, in a rebalance, finds it gone only at its next one.
+      local logs=("$PWD/$name"-*.err)
+      (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate stop >/dev/null && sleep 1 \
+        && for _ in $(seq 300); do grep -q "PostgreSQL unreachable, retrying" "${logs[@]}" && break; sleep 0.05; done \
+        && $FARESYNC_TEST_POSTGRES_CTL start >/dev/null)
     fi
   fi
   for i in 0 1 2; do wait "${pids[$i]}"; statuses+=($?); done
