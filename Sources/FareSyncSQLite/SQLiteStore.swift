@@ -128,6 +128,7 @@ public final class SQLiteStore: DocumentStore {
             throw error
         }
         let leftovers = try await pool.writeWithoutTransaction { db in try group.finish(db) }
+        checkpointer.committed()
         withExtendedLifetime(leftovers) {}
         return result
     }
