@@ -274,7 +274,7 @@ final class WorkerLoop {
             // Watermarks first: a position read after them that reaches the high one covers it.
             let watermarks = try others.map { tp throws(KafkaError) in try cluster.watermarks(tp) }
             let positions = try await worker.dispatcher.store.read { tx in
-                try others.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
+                try tx.storedPositions(consumer: group, partitions: others)
             }
             for (position, w) in zip(positions, watermarks) {
                 states.append(PartitionTracker.othersState(position: position, low: w.low, high: w.high))
@@ -305,7 +305,7 @@ final class WorkerLoop {
         let positions: [ConsumerPosition?]
         do {
             positions = try await worker.dispatcher.store.read { tx in
-                try partitions.map { try tx.position(consumer: group, topic: $0.topic, partition: $0.partition) }
+                try tx.storedPositions(consumer: group, partitions: partitions)
             }
         } catch {
             // Without the stored positions the worker cannot place itself: stop rather than guess.

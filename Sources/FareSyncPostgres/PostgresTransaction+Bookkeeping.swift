@@ -83,6 +83,35 @@ extension PostgresTransaction {
             """)
     }
 
+    /// One query for every partition, as the batch's positions are read.
+    func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
+        guard !partitions.isEmpty else { return [] }
+        var found: [TopicPartition: ConsumerPosition] = [:]
+        for row in try session.query(
+            """
+            SELECT topic, part, next, newest_event_time FROM offsets
+            WHERE consumer = \(consumer) AND (topic, part) IN (SELECT * FROM unnest(\(partitions.map(\.topic))::text[], \(partitions.map(\.partition))::int4[]))
+            """)
+        {
+            let (topic, partition, next, newest) = try row.decode((String, Int32, Int64, Int64?).self)
+            found[TopicPartition(topic: topic, partition: partition)] = ConsumerPosition(next: next, newestEventTime: newest)
+        }
+        return partitions.map { found[$0] }
+    }
+
+    /// One statement for every partition, in the order given.
+    func setPositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
+        guard !positions.isEmpty else { return }
+        try session.execute(
+            """
+            INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
+            SELECT \(consumer), t, p, n, CASE WHEN h THEN e END
+            FROM unnest(\(positions.map(\.0.topic))::text[], \(positions.map(\.0.partition))::int4[], \(positions.map(\.1.next))::int8[],
+                        \(positions.map { $0.1.newestEventTime != nil })::bool[], \(positions.map { $0.1.newestEventTime ?? 0 })::int8[]) AS u(t, p, n, h, e)
+            ON CONFLICT (consumer, topic, part) DO UPDATE SET next = excluded.next, newest_event_time = excluded.newest_event_time
+            """)
+    }
+
     // MARK: Records
 
     func record(_ kind: String, _ key: String) throws -> JSONValue? {

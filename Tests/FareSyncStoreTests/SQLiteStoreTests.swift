@@ -289,6 +289,36 @@ final class TemporaryStore {
             #expect(try tx.countDocuments(inCollection: "fareContracts") == 1)
         }
     }
+
+    /// A batch reads and writes its positions together where the store can: the same positions as
+    /// one partition at a time, stored ones replaced, missing ones nil, other consumers untouched.
+    @Test(arguments: StoreKinds.all)
+    func positionsTogetherEqualPositionsOneByOne(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store = try await StoreKinds.open(kind, tmp)
+        let a = TopicPartition(topic: "fare-contracts", partition: 0)
+        let b = TopicPartition(topic: "fare-contracts", partition: 7)
+        let c = TopicPartition(topic: "users", partition: 0)
+        try await store.write { tx in
+            try tx.setPosition(consumer: "g", topic: a.topic, partition: a.partition, ConsumerPosition(next: 3, newestEventTime: 30))
+            try tx.setPosition(consumer: "other", topic: b.topic, partition: b.partition, ConsumerPosition(next: 99, newestEventTime: nil))
+        }
+        let before = try await store.read { tx in try tx.storedPositions(consumer: "g", partitions: [c, a, b]) }
+        #expect(before == [nil, ConsumerPosition(next: 3, newestEventTime: 30), nil])
+        try await store.write { tx in
+            try tx.storePositions(
+                consumer: "g",
+                [(a, ConsumerPosition(next: 8, newestEventTime: nil)), (b, ConsumerPosition(next: 5, newestEventTime: 50))])
+        }
+        try await store.read { tx in
+            let together = try tx.storedPositions(consumer: "g", partitions: [a, b, c])
+            let oneByOne = try [a, b, c].map { try tx.position(consumer: "g", topic: $0.topic, partition: $0.partition) }
+            #expect(together == [ConsumerPosition(next: 8, newestEventTime: nil), ConsumerPosition(next: 5, newestEventTime: 50), nil])
+            #expect(together == oneByOne)
+            #expect(try tx.storedPositions(consumer: "other", partitions: [b]) == [ConsumerPosition(next: 99, newestEventTime: nil)])
+            #expect(try tx.storedPositions(consumer: "g", partitions: []).isEmpty)
+        }
+    }
 }
 
 /// A store that fails its `failAt`-th write (counting from 1), and forwards everything else.

@@ -31,6 +31,11 @@ public protocol StoreAccelerations: StoreTransaction {
     /// Like `prefetch`: the accounts and contract ids whose parked events the batch will ask about
     /// (the accounts its users create, and the contracts it may park).
     func prefetchParked(accounts: [String], contractIds: [String]) throws
+    /// A consumer's positions in several partitions (`position(consumer:topic:partition:)` of
+    /// each, in order), read at once: a batch advances one position per partition it touched.
+    func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?]
+    /// Sets several positions at once (`setPosition` of each).
+    func setPositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws
     /// Writes the final state of a partition of accounts computed outside the store (`AccountLoad`).
     func load(_ rows: PartitionRows) throws
     /// Writes what the transaction holds back in memory to the store now, so that a long
@@ -45,6 +50,12 @@ extension StoreAccelerations {
     public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
     public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
     public func prefetchParked(accounts: [String], contractIds: [String]) throws {}
+    public func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
+        try partitions.map { try position(consumer: consumer, topic: $0.topic, partition: $0.partition) }
+    }
+    public func setPositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
+        for (tp, p) in positions { try setPosition(consumer: consumer, topic: tp.topic, partition: tp.partition, p) }
+    }
     public func load(_ rows: PartitionRows) throws { try loadOneByOne(rows) }
     public func writeBack() throws {}
 }
@@ -78,6 +89,18 @@ extension StoreTransaction {
     public func loadPartition(_ rows: PartitionRows) throws {
         if let fast = accelerations { return try fast.load(rows) }
         try loadOneByOne(rows)
+    }
+
+    /// A consumer's positions in `partitions`, in order (`StoreAccelerations.positions`).
+    public func storedPositions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
+        if let fast = accelerations { return try fast.positions(consumer: consumer, partitions: partitions) }
+        return try partitions.map { try position(consumer: consumer, topic: $0.topic, partition: $0.partition) }
+    }
+
+    /// Sets a consumer's positions (`StoreAccelerations.setPositions`).
+    public func storePositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
+        if let fast = accelerations { return try fast.setPositions(consumer: consumer, positions) }
+        for (tp, p) in positions { try setPosition(consumer: consumer, topic: tp.topic, partition: tp.partition, p) }
     }
 
     /// Writes what the transaction holds back in memory to the store now (`StoreAccelerations.writeBack`).

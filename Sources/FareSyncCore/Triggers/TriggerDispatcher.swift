@@ -96,7 +96,7 @@ public final class TriggerDispatcher: Sendable {
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
             var claims = try tx.claim(ids).makeIterator()
-            if let fast = tx.accelerations { try Self.prefetch(decoded, entur: enturOutcomes, tx: fast) }
+            if let fast = tx.accelerations { try Self.prefetch(messages, decoded, entur: enturOutcomes, tx: fast) }
             for (index, message) in messages.enumerated() {
                 triggers.outcomes.events += 1
                 switch decoded[index] {
@@ -123,7 +123,7 @@ public final class TriggerDispatcher: Sendable {
             let eventTimes = decoded.map { try? $0.get().time }
             var positions: [TopicPartition: ConsumerPosition] = [:]
             if let consumer {
-                positions = try Self.storePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
+                positions = try Self.advancePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
             }
             return BatchResult(
                 outcomes: triggers.outcomes, newestEventTime: newest, eventTimes: eventTimes,
@@ -135,17 +135,32 @@ public final class TriggerDispatcher: Sendable {
 
     /// Tells the store what the batch's triggers will look up: the accounts of its contracts, then
     /// the documents of its users, contracts (and their reservations) and payments, the contract
-    /// orders its reservations are checked against, and the parked events of the accounts its users
-    /// create and of the contracts whose account is not known.
+    /// orders its reservations are checked against, the parked events of the accounts its users
+    /// create and of the contracts whose account is not known, and the dead letters of the
+    /// messages that do not decode. A contract whose account the batch creates is looked up once
+    /// the account exists, under the new user's uid, so its paths are read ahead too.
     static func prefetch(
-        _ decoded: [Result<CloudEvent, Rejection>], entur: [ByteKey: Result<EnturAccount, Rejection>], tx: any StoreAccelerations
+        _ messages: [SourceMessage], _ decoded: [Result<CloudEvent, Rejection>], entur: [ByteKey: Result<EnturAccount, Rejection>],
+        tx: any StoreAccelerations
     ) throws {
         var accounts: [String] = []
-        for case .success(let event) in decoded {
-            if case .fareContractChanged(let contract) = event.payload { accounts.append(contract.customerAccountId) }
+        var created: [ByteKey: String] = [:]
+        var documents: [String] = []
+        for (message, result) in zip(messages, decoded) {
+            switch result {
+            case .success(let event):
+                switch event.payload {
+                case .fareContractChanged(let contract):
+                    accounts.append(contract.customerAccountId)
+                case .userCreated(let user):
+                    if case .success(let account)? = entur[ByteKey(user.uid)] { created[ByteKey(account.abtId)] = user.uid }
+                default: break
+                }
+            case .failure(let rejection):
+                documents.append(DeadLetter(message: StoredMessage(message), rejection: rejection).path)
+            }
         }
         try tx.prefetch(documents: [], versions: [], presence: [], accounts: accounts)
-        var documents: [String] = []
         var versions: [String] = []
         var presence: [String] = []
         var orders: [(uid: String, orderId: String)] = []
@@ -157,12 +172,12 @@ public final class TriggerDispatcher: Sendable {
                 presence.append(Paths.customer(user.uid))
                 if case .success(let account)? = entur[ByteKey(user.uid)] { parkedAccounts.append(account.abtId) }
             case .fareContractChanged(let contract):
-                if let owner = try tx.account(contract.customerAccountId) {
-                    versions.append(Paths.fareContract(uid: owner.uid, id: contract.id))
-                    presence.append(Paths.reservation(uid: owner.uid, orderId: contract.orderId))
-                } else {
-                    parkedContracts.append(contract.id)
+                let owner = try tx.account(contract.customerAccountId)
+                if let uid = owner?.uid ?? created[ByteKey(contract.customerAccountId)] {
+                    versions.append(Paths.fareContract(uid: uid, id: contract.id))
+                    presence.append(Paths.reservation(uid: uid, orderId: contract.orderId))
                 }
+                if owner == nil { parkedContracts.append(contract.id) }
             case .paymentUpdated(let payment):
                 documents.append(Paths.reservation(uid: payment.customerId, orderId: payment.orderId))
             case .reservationCreated(let reservation):
@@ -172,10 +187,24 @@ public final class TriggerDispatcher: Sendable {
         try tx.prefetch(documents: documents, versions: versions, presence: presence, accounts: [])
         try tx.prefetchContractOrders(orders)
         try tx.prefetchParked(accounts: parkedAccounts, contractIds: parkedContracts)
+        // What was parked for the accounts the batch creates is applied when their users are: its
+        // contracts, their reservations and the rest of their park.
+        versions = []
+        presence = []
+        parkedContracts = []
+        for (account, uid) in created {
+            for event in try tx.parkedEvents(account: account.string) {
+                versions.append(Paths.fareContract(uid: uid, id: event.contractId))
+                if let orderId = event.data["orderId"]?.stringValue { presence.append(Paths.reservation(uid: uid, orderId: orderId)) }
+                parkedContracts.append(event.contractId)
+            }
+        }
+        try tx.prefetch(documents: [], versions: versions, presence: presence, accounts: [])
+        try tx.prefetchParked(accounts: [], contractIds: parkedContracts)
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.
-    static func storePositions(
+    static func advancePositions(
         consumer: String, messages: [SourceMessage], eventTimes: [Int64?],
         tx: any StoreTransaction
     ) throws -> [TopicPartition: ConsumerPosition] {
@@ -188,14 +217,17 @@ public final class TriggerDispatcher: Sendable {
             if let time { p.newestEventTime = max(p.newestEventTime ?? time, time) }
             batch[tp] = p
         }
-        for (tp, var p) in batch {
-            if let stored = try tx.position(consumer: consumer, topic: tp.topic, partition: tp.partition) {
-                p.next = max(p.next, stored.next)
-                if let t = stored.newestEventTime { p.newestEventTime = max(p.newestEventTime ?? t, t) }
-            }
-            try tx.setPosition(consumer: consumer, topic: tp.topic, partition: tp.partition, p)
+        // In key order, so that two transactions of one group (a rebalance) take the rows in one order.
+        let partitions = batch.keys.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+        let stored = try tx.storedPositions(consumer: consumer, partitions: partitions)
+        for (tp, stored) in zip(partitions, stored) {
+            guard let stored else { continue }
+            var p = batch[tp]!
+            p.next = max(p.next, stored.next)
+            if let t = stored.newestEventTime { p.newestEventTime = max(p.newestEventTime ?? t, t) }
             batch[tp] = p
         }
+        try tx.storePositions(consumer: consumer, partitions.map { ($0, batch[$0]!) })
         return batch
     }
 
