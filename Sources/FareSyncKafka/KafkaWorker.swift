@@ -13,6 +13,11 @@ public struct WorkerOptions: Sendable {
     public var exitAtEnd = false
     /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).
     public var batchSize = 4000
+    /// While a backlog waits, batches share one store commit, this many at most: a commit writes
+    /// every page its batches dirtied, and consecutive batches dirty many of the same pages. What
+    /// is applied is committed at once when nothing more is in hand, before a rebalance is answered
+    /// and at the end; Kafka is told a position only once it is committed.
+    public var batchesPerCommit = 8
     /// How often to sweep with the low watermark.
     public var sweepInterval: Duration = .seconds(10)
     /// Publish dead letters to `<topic>.DLT`.
@@ -110,10 +115,21 @@ final class WorkerLoop {
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
-    /// The batch being applied (decoded, triggered, committed) while the next one is collected. At
-    /// most one: a batch starts only once the one before it has committed, so each partition's
+    /// The batch being applied (decoded, triggered, written) while the next one is collected. At
+    /// most one: a batch starts only once the one before it has been applied, so each partition's
     /// messages are still applied in order.
     var inFlight: (messages: Int, started: ContinuousClock.Instant, task: Task<BatchResult, any Error>)?
+    /// What the batches applied since the store's last commit hold (`WorkerOptions.batchesPerCommit`).
+    var uncommitted = Uncommitted()
+
+    struct Uncommitted {
+        var batches = 0
+        var positions: [TopicPartition: Int64] = [:]
+        var deadLetters = false
+        /// A sweep wrote since the last commit.
+        var swept = false
+        var isEmpty: Bool { batches == 0 && !swept }
+    }
 
     /// Dead letters are flushed after each batch: waiting to fill a request only delays the flush.
     static func deadLetterProducer(_ bootstrap: String) -> KafkaProducerConfiguration {
@@ -138,7 +154,8 @@ final class WorkerLoop {
     /// still waiting, also when consuming failed.
     func run() async throws {
         do {
-            try await consume()
+            // The worker says when to commit (`commit()`), not the group.
+            try await worker.dispatcher.store.withGroupedCommits(.max) { try await consume() }
         } catch {
             try? await deadLetters?.finish()
             throw error
@@ -157,6 +174,8 @@ final class WorkerLoop {
             // With nothing in hand, wait in librdkafka for the next message: this task runs on a
             // thread of its own (`ThreadExecutor`).
             switch consumer.poll(pending.isEmpty && inFlight == nil ? 100 : 0) {
+            case nil where pending.isEmpty && inFlight == nil:
+                try await commit()  // idle: what was applied becomes durable and visible
             case nil:
                 try await settle()  // nothing more came: apply what is in hand and wait for it
             case .message(let message):
@@ -183,16 +202,18 @@ final class WorkerLoop {
             if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp {
                 try await settle()
                 try await sweep()
+                try await commit()
                 worker.log.info("caught up on every assigned partition; exiting")
                 break
             }
             if ContinuousClock.now - lastSweep >= options.sweepInterval { try await sweep() }
         }
         try await settle()
+        try await commit()
     }
 
     /// Starts applying the batch in hand — in one transaction: effects and positions — once the
-    /// batch before it has committed, and returns without waiting: the next batch is collected meanwhile.
+    /// batch before it has been applied, and returns without waiting: the next batch is collected meanwhile.
     /// Its decoding starts at once: it reads no store, so it runs beside the batch before it, and the
     /// store's writer goes from one batch to the next without waiting for a decode.
     func apply() async throws {
@@ -231,19 +252,33 @@ final class WorkerLoop {
         try await finishInFlight()
     }
 
-    /// Waits for the batch in flight, if any; then records its positions, commits them to Kafka and
-    /// publishes the dead letters it committed.
+    /// Waits for the batch in flight, if any, and records its positions; commits the store once
+    /// `batchesPerCommit` batches wait for it.
     func finishInFlight() async throws {
         guard let flight = inFlight else { return }
         inFlight = nil
         let result = try await flight.task.value
-        for (tp, position) in result.positions { tracker.stored(tp, position) }
-        consumer.commit(result.positions.mapValues(\.next))
+        for (tp, position) in result.positions {
+            tracker.stored(tp, position)
+            uncommitted.positions[tp] = max(uncommitted.positions[tp] ?? 0, position.next)
+        }
+        uncommitted.batches += 1
+        if result.outcomes.deadLetters > 0 { uncommitted.deadLetters = true }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
         worker.status.set(batchDone: true)
         updateLag()
-        if result.outcomes.deadLetters > 0 { deadLetters?.wake() }
+        if uncommitted.batches >= options.batchesPerCommit { try await commit() }
+    }
+
+    /// Commits what was applied since the last commit; then commits its positions to Kafka and
+    /// publishes the dead letters it committed.
+    func commit() async throws {
+        guard !uncommitted.isEmpty else { return }
+        try await worker.dispatcher.store.commitGroupedWrites()
+        consumer.commit(uncommitted.positions)
+        if uncommitted.deadLetters { deadLetters?.wake() }
+        uncommitted = Uncommitted()
     }
 
     /// The sweep with the group's low watermark (none while it is unknown).
@@ -256,7 +291,8 @@ final class WorkerLoop {
         let parked = try await dispatcher.store.read { try $0.countDocuments(inCollection: "parkedFareContracts") }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
-        if result.outcomes.deadLetters > 0 { deadLetters?.wake() }
+        uncommitted.swept = true
+        if result.outcomes.deadLetters > 0 { uncommitted.deadLetters = true }
         worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
     }
 
@@ -329,11 +365,13 @@ final class WorkerLoop {
     func revoke(_ partitions: [TopicPartition]) async {
         do {
             try await settle()
+            try await commit()
         } catch {
-            // Nothing of the failed batch committed, nor of any after it; their messages are consumed
-            // again by the next owner.
+            // Nothing since the last commit committed, the failed batch included, nor will anything
+            // after it; their messages are consumed again by the next owner.
             worker.log.error("batch abandoned at revocation: \(error)")
             inFlight = nil
+            uncommitted = Uncommitted()
             pending = []
             pendingBytes = 0
         }

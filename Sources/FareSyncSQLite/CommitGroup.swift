@@ -70,6 +70,19 @@ final class CommitGroup: @unchecked Sendable {
         return try commit(db)
     }
 
+    /// Commits what the group holds, and goes on. A failure counts as a failed write of the group.
+    func commitNow(_ db: Database) throws -> Leftovers? {
+        if ended { return nil }
+        if let failure { throw CommitGroupError(cause: failure) }
+        do {
+            return try commit(db)
+        } catch {
+            failure = error
+            abandon(db)
+            throw error
+        }
+    }
+
     /// Rolls back what the group holds.
     func abandon(_ db: Database) {
         if db.isInsideTransaction { try? db.rollback() }

@@ -133,6 +133,13 @@ public final class SQLiteStore: DocumentStore {
         return result
     }
 
+    public func commitGroupedWrites() async throws {
+        guard let group = group.withLock({ $0 }) else { return }
+        let leftovers = try await pool.writeWithoutTransaction { db in try group.commitNow(db) }
+        checkpointer.committed()
+        withExtendedLifetime(leftovers) {}
+    }
+
     public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
         try await pool.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT path, data FROM documents ORDER BY path")

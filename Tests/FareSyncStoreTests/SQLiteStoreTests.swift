@@ -127,6 +127,30 @@ final class TemporaryStore {
         #expect(seen == [true, false, true, true, true, false, true])
     }
 
+    /// A group commits when told to, and goes on: the writes before the call are visible to
+    /// another connection at once, the ones after it only at the next commit.
+    @Test func aCommitGroupCommitsWhenTold() async throws {
+        let tmp = try TemporaryStore()
+        let store = try SQLiteStore(path: tmp.path)
+        let other = try SQLiteStore(path: tmp.path)
+        func visible(_ path: String) async throws -> Bool { try await other.read { try $0.hasDocument(path) } }
+        var seen: [Bool] = []
+        try await store.withGroupedCommits(.max) {
+            try await store.write { try $0.setDocument("a/1", .string("one")) }
+            try await store.write { try $0.setDocument("a/2", .string("two")) }
+            seen.append(try await visible("a/2"))
+            try await store.commitGroupedWrites()
+            seen += [try await visible("a/1"), try await visible("a/2")]
+            try await store.write { try $0.setDocument("a/3", .string("three")) }
+            seen.append(try await visible("a/3"))
+            try await store.commitGroupedWrites()
+            try await store.commitGroupedWrites()  // nothing held: nothing to do
+            seen.append(try await visible("a/3"))
+        }
+        try await store.commitGroupedWrites()  // outside a group: nothing to do
+        #expect(seen == [false, true, true, false, true])
+    }
+
     /// Between the transactions of a commit group what they only read is dropped; what they wrote —
     /// an account, a document, a contract order — stays visible to the next ones until the commit.
     @Test func aCommitGroupKeepsWritesVisibleAfterDroppingReads() async throws {
@@ -344,6 +368,7 @@ final class FailingStore: DocumentStore, @unchecked Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.read(body) }
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws { try await inner.exportDocuments(sink) }
     func withGroupedCommits<T: Sendable>(_ n: Int, _ body: () async throws -> T) async throws -> T { try await inner.withGroupedCommits(n, body) }
+    func commitGroupedWrites() async throws { try await inner.commitGroupedWrites() }
 }
 
 /// The transaction's accelerations, which the SQLite store has.

@@ -25,6 +25,18 @@ public protocol DocumentStore: Sendable {
     /// `body` see its writes (`exportDocuments` sees what is committed). A store that cannot group
     /// commits just runs `body`.
     func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T
+
+    /// Inside `withGroupedCommits`: commits what the group holds now, rather than at its
+    /// `transactionsPerCommit`-th write or at its end. Throws as a write of the group would. A
+    /// store that cannot group commits, or a call outside a group, has nothing to commit.
+    ///
+    /// ```swift
+    /// try await store.withGroupedCommits(.max) {
+    ///     for batch in backlog { try await dispatcher.process(batch) }
+    ///     try await store.commitGroupedWrites()   // durable here, before telling anyone
+    /// }
+    /// ```
+    func commitGroupedWrites() async throws
 }
 
 extension DocumentStore {
@@ -36,6 +48,8 @@ extension DocumentStore {
     public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
         try await body()
     }
+
+    public func commitGroupedWrites() async throws {}
 }
 
 /// What a trigger may read and change inside one transaction.
