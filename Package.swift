@@ -230,7 +230,7 @@ let package = Package(
         // Against librdkafka's mock cluster, in-process over TCP: the worker, its group, the reader.
         .testTarget(
             name: "FareSyncKafkaIntegrationTests",
-            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafka"]
+            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafka", "FareSyncSQLite"]
         ),
     ],
     swiftLanguageModes: [.v6]
