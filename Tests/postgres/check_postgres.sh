@@ -60,24 +60,28 @@ for _ in $(seq 50); do [ -s boot.txt ] && break; sleep 0.1; done
 "$FARESYNC" simulate --users 4000 --seed 31 --faults --out big.jsonl 2>/dev/null
 "$FARESYNC" replay big.jsonl --store sqlite:big.sqlite >/dev/null && "$FARESYNC" export --store sqlite:big.sqlite --out big.comparable --comparable
 "$FARESYNC" replay big.jsonl --brokers @boot.txt >publish.out || fail "replay --brokers"
-WORKER_FLAGS=(--kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500 --sweep-interval 1 --batch-size 500 --log-level warning)
+WORKER_FLAGS=(--kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500 --sweep-interval 1 --log-level warning)
 
 # three_workers NAME DISRUPTION: three workers in group NAME on database NAME; DISRUPTION (none,
 # kill or restart) happens after the first commit of the group.
 three_workers() {
-  local name=$1 disruption=$2 url pids=() statuses=() i
+  local name=$1 disruption=$2 url pids=() statuses=() i batch=500
   url=$(database "$name")
+  # Smaller batches for the restart: more transactions, so that the run still has work in hand when
+  # the server goes down under it.
+  [ "$disruption" = restart ] && batch=50
   for i in 1 2 3; do
-    "$FARESYNC" run --brokers @boot.txt --group "$name" --store "$url" --exit-at-end "${WORKER_FLAGS[@]}" 2>"$name-$i.err" &
+    "$FARESYNC" run --brokers @boot.txt --group "$name" --store "$url" --exit-at-end --batch-size "$batch" "${WORKER_FLAGS[@]}" \
+      2>"$name-$i.err" &
     pids+=($!)
   done
   if [ "$disruption" != none ]; then
-    # Wait for the group's first commit, then a random half second more.
+    # Wait for the group's first commit; a kill comes a random half second later.
     for _ in $(seq 200); do
       [ "$(psql -tAq "$url" -c "SELECT count(*) FROM offsets" 2>/dev/null || echo 0)" -gt 0 ] && break
       sleep 0.05
     done
-    sleep "0.$((RANDOM % 5))"
+    [ "$disruption" = kill ] && sleep "0.$((RANDOM % 5))"
     if [ "$disruption" = kill ]; then
       kill -9 "${pids[0]}"
     else
@@ -113,7 +117,7 @@ three_workers restarted restart
 # /readyz while the server is away: not ready, then ready again when it is back.
 PORT=$(free_port)
 url=$(database readyz)
-"$FARESYNC" run --brokers @boot.txt --group readyz --store "$url" --http-port "$PORT" "${WORKER_FLAGS[@]}" 2>readyz.err &
+"$FARESYNC" run --brokers @boot.txt --group readyz --store "$url" --http-port "$PORT" --batch-size 500 "${WORKER_FLAGS[@]}" 2>readyz.err &
 W=$!
 ready() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz"; }
 for _ in $(seq 100); do [ "$(ready)" = 200 ] && break; sleep 0.2; done
