@@ -126,9 +126,6 @@ final class WorkerLoop {
         var batches = 0
         var positions: [TopicPartition: Int64] = [:]
         var deadLetters = false
-        /// A sweep wrote since the last commit.
-        var swept = false
-        var isEmpty: Bool { batches == 0 && !swept }
     }
 
     /// Dead letters are flushed after each batch: waiting to fill a request only delays the flush.
@@ -272,11 +269,12 @@ final class WorkerLoop {
     }
 
     /// Commits what was applied since the last commit; then commits its positions to Kafka and
-    /// publishes the dead letters it committed.
+    /// publishes the dead letters it committed. The store's commit is asked for also when no batch
+    /// is waiting: other writes join the group too (the sweep, the dead-letter relay's position,
+    /// `/readyz`'s probe), and an open group holds the file's write lock.
     func commit() async throws {
-        guard !uncommitted.isEmpty else { return }
         try await worker.dispatcher.store.commitGroupedWrites()
-        consumer.commit(uncommitted.positions)
+        if !uncommitted.positions.isEmpty { consumer.commit(uncommitted.positions) }
         if uncommitted.deadLetters { deadLetters?.wake() }
         uncommitted = Uncommitted()
     }
@@ -291,7 +289,6 @@ final class WorkerLoop {
         let parked = try await dispatcher.store.read { try $0.countDocuments(inCollection: "parkedFareContracts") }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
-        uncommitted.swept = true
         if result.outcomes.deadLetters > 0 { uncommitted.deadLetters = true }
         worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
     }

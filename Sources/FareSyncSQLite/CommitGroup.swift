@@ -70,12 +70,14 @@ final class CommitGroup: @unchecked Sendable {
         return try commit(db)
     }
 
-    /// Commits what the group holds, and goes on. A failure counts as a failed write of the group.
-    func commitNow(_ db: Database) throws -> Leftovers? {
-        if ended { return nil }
+    /// Commits what the group holds, if anything, and goes on; whether it committed, and what the
+    /// overlay held. A failure counts as a failed write of the group.
+    func commitNow(_ db: Database) throws -> (committed: Bool, leftovers: Leftovers?) {
+        if ended { return (false, nil) }
         if let failure { throw CommitGroupError(cause: failure) }
+        guard open != nil else { return (false, nil) }
         do {
-            return try commit(db)
+            return (true, try commit(db))
         } catch {
             failure = error
             abandon(db)

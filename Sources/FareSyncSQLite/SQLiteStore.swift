@@ -135,8 +135,8 @@ public final class SQLiteStore: DocumentStore {
 
     public func commitGroupedWrites() async throws {
         guard let group = group.withLock({ $0 }) else { return }
-        let leftovers = try await pool.writeWithoutTransaction { db in try group.commitNow(db) }
-        checkpointer.committed()
+        let (committed, leftovers) = try await pool.writeWithoutTransaction { db in try group.commitNow(db) }
+        if committed { checkpointer.committed() }
         withExtendedLifetime(leftovers) {}
     }
 

@@ -6,7 +6,8 @@ import Foundation
 import Testing
 
 /// When a worker commits its commit group: what it applied must reach the file once it has nothing
-/// more in hand, not only after `batchesPerCommit` batches or at its end.
+/// more in hand, not only after `batchesPerCommit` batches or at its end, and an idle worker leaves
+/// the file's write lock to others.
 @Suite(.serialized) struct WorkerCommitTests {
     @Test func aRunningWorkerCommitsWhatItAppliedOnceIdle() async throws {
         let (cluster, messages) = try KafkaWorkerTests.clusterWithTraffic(brokers: 1, users: 40, seed: 12)
@@ -39,9 +40,20 @@ import Testing
         }
         let seen = try await committed()
         let batches = worker.status.batches
+        // Nor does the idle worker hold the file's write lock: writes that are not batches (the
+        // dead-letter relay's position, `/readyz`'s probe) join its group too, and are committed with it.
+        try await worker.dispatcher.store.write { _ in }
+        let otherWrote: Bool
+        do {
+            try await other.write { try $0.setDocument("probe/1", .string("written beside the worker")) }
+            otherWrote = true
+        } catch {
+            otherWrote = false
+        }
         worker.stop()
         try await run.value
         #expect(seen == published, "every message's position is committed while the worker runs")
         #expect(batches > 1)
+        #expect(otherWrote, "another connection writes while the worker idles")
     }
 }
