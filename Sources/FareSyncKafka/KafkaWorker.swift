@@ -171,10 +171,11 @@ final class WorkerLoop {
             // With nothing in hand, wait in librdkafka for the next message: this task runs on a
             // thread of its own (`ThreadExecutor`).
             switch consumer.poll(pending.isEmpty && inFlight == nil ? 100 : 0) {
-            case nil where pending.isEmpty && inFlight == nil:
-                try await commit()  // idle: what was applied becomes durable and visible
             case nil:
-                try await settle()  // nothing more came: apply what is in hand and wait for it
+                // Nothing more came: no backlog waits. Apply what is in hand, wait for it, and make
+                // what was applied durable and visible.
+                try await settle()
+                try await commit()
             case .message(let message):
                 let tp = TopicPartition(topic: message.topic, partition: message.coordinates!.partition)
                 guard let state = tracker.states[tp] else { continue }  // not (or no longer) ours

@@ -188,19 +188,20 @@ grep "^mirrored to" big.out | sed 's/^/     /'
 check "mirror --verify after the 100 k-event replay and the emulator's faults" "$FARESYNC" mirror --store "sqlite:$WORK/big.sqlite" --verify
 
 # 9. The worker SIGKILLed 5 times while it mirrors (each time once the mirror has moved on and the
-#    worker has run ahead of it), restarted each time; then run to the end.
+#    worker has run ahead of it), restarted each time on more traffic; then run to the end.
 kill "$BROKER_PID" 2> /dev/null; wait "$BROKER_PID" 2> /dev/null || true
 rm -f boot.txt
 "$FARESYNC" dev-broker --partitions 9 --bootstrap-file boot.txt > broker.out 2> broker.err &
 BROKER_PID=$!
 for _ in $(seq 100); do [ -s boot.txt ] && break; sleep 0.1; done
-"$FARESYNC" simulate --users 8000 --seed 43 --brokers @boot.txt 2> /dev/null
 curl -fs -X DELETE "http://127.0.0.1:$PORT/emulator/v1/projects/$PROJECT/databases/(default)/documents" > /dev/null  # another store's mirror
 WORKER=(run --brokers @boot.txt --group kills --store "sqlite:$WORK/kills.sqlite" --sweep-interval 1 --log-level error
         --kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500)
 mid=0
 reached=0
 for kill in 1 2 3 4 5; do
+  # A new day of traffic before each start, so that every kill finds a backlog in hand.
+  "$FARESYNC" simulate --users 4000 --seed $((42 + kill)) --brokers @boot.txt 2> /dev/null
   KILL_HTTP=$(free_port)
   "$FARESYNC" "${WORKER[@]}" --http-port "$KILL_HTTP" 2>> kills.err &
   pid=$!
@@ -213,7 +214,7 @@ for kill in 1 2 3 4 5; do
     [ "$position" -gt "$reached" ] && [ $((head - position)) -gt 1000 ] && break
     sleep 0.1
   done
-  sleep "$(python3 -c "import random; random.seed($kill); print(round(random.random() * 0.3, 2))")"
+  sleep "$(python3 -c "import random; random.seed($kill); print(round(random.random() * 0.1, 2))")"
   kill -9 "$pid"; wait "$pid" 2> /dev/null || true
   reached=$(mirror_position)
   head=$(sqlite3 "$WORK/kills.sqlite" "SELECT head FROM feed" 2> /dev/null || echo 0)
