@@ -51,10 +51,10 @@ extension StoreAccelerations {
     public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
     public func prefetchParked(accounts: [String], contractIds: [String]) throws {}
     public func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
-        try partitions.map { try position(consumer: consumer, topic: $0.topic, partition: $0.partition) }
+        try positionsOneByOne(consumer: consumer, partitions: partitions)
     }
     public func setPositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
-        for (tp, p) in positions { try setPosition(consumer: consumer, topic: tp.topic, partition: tp.partition, p) }
+        try setPositionsOneByOne(consumer: consumer, positions)
     }
     public func load(_ rows: PartitionRows) throws { try loadOneByOne(rows) }
     public func writeBack() throws {}
@@ -94,12 +94,22 @@ extension StoreTransaction {
     /// A consumer's positions in `partitions`, in order (`StoreAccelerations.positions`).
     public func storedPositions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
         if let fast = accelerations { return try fast.positions(consumer: consumer, partitions: partitions) }
-        return try partitions.map { try position(consumer: consumer, topic: $0.topic, partition: $0.partition) }
+        return try positionsOneByOne(consumer: consumer, partitions: partitions)
     }
 
     /// Sets a consumer's positions (`StoreAccelerations.setPositions`).
     public func storePositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
         if let fast = accelerations { return try fast.setPositions(consumer: consumer, positions) }
+        try setPositionsOneByOne(consumer: consumer, positions)
+    }
+
+    /// `positions` through `position(consumer:topic:partition:)`, one partition at a time.
+    public func positionsOneByOne(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
+        try partitions.map { try position(consumer: consumer, topic: $0.topic, partition: $0.partition) }
+    }
+
+    /// `setPositions` through `setPosition`, one partition at a time.
+    public func setPositionsOneByOne(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
         for (tp, p) in positions { try setPosition(consumer: consumer, topic: tp.topic, partition: tp.partition, p) }
     }
 
