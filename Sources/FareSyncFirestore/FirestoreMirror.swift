@@ -8,13 +8,20 @@ import ServiceLifecycle
 /// change feed (`DocumentChange`) that commits each page of changes, up to 500 writes, as one
 /// Firestore commit.
 ///
-/// Its position lives where its writes land: each commit also writes `_faresync/mirror`
-/// (`position`, and `feed`, the store's identity), with a precondition on that document's update
-/// time. So a crash between two commits repeats nothing that matters (a page is applied again,
-/// with the same result), an emulator that restarted empty fails the precondition and is filled
-/// again from the beginning of the feed, and an emulator that mirrors another store is cleared
-/// first. The store only learns how far the mirror got (`setFeedPosition`), so that it keeps the
-/// tombstones the mirror has not passed yet.
+/// Two commits are in flight at a time, so that the emulator never waits for the mirror between
+/// two of them; they never write the same document, so the order in which the emulator applies
+/// them does not matter.
+///
+/// Its position lives where its writes land: each commit also writes one of two position
+/// documents, `_faresync/mirror` and `_faresync/mirror-1`, in turn (`position`, and `feed`, the
+/// store's identity), with a precondition on that document's update time. The commit before it may
+/// still fail, so a commit sent while another is in flight records the position both of them
+/// start from, and a commit sent alone the position it ends at: the greater of the two documents'
+/// positions is then always covered. So a crash repeats nothing that matters (a page or two are
+/// applied again, with the same result), an emulator that restarted empty fails the precondition
+/// and is filled again from the beginning of the feed, and an emulator that mirrors another store
+/// is cleared first. The store only learns how far the mirror got (`setFeedPosition`), so that it
+/// keeps the tombstones the mirror has not passed yet.
 ///
 /// A document the emulator refuses for good (a reserved or empty member name, a value Firestore
 /// cannot hold, a document over its size limit) is recorded at `_faresync/mirror/refused/{id}` with
@@ -37,17 +44,24 @@ public actor FirestoreMirror: Service {
     let pacing: @Sendable () -> Duration
 
     /// Where the mirror stands in the feed, once attached to the emulator.
-    private var attachment: Attachment?
-    private var refused: [String: String] = [:]
+    var attachment: Attachment?
+    var refused: [String: String] = [:]
+    /// The commits sent and not answered yet, oldest first (at most two).
+    var inFlight: [InFlight] = []
+    /// The position document the last commit wrote.
+    var lastLane = 1
     private var lastRegistered: (position: Int64, at: ContinuousClock.Instant)?
     private var behindSince: ContinuousClock.Instant?
-    public private(set) var status = MirrorStatus()
+    public internal(set) var status = MirrorStatus()
 
     struct Attachment {
         var identity: String
+        /// Every change up to here is in the emulator.
         var position: Int64
-        /// The update time of `_faresync/mirror` as this mirror last wrote it (nil: it must not exist).
-        var updateTime: String?
+        /// The greatest position a position document holds (at most `position`).
+        var recorded: Int64 = 0
+        /// The update time of each position document as this mirror last saw it (nil: it must not exist).
+        var updateTimes: [String?] = [nil, nil]
     }
 
     /// A change and the Firestore write that applies it.
@@ -56,7 +70,8 @@ public actor FirestoreMirror: Service {
         var write: FirestoreWrite
     }
 
-    public static let positionPath = "_faresync/mirror"
+    /// The two position documents, which commits write in turn.
+    public static let positionPaths = ["_faresync/mirror", "_faresync/mirror-1"]
     static let refusedCollection = "_faresync/mirror/refused"
     /// Firestore's limit of writes per commit.
     public static let maxWrites = 500
@@ -134,11 +149,12 @@ public actor FirestoreMirror: Service {
                 }
                 backoff = .milliseconds(100)
             } catch is CancellationError {
-                return
+                break
             } catch {
                 try await wait(after: error, backoff: &backoff)
             }
         }
+        while !inFlight.isEmpty { _ = try? await landOldest() }
     }
 
     /// Applies every change committed before the call, retrying failures with backoff; `progress`
@@ -155,7 +171,7 @@ public actor FirestoreMirror: Service {
                 // No attachment: the emulator's position changed under the mirror, which starts over.
                 guard let position = attachment?.position else { continue }
                 progress?(position, target!)
-                if applied == 0 || position >= target! {
+                if applied == 0 || (position >= target! && inFlight.isEmpty) {
                     try await register(force: true)
                     return
                 }
@@ -179,45 +195,49 @@ public actor FirestoreMirror: Service {
         backoff = min(backoff * 2, .seconds(5))
     }
 
-    /// Commits the next page of changes; how many changes it applied (0: caught up).
+    /// Sends the next page of changes, and waits for the commit before it; how many changes it
+    /// sent or saw land (0: caught up, nothing in flight).
     ///
-    /// While a page is committed, the next one is read and encoded (`readAhead`): the emulator's
-    /// answer, not FareSync's encoding, then bounds the mirror.
+    /// While a page is committed, the next one is read and encoded (`readAhead`) and sent: the
+    /// emulator's answers, not FareSync's encoding, then bound the mirror.
     public func step() async throws -> Int {
         let attached = try await attach()
-        let page = try await nextPage(after: attached.position)
+        let page = try await nextPage(after: inFlight.last?.end ?? attached.position)
         var writes = page.writes
-        // A commit also clears the refusal records of the documents it writes, and writes the position.
+        // A commit also clears the refusal records of the documents it writes, and writes the
+        // position; it stops before a document the commit in flight writes.
+        let busy = inFlight.last?.paths ?? []
         var writesNeeded = 1
         for (i, pending) in writes.enumerated() {
             writesNeeded += refused[pending.change.path] == nil ? 1 : 2
-            if writesNeeded > Self.maxWrites {
+            if writesNeeded > Self.maxWrites || busy.contains(pending.change.path) {
                 writes.removeLast(writes.count - i)
                 break
             }
         }
-        updateLag(head: page.head, position: attached.position, pending: !writes.isEmpty)
+        updateLag(head: page.head, position: attached.position, pending: !writes.isEmpty || !inFlight.isEmpty)
         guard let last = writes.last?.change.position else {
+            if !inFlight.isEmpty { return try await landOldest() }
+            // The last commit was sent behind another: the position documents lag behind what landed.
+            if attached.recorded < attached.position {
+                do {
+                    try await commitAlone([], refusal: nil)
+                } catch {
+                    guard error.failedAPrecondition else { throw error }
+                    detach(error)
+                    return 0
+                }
+            }
             try await register(force: false)
             return 0
         }
         readAhead = (last, Task.detached { [store, endpoint = client.endpoint] in try await Self.page(of: store, after: last, endpoint: endpoint) })
-        do {
-            try await commit(writes[...])
-        } catch let error as FirestoreError {
-            readAhead?.page.cancel()
-            readAhead = nil
-            if case .refused(_, let status, _) = error, ["FAILED_PRECONDITION", "NOT_FOUND", "ABORTED", "ALREADY_EXISTS"].contains(status) {
-                // Someone else moved `_faresync/mirror` (or the emulator restarted empty): start over
-                // from what the emulator says.
-                logger.notice("mirror: the emulator's position changed (\(status)); reading it again")
-                attachment = nil
-                return 0
-            }
-            throw error
-        }
+        let sent = launch(writes[...], refusal: nil)
+        inFlight.append(sent)
+        if inFlight.count > 1 { _ = try await landOldest() }
         try await register(force: false)
-        updateLag(head: page.head, position: attachment?.position ?? 0, pending: (attachment?.position ?? 0) < page.head)
+        let position = attachment?.position ?? 0
+        updateLag(head: page.head, position: position, pending: position < page.head)
         return writes.count
     }
 
@@ -228,7 +248,7 @@ public actor FirestoreMirror: Service {
     }
 
     /// The page after `position` read while the commit before it was in flight, if any.
-    private var readAhead: (after: Int64, page: Task<Page, any Error>)?
+    var readAhead: (after: Int64, page: Task<Page, any Error>)?
 
     private func nextPage(after position: Int64) async throws -> Page {
         if let ahead = readAhead {
@@ -252,16 +272,20 @@ public actor FirestoreMirror: Service {
     private func attach() async throws -> Attachment {
         if let attachment { return attachment }
         let identity = try await store.readCommitted { try $0.feedIdentity() }
-        var attached = Attachment(identity: identity, position: 0, updateTime: nil)
-        if let current = try await client.get(Self.positionPath) {
-            if current.fields["feed"] == .string(identity), case .integer(let position)? = current.fields["position"] {
-                attached.position = position
-                attached.updateTime = current.updateTime
-            } else {
+        var attached = Attachment(identity: identity, position: 0)
+        for (lane, path) in Self.positionPaths.enumerated() {
+            guard let current = try await client.get(path) else { continue }
+            guard current.fields["feed"] == .string(identity), case .integer(let position)? = current.fields["position"] else {
                 logger.notice("mirror: \(client.endpoint) holds another store's mirror; clearing it")
                 try await client.clearEmulator()
+                attached = Attachment(identity: identity, position: 0)
+                break
             }
-        } else {
+            attached.position = max(attached.position, position)
+            attached.recorded = attached.position
+            attached.updateTimes[lane] = current.updateTime
+        }
+        if attached.updateTimes == [nil, nil] {
             logger.info("mirror: \(client.endpoint) holds no mirror of this store; filling it from the beginning of the feed")
         }
         refused = try await Self.refusals(in: client)
@@ -284,85 +308,13 @@ public actor FirestoreMirror: Service {
     }
 
     /// Tells the store how far the mirror got, at most once a second unless forced.
-    private func register(force: Bool) async throws {
+    func register(force: Bool) async throws {
         guard let position = attachment?.position else { return }
         let now = ContinuousClock.now
         if let last = lastRegistered, last.position == position || (!force && now - last.at < .seconds(1)) { return }
         let name = consumerName
         try await store.write { try $0.setFeedPosition(consumer: name, position) }
         lastRegistered = (position, now)
-    }
-
-    // MARK: Committing
-
-    /// Commits the changes with the position; a page the emulator refuses as invalid is split in
-    /// halves until the refused document is alone, then recorded as refused.
-    private func commit(_ writes: ArraySlice<PendingWrite>) async throws {
-        do {
-            try await send(writes, refusal: nil)
-        } catch {
-            guard case .refused(_, "INVALID_ARGUMENT", let message) = error else { throw error }
-            if writes.count == 1 {
-                try await send([], refusal: (writes.first!.change, message))
-                return
-            }
-            let middle = writes.startIndex + writes.count / 2
-            try await commit(writes[..<middle])
-            try await commit(writes[middle...])
-        }
-    }
-
-    /// One commit: the writes, the refusal records they clear or add, and the position.
-    private func send(
-        _ writes: ArraySlice<PendingWrite>,
-        refusal: (change: DocumentChange, error: String)?
-    ) async throws(FirestoreError) {
-        guard var attached = attachment else { return }
-        let endpoint = client.endpoint
-        var all = writes.map(\.write)
-        let cleared = writes.map(\.change.path).filter { refused[$0] != nil }
-        for path in cleared { all.append(.delete(endpoint.name(Self.refusalPath(path)))) }
-        let last = refusal?.change.position ?? writes.last!.change.position
-        if let refusal {
-            let fields: [String: FirestoreValue] = [
-                "path": .string(refusal.change.path), "error": .string(refusal.error),
-                "position": .integer(refusal.change.position),
-            ]
-            all.append(.update(endpoint.name(Self.refusalPath(refusal.change.path)), fields: fields))
-            all.append(.delete(endpoint.name(refusal.change.path)))
-        }
-        all.append(
-            .update(
-                endpoint.name(Self.positionPath), fields: ["position": .integer(last), "feed": .string(attached.identity)],
-                precondition: JSONObject([attached.updateTime.map { ("updateTime", .string($0)) } ?? ("exists", .bool(false))])))
-        let times = try await client.commit(all)
-        attached.position = last
-        attached.updateTime = times.last ?? nil
-        attachment = attached
-        for path in cleared { refused[path] = nil }
-        if let refusal {
-            refused[refusal.change.path] = refusal.error
-            logger.error("mirror: the emulator refused \(refusal.change.path): \(refusal.error)")
-            MirrorMetrics.refused.increment()
-        }
-        let deletes = writes.filter { $0.change.isDeletion }.count
-        status.position = last
-        status.written += writes.count - deletes
-        status.deleted += deletes
-        status.refused = refused.count
-        MirrorMetrics.record(written: writes.count - deletes, deleted: deletes, position: last)
-    }
-
-    /// The Firestore write of one change: an update with the document's fields, or a delete.
-    static func write(_ change: DocumentChange, endpoint: FirestoreEndpoint) -> FirestoreWrite {
-        guard let text = change.text else { return .delete(endpoint.name(change.path)) }
-        let document = (try? JSONParser.parse(text, maxDepth: .max)) ?? .object(JSONObject())
-        return .update(endpoint.name(change.path), document: document, timestamps: FirestoreMapping.timestamps(at: change.path))
-    }
-
-    /// Where the refusal of the document at `path` is recorded (an id Firestore accepts for any path).
-    static func refusalPath(_ path: String) -> String {
-        refusedCollection + "/" + Hex.string(SHA256.hash(data: Array(path.utf8)).prefix(16))
     }
 
     // MARK: Lag

@@ -93,6 +93,7 @@ check "mirror fills an emulator that restarted empty" "$FARESYNC" mirror --store
 check "mirror --verify after the refill" "$FARESYNC" mirror --store "sqlite:$WORK/demo.sqlite" --verify
 
 # 6. Documents the emulator refuses for good are recorded, listed by --verify, and the rest goes on.
+#    They sit among 2400 others, so that the commit refused is one of two in flight.
 python3 - > refused.jsonl <<'EOF'
 import hashlib, json
 def line(topic, key, event, offset):
@@ -110,9 +111,12 @@ user = {"specversion": "1.0", "id": "evt-user", "source": "//firebase/auth", "ty
         "time": "2026-11-20T09:00:00Z", "datacontenttype": "application/json",
         "data": {"uid": uid, "isAnonymous": True, "createdAt": "2026-11-20T09:00:00Z"}}
 print(line("auth-users", uid, user, 0))
-print(line("fare-contracts", abt, contract("ok", {}), 0))
-print(line("fare-contracts", abt, contract("reserved-name", {"__reserved__": 1}), 1))
-print(line("fare-contracts", abt, contract("nested-array", {"matrix": [[1, 2], [3]]}), 2))
+for i in range(1200):
+    print(line("fare-contracts", abt, contract("ok-%d" % i, {}), i))
+print(line("fare-contracts", abt, contract("reserved-name", {"__reserved__": 1}), 1200))
+print(line("fare-contracts", abt, contract("nested-array", {"matrix": [[1, 2], [3]]}), 1201))
+for i in range(1200, 2400):
+    print(line("fare-contracts", abt, contract("ok-%d" % i, {}), i + 2))
 EOF
 "$FARESYNC" replay refused.jsonl --store "sqlite:$WORK/refused.sqlite" > refused.out 2>&1 || { fail "replay with refused documents"; cat refused.out; }
 set +e
@@ -155,9 +159,11 @@ sed 's/^/     /' live.out
 kill -TERM "$RUN"; wait "$RUN" 2> /dev/null || true
 check "mirror --verify after the live run (caught up by 'mirror')" bash -c "'$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' > /dev/null && '$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' --verify"
 
-mirror_position() { # the mirror's position as the emulator holds it (0 when none)
-  curl -s --max-time 10 -H "Authorization: Bearer owner" "http://127.0.0.1:$PORT/v1/projects/$PROJECT/databases/(default)/documents/_faresync/mirror" \
-    | python3 -c 'import json,sys; print(int(json.load(sys.stdin).get("fields", {}).get("position", {}).get("integerValue", 0)))'
+mirror_position() { # the mirror's position as the emulator holds it: the greater of its two documents' (0 when none)
+  for doc in mirror mirror-1; do
+    curl -s --max-time 10 -H "Authorization: Bearer owner" "http://127.0.0.1:$PORT/v1/projects/$PROJECT/databases/(default)/documents/_faresync/$doc" \
+      | python3 -c 'import json,sys; print(int(json.load(sys.stdin).get("fields", {}).get("position", {}).get("integerValue", 0)))'
+  done | sort -n | tail -1
 }
 wait_for_position_above() { # N: waits (up to 60 s) until the mirror's position passes N
   for _ in $(seq 600); do [ "$(mirror_position)" -gt "$1" ] && return 0; sleep 0.1; done
