@@ -58,6 +58,7 @@ format:
 
 ## The benchmarks of BENCHMARKS.md, release build, full sizes (several minutes).
 bench: setup
+	@command -v jcmd >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jdk-headless; }
 	$(SWIFT) build -c release --product faresync
 	$(SWIFT) build -c release --product faresync-bench
 	bash Tests/lib/with_postgres.sh .build/release/faresync-bench

@@ -292,6 +292,9 @@ struct Bench: AsyncParsableCommand {
                     round.mirror / round.floor))
         }
         let mirrorRatio = m.mirrorRate / m.floorRate
+        if !m.collected {
+            run.say("  (the JDK's jcmd is missing: the emulator's garbage was not collected before each pass, so every other pass is slow)")
+        }
         run.say(
             String(
                 format: "  %d documents (%d events): minimal client %.0f, faresync mirror %.0f documents/s   mirror_ratio %.3f (goal >= 0.9)",
