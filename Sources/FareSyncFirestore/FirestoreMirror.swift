@@ -131,10 +131,27 @@ public actor FirestoreMirror: Service {
         }
     }
 
-    /// Asks `follow()` to return after the commit in hand.
-    public func stop() { stopRequested = true }
+    /// Asks `follow()` to return after the commit in hand, without finishing a pause.
+    public func stop() {
+        stopRequested = true
+        pause?.cancel()
+    }
     private var stopRequested = false
     private func resetStop() { stopRequested = false }
+    private var pause: Task<Void, any Error>?
+
+    /// Sleeps for `duration`, unless `stop()` comes first (which throws `CancellationError`).
+    private func rest(for duration: Duration) async throws {
+        guard !stopRequested else { throw CancellationError() }
+        let sleeper = Task { try await Task.sleep(for: duration) }
+        pause = sleeper
+        defer { pause = nil }
+        try await withTaskCancellationHandler {
+            try await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+    }
 
     /// Applies every change, as it is committed, until `stop()` or cancellation. Failures are
     /// retried with backoff (100 ms, doubling, at most 5 s).
@@ -143,9 +160,11 @@ public actor FirestoreMirror: Service {
         while !Task.isCancelled && !stopRequested {
             do {
                 if try await step() == 0 {
-                    try await Task.sleep(for: pollInterval)
+                    try await rest(for: pollInterval)
                 } else if case let pause = pacing(), pause > .zero {
-                    try await Task.sleep(for: pause)
+                    // Paced: the emulator rests during the pause, with no commit in flight.
+                    while !inFlight.isEmpty { _ = try await landOldest() }
+                    try await rest(for: pause)
                 }
                 backoff = .milliseconds(100)
             } catch is CancellationError {
