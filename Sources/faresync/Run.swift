@@ -7,6 +7,7 @@ import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
+import UnixSignals
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -89,7 +90,27 @@ struct Run: AsyncParsableCommand {
                 + ((opened as? PostgresStore).map { ", \($0.retriedTransactions) transactions run again after a conflict" } ?? "")
         )
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its
-        // position is safe in the emulator).
-        if let mirror, exitAtEnd { standardError("run: " + (try await mirror.catchUpShowingProgress())) }
+        // position is safe in the emulator). The service group's signal handlers outlive it and
+        // keep SIGINT and SIGTERM from ending the process, while the catch-up retries for as long
+        // as the emulator does not answer: so the catch-up watches for them itself.
+        guard let mirror, exitAtEnd else { return }
+        let caughtUp = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask { try await mirror.catchUpShowingProgress() }
+            group.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+        if let caughtUp {
+            standardError("run: " + caughtUp)
+        } else {
+            let status = await mirror.status
+            standardError(
+                "run: interrupted while the mirror caught up, at feed position \(status.position); `faresync mirror --store \(store) --firestore \(mirror.client.endpoint.host)` goes on from there"
+            )
+        }
     }
 }

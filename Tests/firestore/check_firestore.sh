@@ -2,7 +2,8 @@
 # The Firestore mirror against the real Cloud Firestore emulator (with the shipped firestore.rules),
 # checked with Google's own Python client: the demo mirrored and verified, the app's five listeners,
 # the security rules, documents the emulator refuses, an emulator restarted empty, (with a dev
-# broker) the live worker, and the HTTP services' seed flow.
+# broker) the live worker, killed workers and a worker whose last catch-up is interrupted, and the
+# HTTP services' seed flow.
 #
 # usage: check_firestore.sh FARESYNC
 set -euo pipefail
@@ -235,6 +236,20 @@ else
   fail "the killed workers ($mid of 5 kills with the mirror behind the store)"; tail -5 kills.err
 fi
 check "mirror --verify after the killed workers" "$FARESYNC" mirror --store "sqlite:$WORK/kills.sqlite" --verify
+
+# 9b. The worker's last catch-up retries while the emulator does not answer; SIGTERM still ends it.
+"$FARESYNC" "${WORKER[@]}" --exit-at-end --firestore "127.0.0.1:$(free_port)" 2> unreachable.err &
+pid=$!
+for _ in $(seq 300); do grep -q "^run: [0-9]* messages in" unreachable.err && break; sleep 0.1; done
+sleep 1
+kill -TERM "$pid" 2> /dev/null || true
+for _ in $(seq 50); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+if ! kill -0 "$pid" 2> /dev/null && wait "$pid" && grep -q "^run: interrupted while the mirror caught up" unreachable.err; then
+  pass "run --exit-at-end with the emulator unreachable: SIGTERM ends its last catch-up"
+else
+  kill -9 "$pid" 2> /dev/null || true
+  fail "run --exit-at-end with the emulator unreachable, SIGTERM"; tail -3 unreachable.err
+fi
 
 # 10. The seed flow over HTTP with serve mirroring: what the app's users did reaches the emulator.
 HTTP_PORT=$(free_port)
