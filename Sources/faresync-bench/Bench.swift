@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncFirestore
 import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of
@@ -57,7 +58,7 @@ struct Bench: AsyncParsableCommand {
     var postgres: String?
     @Option(help: "Events of the log whose store the Firestore mirror benchmark mirrors.") var mirrorEvents = 100_000
     @Option(help: "Rounds of the Firestore mirror benchmark, floor and mirror taking turns (best of each).") var mirrorRounds = 4
-    @Option(help: "Rounds of the worker with and without --firestore, taking turns (best of each).") var firestoreWorkerRounds = 3
+    @Option(help: "Rounds of the worker with and without --firestore, taking turns (best of each).") var firestoreWorkerRounds = 5
     @Option(help: "Seconds of each wrk run of the HTTP benchmark.") var httpSeconds = 5
     @Option(help: "Rounds of the HTTP benchmark, health route and authenticated route taking turns (best of each).") var httpRounds = 3
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
@@ -301,10 +302,13 @@ struct Bench: AsyncParsableCommand {
                 m.documents, mirrorCount, m.floorRate, m.mirrorRate, mirrorRatio))
         // The worker's own time from its first message (its summary line), without the group join,
         // which the mock cluster answers in 3 to 9 s whatever the worker does, and without the
-        // mirror's catch-up after it. Each run in a group and a store of its own, after the
-        // emulator's garbage is collected; the two sides take turns, each going first in every
-        // other round.
-        func drain(_ name: String, firestore: Bool) throws -> Double {
+        // mirror's catch-up after it. Each run in a group and a store of its own, into an emptied
+        // emulator whose garbage is collected: a mirror that finds another store's documents clears
+        // them first, and the emulator's collection of them would fall on the drain. The two sides
+        // take turns, each going first in every other round.
+        let client = FirestoreClient(endpoint: FirestoreEndpoint(host: emulator.host, project: FirestoreBench.project))
+        func drain(_ name: String, firestore: Bool) async throws -> Double {
+            try await client.clearEmulator()
             _ = emulator.collectGarbage()
             let arguments = ["--group", "faresync-\(name)", "--store", "sqlite:\(run.dir)/e2e-\(name).sqlite"]
             let drained = try Child.run(
@@ -317,11 +321,11 @@ struct Bench: AsyncParsableCommand {
         for round in 0..<max(1, firestoreWorkerRounds) {
             let (plain, mirrored): (Double, Double)
             if round % 2 == 0 {
-                mirrored = try drain("firestore-\(round)", firestore: true)
-                plain = try drain("plain-\(round)", firestore: false)
+                mirrored = try await drain("firestore-\(round)", firestore: true)
+                plain = try await drain("plain-\(round)", firestore: false)
             } else {
-                plain = try drain("plain-\(round)", firestore: false)
-                mirrored = try drain("firestore-\(round)", firestore: true)
+                plain = try await drain("plain-\(round)", firestore: false)
+                mirrored = try await drain("firestore-\(round)", firestore: true)
             }
             run.say(String(format: "  round %d: the worker without --firestore %8.0f, with %8.0f events/s", round + 1, plain, mirrored))
             without = max(without, plain)
