@@ -39,7 +39,7 @@ enum FirestoreBench {
         /// Collects the JVM's garbage (`jcmd PID GC.run`; `jcmd` comes with the JDK, not the JRE);
         /// whether it could. Clearing the emulator leaves the documents of the pass before as
         /// garbage, which otherwise a collection in the middle of every other pass takes away,
-        /// making that pass about half as fast whichever side runs it.
+        /// slowing that pass down whichever side runs it.
         func collectGarbage() -> Bool {
             guard let jcmd = Self.jcmd else { return false }
             return (try? Child.run([jcmd, String(pid), "GC.run"]))?.status == 0
@@ -66,9 +66,9 @@ enum FirestoreBench {
         let pages = try await writes(of: store, endpoint: client.endpoint)
         let documents = pages.reduce(0) { $0 + $1.count }
         var result = Result(documents: documents, floorRate: 0, mirrorRate: 0, rounds: [], collected: true)
-        // The emulator's JVM compiles its commit path for a good while: a fresh one runs a pass
-        // of these documents in 5 s, and settles near 2 s only after about eight. So eight untimed
-        // passes first, then the two sides in turns, each going first in every other round.
+        // The emulator's JVM keeps compiling its commit path for several passes (BENCHMARKS.md):
+        // eight untimed passes first, then the two sides in turns, each going first in every other
+        // round.
         for _ in 0..<8 {
             try await client.clearEmulator()
             _ = emulator.collectGarbage()

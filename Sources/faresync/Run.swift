@@ -109,7 +109,7 @@ struct Run: AsyncParsableCommand {
         } else {
             let status = await mirror.status
             standardError(
-                "run: interrupted while the mirror caught up, at feed position \(status.position); `faresync mirror --store \(store) --firestore \(mirror.client.endpoint.host)` goes on from there"
+                "run: interrupted while the mirror caught up, at feed position \(status.position); `faresync mirror --store \(store) --firestore \(mirror.client.endpoint.host) --firestore-project \(mirror.client.endpoint.project)` goes on from there"
             )
         }
     }
