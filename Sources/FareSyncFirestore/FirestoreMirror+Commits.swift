@@ -73,27 +73,19 @@ extension FirestoreMirror {
             inFlight = []
             readAhead?.page.cancel()
             readAhead = nil
-            if error.failedAPrecondition {
-                detach(error)
-                return 0
-            }
-            guard case .refused(_, "INVALID_ARGUMENT", _) = error, oldest.refusal == nil else { throw error }
-            do {
+            do throws(FirestoreError) {
+                guard case .refused(_, "INVALID_ARGUMENT", _) = error, oldest.refusal == nil, !oldest.writes.isEmpty else { throw error }
                 try await commitSplitting(oldest.writes)
+                return oldest.writes.count
             } catch {
                 guard error.failedAPrecondition else { throw error }
-                detach(error)
+                // Someone else moved a position document (or the emulator restarted empty): the
+                // mirror starts over from what the emulator says.
+                logger.notice("mirror: the emulator's position changed (\(error)); reading it again")
+                attachment = nil
                 return 0
             }
-            return oldest.writes.count
         }
-    }
-
-    /// Someone else moved a position document (or the emulator restarted empty): the mirror starts
-    /// over from what the emulator says.
-    func detach(_ error: FirestoreError) {
-        logger.notice("mirror: the emulator's position changed (\(error)); reading it again")
-        attachment = nil
     }
 
     /// The emulator's answer to a commit: the update time of each of its writes.
@@ -128,7 +120,7 @@ extension FirestoreMirror {
         }
     }
 
-    func commitAlone(_ writes: ArraySlice<PendingWrite>, refusal: (change: DocumentChange, error: String)?) async throws(FirestoreError) {
+    private func commitAlone(_ writes: ArraySlice<PendingWrite>, refusal: (change: DocumentChange, error: String)?) async throws(FirestoreError) {
         let commit = launch(writes, refusal: refusal)
         record(commit, times: try await answer(of: commit))
     }

@@ -239,13 +239,9 @@ public actor FirestoreMirror: Service {
             if !inFlight.isEmpty { return try await landOldest() }
             // The last commit was sent behind another: the position documents lag behind what landed.
             if attached.recorded < attached.position {
-                do {
-                    try await commitAlone([], refusal: nil)
-                } catch {
-                    guard error.failedAPrecondition else { throw error }
-                    detach(error)
-                    return 0
-                }
+                let position = launch([], refusal: nil)
+                inFlight.append(position)
+                _ = try await landOldest()
             }
             try await register(force: false)
             return 0

@@ -1,6 +1,5 @@
 import ArgumentParser
 import FareSyncCore
-import FareSyncFirestore
 import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of
@@ -306,9 +305,8 @@ struct Bench: AsyncParsableCommand {
         // emulator whose garbage is collected: a mirror that finds another store's documents clears
         // them first, and the emulator's collection of them would fall on the drain. The two sides
         // take turns, each going first in every other round.
-        let client = FirestoreClient(endpoint: FirestoreEndpoint(host: emulator.host, project: FirestoreBench.project))
         func drain(_ name: String, firestore: Bool) async throws -> Double {
-            try await client.clearEmulator()
+            try await emulator.client.clearEmulator()
             _ = emulator.collectGarbage()
             let arguments = ["--group", "faresync-\(name)", "--store", "sqlite:\(run.dir)/e2e-\(name).sqlite"]
             let drained = try Child.run(

@@ -25,9 +25,8 @@ enum FirestoreBench {
                     "--host=127.0.0.1", "--port=\(port)",
                 ], ownGroup: true)
             let emulator = Emulator(pid: pid, host: "127.0.0.1:\(port)")
-            let client = FirestoreClient(endpoint: FirestoreEndpoint(host: emulator.host, project: project))
             for _ in 0..<240 {
-                if (try? await client.rootCollectionIds()) != nil { return emulator }
+                if (try? await emulator.client.rootCollectionIds()) != nil { return emulator }
                 try await Task.sleep(for: .milliseconds(250))
             }
             Child.stop(pid, group: true)
@@ -35,6 +34,9 @@ enum FirestoreBench {
         }
 
         func stop() { Child.stop(pid, group: true) }
+
+        /// A client of the emulator's `project` database.
+        var client: FirestoreClient { FirestoreClient(endpoint: FirestoreEndpoint(host: host, project: project)) }
 
         /// Collects the JVM's garbage (`jcmd PID GC.run`; `jcmd` comes with the JDK, not the JRE);
         /// whether it could. Clearing the emulator leaves the documents of the pass before as
@@ -62,7 +64,7 @@ enum FirestoreBench {
 
     /// Rounds of (floor, then `faresync mirror`), each into an emptied emulator; the best of each.
     static func run(exe: String, store: String, emulator: Emulator, rounds: Int) async throws -> Result {
-        let client = FirestoreClient(endpoint: FirestoreEndpoint(host: emulator.host, project: project))
+        let client = emulator.client
         let pages = try await writes(of: store, endpoint: client.endpoint)
         let documents = pages.reduce(0) { $0 + $1.count }
         var result = Result(documents: documents, floorRate: 0, mirrorRate: 0, rounds: [], collected: true)

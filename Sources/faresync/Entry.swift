@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import UnixSignals
 
 /// The `faresync` command line (SPEC §6).
 struct FareSync: AsyncParsableCommand {
@@ -74,6 +75,21 @@ func fixMmapThreshold() {
         let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
         _ = unsafeBitCast(symbol, to: Mallopt.self)(mmapThreshold, 128 * 1024)
     #endif
+}
+
+/// Runs `work` until it returns or SIGINT or SIGTERM comes, which cancels it; its result, or nil
+/// when interrupted.
+func untilInterrupted<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T? {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await work() }
+        group.addTask {
+            for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
+            return nil
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
 }
 
 /// Writes one line to standard error.

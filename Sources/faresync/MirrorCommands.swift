@@ -107,12 +107,7 @@ struct Mirror: AsyncParsableCommand {
         print(try await mirror.catchUpShowingProgress())
         guard follow else { return }
         standardError("mirror: following \(store); interrupt to stop")
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await mirror.follow() }
-            group.addTask { for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break } }
-            try await group.next()
-            group.cancelAll()
-        }
+        _ = try await untilInterrupted { try await mirror.follow() }
     }
 }
 

@@ -7,7 +7,6 @@ import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
-import UnixSignals
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -94,17 +93,7 @@ struct Run: AsyncParsableCommand {
         // keep SIGINT and SIGTERM from ending the process, while the catch-up retries for as long
         // as the emulator does not answer: so the catch-up watches for them itself.
         guard let mirror, exitAtEnd else { return }
-        let caughtUp = try await withThrowingTaskGroup(of: String?.self) { group in
-            group.addTask { try await mirror.catchUpShowingProgress() }
-            group.addTask {
-                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
-                return nil
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
-        if let caughtUp {
+        if let caughtUp = try await untilInterrupted({ try await mirror.catchUpShowingProgress() }) {
             standardError("run: " + caughtUp)
         } else {
             let status = await mirror.status
