@@ -9,7 +9,9 @@ public struct WorkerOptions: Sendable {
     public var bootstrap: String
     public var group = "faresync"
     public var topics = Topics.consumed
-    /// Sweep and stop once every assigned partition is caught up (like `kcat -e`).
+    /// Sweep and stop once the group has applied every partition of the topics to its end (like
+    /// `kcat -e`, for the whole group): this worker's own partitions caught up, and the group's
+    /// positions in the store at the broker's high watermarks for the others.
     public var exitAtEnd = false
     /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).
     public var batchSize = 4000
@@ -30,19 +32,22 @@ public struct WorkerOptions: Sendable {
 
 /// What the worker reports while it runs (health, readiness, the summary).
 public final class WorkerStatus: Sendable {
-    private let state = Mutex((assigned: 0, batches: 0, backlog: Int64(0), firstMessage: ContinuousClock.Instant?.none))
+    private let state = Mutex((assigned: 0, batches: 0, sweeps: 0, backlog: Int64(0), firstMessage: ContinuousClock.Instant?.none))
 
     public var assignedPartitions: Int { state.withLock { $0.assigned } }
     public var batches: Int { state.withLock { $0.batches } }
+    /// Sweeps run (with a watermark; a sweep skipped for want of one does not count).
+    public var sweeps: Int { state.withLock { $0.sweeps } }
     /// Messages waiting in the assigned partitions, as of the last batch.
     public var backlog: Int64 { state.withLock { $0.backlog } }
     /// When the first message was consumed (after the group join), if one was.
     public var firstMessage: ContinuousClock.Instant? { state.withLock { $0.firstMessage } }
 
-    func set(assigned: Int? = nil, batchDone: Bool = false, backlog: Int64? = nil) {
+    func set(assigned: Int? = nil, batchDone: Bool = false, swept: Bool = false, backlog: Int64? = nil) {
         state.withLock { s in
             if let assigned { s.assigned = assigned }
             if batchDone { s.batches += 1 }
+            if swept { s.sweeps += 1 }
             if let backlog { s.backlog = backlog }
         }
     }
@@ -115,6 +120,10 @@ final class WorkerLoop {
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
+    /// When `groupCaughtUp()` last asked about the partitions other members own.
+    var lastGroupCheck: ContinuousClock.Instant?
+    /// Whether the worker has said that it waits for the others' partitions.
+    var waitingForGroup = false
     /// The batch being applied (decoded, triggered, written) while the next one is collected. At
     /// most one: a batch starts only once the one before it has been applied, so each partition's
     /// messages are still applied in order.
@@ -197,11 +206,11 @@ final class WorkerLoop {
                 if fatal { throw error }
                 worker.log.warning("kafka: \(error)")
             }
-            if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp {
+            if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp, await groupCaughtUp() {
                 try await settle()
                 try await sweep()
                 try await commit()
-                worker.log.info("caught up on every assigned partition; exiting")
+                worker.log.info("the group is caught up on every partition; exiting")
                 break
             }
             if ContinuousClock.now - lastSweep >= options.sweepInterval { try await sweep() }
@@ -291,33 +300,8 @@ final class WorkerLoop {
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)
         if result.outcomes.deadLetters > 0 { uncommitted.deadLetters = true }
+        worker.status.set(swept: true)
         worker.log.debug("swept", metadata: ["watermark": "\(RFC3339.format(milliseconds: watermark))"])
-    }
-
-    /// The low watermark over every partition of the subscribed topics, not only the assigned ones:
-    /// the sweep changes the whole store, so a partition another worker lags on must hold it back
-    /// (SPEC §4: any number of workers, the same export). Assigned partitions count as this worker
-    /// tracks them; the others by the group's position in the store and the broker's watermarks. Nil
-    /// (no sweep) while any of that cannot be known.
-    func groupWatermark() async -> Int64? {
-        var states = Array(tracker.states.values)
-        do {
-            let others = try cluster.partitions(of: options.topics).filter { tracker.states[$0] == nil }
-            guard !others.isEmpty else { return PartitionTracker.lowWatermark(of: states) }
-            let group = options.group
-            // Watermarks first: a position read after them that reaches the high one covers it.
-            let watermarks = try others.map { tp throws(KafkaError) in try cluster.watermarks(tp) }
-            let positions = try await worker.dispatcher.store.read { tx in
-                try tx.storedPositions(consumer: group, partitions: others)
-            }
-            for (position, w) in zip(positions, watermarks) {
-                states.append(PartitionTracker.othersState(position: position, low: w.low, high: w.high))
-            }
-        } catch {
-            worker.log.debug("no sweep: \(error)")
-            return nil
-        }
-        return PartitionTracker.lowWatermark(of: states)
     }
 
     func updateLag() {

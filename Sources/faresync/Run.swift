@@ -15,7 +15,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Kafka bootstrap servers (or @FILE written by dev-broker).") var brokers: String
     @Option(help: "Consumer group; positions in the store are kept per group.") var group = "faresync"
     @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
-    @Flag(help: "Sweep and exit 0 once every assigned partition is caught up.") var exitAtEnd = false
+    @Flag(help: "Sweep and exit 0 once the group has applied every partition to its end.") var exitAtEnd = false
     @Option(help: "Serve /healthz, /readyz and /metrics on this port (none by default).") var httpPort: Int?
     @Option(help: "Address the HTTP server binds to.") var httpHost = "127.0.0.1"
     @Option(help: "Seconds between sweeps.") var sweepInterval = 10.0

@@ -103,17 +103,30 @@ extension KafkaWorkerTests {
         while member.assigned == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         try #require(member.assigned > 0, "the lagging member joined the group")
 
-        // The worker gets part of the partitions (range: 1 or 2 of each topic's 3), catches up, sweeps, exits.
+        // The worker gets part of the partitions (range: 1 or 2 of each topic's 3) and catches up on
+        // them; with `exitAtEnd` it then waits for the lagging member's, sweeping meanwhile.
         let worker = Self.worker(cluster, store: store, group: "lagging", topics: ["reservations"])
-        try await worker.run()
-        let nexts = try await store.read { tx in
-            try (0..<3).map { try tx.position(consumer: "lagging", topic: "reservations", partition: Int32($0))?.next }
+        let run = Task { try await worker.run() }
+        defer { worker.stop() }
+        func nexts() async throws -> [Int64?] {
+            try await store.read { tx in
+                try (0..<3).map { try tx.position(consumer: "lagging", topic: "reservations", partition: Int32($0))?.next }
+            }
         }
-        try #require(nexts.contains(3) && nexts.contains(1), "the worker caught up on part of the partitions only: \(nexts)")
+        while try await !nexts().contains(3), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // Two more sweeps: the second starts after everything the worker applied.
+        let swept = worker.status.sweeps
+        while worker.status.sweeps < swept + 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(worker.status.sweeps >= swept + 2, "the worker swept after catching up")
+        let caughtUp = try await nexts()
+        try #require(caughtUp.contains(3) && caughtUp.contains(1), "the worker caught up on part of the partitions only: \(caughtUp)")
         for uid in users.values {
             let kept = try await store.read { try $0.document("customers/\(uid)/reservations/early-\(uid)") }
             #expect(kept != nil, "the reservation of \(uid) is not expired before its payment is applied")
         }
+        #expect(worker.status.assignedPartitions > 0, "the worker waits for the lagging member's partitions rather than leave")
+        worker.stop()
+        try await run.value
 
         await member.stop()
 
@@ -125,7 +138,7 @@ extension KafkaWorkerTests {
             let next = try await store.read { try $0.position(consumer: "lagging", topic: m.topic, partition: m.coordinates!.partition)?.next }
             if let next, m.coordinates!.offset >= next { rest.append(m) }
         }
-        #expect(rest.count == 2 * (3 - nexts.filter { $0 == 3 }.count))
+        #expect(rest.count == 2 * (3 - caughtUp.filter { $0 == 3 }.count))
         try await dispatcher.process(rest, consumer: "lagging")
         try await dispatcher.sweep(watermark: t0 + 3 * 3_600_000)
         #expect(try await Self.comparable(store) == (try await Self.replayExport(messages)))

@@ -3,7 +3,7 @@
 # cluster over TCP on 127.0.0.1) with kcat as an outside client:
 #  - replay --brokers + run --exit-at-end gives the in-process replay's export;
 #  (the worker SIGKILLed mid-stream and restarted: Tests/crash/crash.sh);
-#  - the same with two workers in one group sharing the work;
+#  - the same with two workers in one group sharing the work, and with one of them killed;
 #  - faresync record writes the same lines as kcat -C -J -e, and kcat's recording replays to the same export;
 #  - /healthz, /readyz and /metrics while running.
 set -u
@@ -81,6 +81,25 @@ nb=$(sed -n 's/^run: \([0-9]*\) messages.*/\1/p' two-b.err)
 [ "${na:-0}" -gt 0 ] && [ "${nb:-0}" -gt 0 ] && [ $((na + nb)) -ge "${published:-1}" ] \
   && ok "two workers shared the work: $na and $nb messages of $published" || bad "work not shared: ${na:-?} and ${nb:-?} messages of ${published:-?}"
 same_as_replay two-workers two.sqlite
+
+# A member killed (and not restarted) right after both have partitions, with --exit-at-end: the
+# other applies its own, waits for the dead member's session to time out rather than leave, takes
+# those partitions over and exits 0 with the whole export. The dead member's batches of one message
+# keep its share unapplied when it dies. (Should the other have been alone in the group long enough
+# to apply everything, it has nothing to wait for; the line after the checks says which it was.)
+"$FARESYNC" run --brokers @boot.txt --group g-kill --store sqlite:kill.sqlite --exit-at-end "${TWO_FLAGS[@]}" 2>kill-a.err &
+A=$!
+"$FARESYNC" run --brokers @boot.txt --group g-kill --store sqlite:kill.sqlite --exit-at-end --batch-size 1 "${TWO_FLAGS[@]}" 2>kill-b.err &
+B=$!
+for _ in $(seq 600); do grep -q "assigned [1-9]" kill-a.err && grep -q "assigned [1-9]" kill-b.err && break; sleep 0.02; done
+kill -9 $B
+wait $B 2>/dev/null
+for _ in $(seq 600); do kill -0 $A 2>/dev/null || break; sleep 0.1; done
+kill -0 $A 2>/dev/null && { kill -9 $A; bad "member killed: the other did not exit within 60 s"; }
+wait $A && ok "member killed: the other exits 0" || bad "member killed: the other exits $?: $(tail -n 2 kill-a.err)"
+same_as_replay member-killed kill.sqlite
+grep -q "waiting for the group's other partitions" kill-a.err && echo "     (the other waited for the dead member's partitions)" \
+  || echo "     (the other had nothing left to wait for)"
 
 # record vs kcat, and kcat's recording replayed.
 : >kcat-all.jsonl

@@ -68,9 +68,7 @@ three_workers() {
   local name=$1 disruption=$2 url pids=() statuses=() i batch=500
   url=$(database "$name")
   # Smaller batches under a disruption: more transactions, so that the run still has work in hand
-  # when the server goes down under it, or when a killed member's session times out and the two
-  # left take its partitions over (with --exit-at-end, a member whose own partitions are caught up
-  # before then leaves).
+  # when the server goes down under it, or when a member is killed.
   [ "$disruption" != none ] && batch=50
   for i in 1 2 3; do
     "$FARESYNC" run --brokers @boot.txt --group "$name" --store "$url" --exit-at-end --batch-size "$batch" "${WORKER_FLAGS[@]}" \
