@@ -20,6 +20,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Address the HTTP server binds to.") var httpHost = "127.0.0.1"
     @Option(help: "Seconds between sweeps.") var sweepInterval = 10.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
+    @Option(help: "While a backlog waits, at most this many batches share one SQLite commit (1: a commit per batch).")
+    var batchesPerCommit = WorkerOptions(bootstrap: "").batchesPerCommit
     @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")
@@ -30,6 +32,7 @@ struct Run: AsyncParsableCommand {
     func validate() throws {
         guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard batchesPerCommit >= 1 else { throw ValidationError("--batches-per-commit must be at least 1") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         if let httpPort, !(0...65535).contains(httpPort) { throw ValidationError("--http-port must be 0...65535") }
         for setting in kafkaSettings where !setting.contains("=") {
@@ -52,6 +55,7 @@ struct Run: AsyncParsableCommand {
         options.group = group
         options.exitAtEnd = exitAtEnd
         options.batchSize = batchSize
+        options.batchesPerCommit = batchesPerCommit
         options.sweepInterval = .milliseconds(Int64(sweepInterval * 1000))
         options.deadLetterTopics = !noDeadLetterTopics
         for setting in kafkaSettings {

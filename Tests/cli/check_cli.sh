@@ -30,6 +30,7 @@ expect_status 2 1 "missing required option" simulate --users 3
 expect_status 2 1 "missing input file"      replay no-such-file.jsonl --store memory:
 expect_status 2 1 "bad store URL"           replay x.jsonl --store postgres://x
 expect_status 2 1 "zero partitions"         replay x.jsonl --partitions 0
+expect_status 2 1 "run: no batches a commit" run --brokers 127.0.0.1:1 --batches-per-commit 0
 expect_status 2 1 "unknown command"         frobnicate
 expect_status 2 1 "serve: a port out of range" serve --http-port 70000
 expect_status 2 1 "serve: leeway over 300 s" serve --token-leeway 301
