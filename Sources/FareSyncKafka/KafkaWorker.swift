@@ -221,17 +221,18 @@ final class WorkerLoop {
 
     /// Starts applying the batch in hand — in one transaction: effects and positions — once the
     /// batch before it has been applied, and returns without waiting: the next batch is collected meanwhile.
-    /// Its decoding starts at once: it reads no store, so it runs beside the batch before it, and the
-    /// store's writer goes from one batch to the next without waiting for a decode.
+    /// Its decoding starts at once, and then the store's read ahead of what its triggers will look up
+    /// (on a reader connection, where the store has one): both run beside the batch before it, so the
+    /// store's writer goes from one batch to the next without waiting for a decode or those reads.
     func apply() async throws {
         guard !pending.isEmpty else { return }
         let batch = pending
         pending = []
         pendingBytes = 0
-        let decoding = Task(executorPreference: globalConcurrentExecutor) { TriggerDispatcher.decode(batch) }
+        let dispatcher = worker.dispatcher
+        let decoding = Task(executorPreference: globalConcurrentExecutor) { await dispatcher.readAhead(TriggerDispatcher.decode(batch)) }
         try await finishInFlight()
         let group = options.group
-        let dispatcher = worker.dispatcher
         let log = worker.log
         inFlight = (
             batch.count, ContinuousClock.now,

@@ -23,8 +23,12 @@ final class CommitGroup: @unchecked Sendable {
     /// in a transaction of its own, which would otherwise stay open after the group.
     var ended = false
 
-    init(transactionsPerCommit: Int) {
+    /// Told of every commit (`ReadAheadEpochs`).
+    let epochs: ReadAheadEpochs
+
+    init(transactionsPerCommit: Int, epochs: ReadAheadEpochs) {
         self.transactionsPerCommit = transactionsPerCommit
+        self.epochs = epochs
     }
 
     /// Runs one write transaction's body in the group's SQLite transaction; commits once the group
@@ -33,10 +37,11 @@ final class CommitGroup: @unchecked Sendable {
         if ended {
             try db.beginTransaction(.immediate)
             do {
-                let tx = SQLiteTransaction(db)
+                let tx = SQLiteTransaction(db, epochs: epochs)
                 let result = try body(tx)
                 try tx.flush()
                 try db.commit()
+                epochs.committed()
                 return (result, tx.takeLeftovers())
             } catch {
                 try? db.rollback()
@@ -50,7 +55,7 @@ final class CommitGroup: @unchecked Sendable {
                 tx = open
             } else {
                 try db.beginTransaction(.immediate)
-                tx = SQLiteTransaction(db)
+                tx = SQLiteTransaction(db, epochs: epochs)
                 open = tx
             }
             let result = try body(tx)
@@ -96,6 +101,7 @@ final class CommitGroup: @unchecked Sendable {
         guard let tx = open else { return nil }
         try tx.flush()
         try db.commit()
+        epochs.committed()
         open = nil
         writes = 0
         return tx.takeLeftovers()

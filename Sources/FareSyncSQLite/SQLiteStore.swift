@@ -10,12 +10,14 @@ import Synchronization
 /// safe here because consumed offsets commit in the same transaction as their effects: what rolls
 /// back is re-consumed and applied again, exactly once. `FULL` would add an fsync per transaction.
 public final class SQLiteStore: DocumentStore {
-    private let pool: DatabasePool
+    let pool: DatabasePool
     public let path: String
     /// The commit group in force, if any (`withGroupedCommits`).
     private let group = Mutex<CommitGroup?>(nil)
     /// Checkpoints beside the writer (`Checkpointer`).
     private let checkpointer: Checkpointer
+    /// When what a reader read ahead still holds for the writer (`SQLiteStore+ReadAhead.swift`).
+    let epochs = ReadAheadEpochs()
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -80,12 +82,13 @@ public final class SQLiteStore: DocumentStore {
             if let group = self.group.withLock({ $0 }) { return try group.write(db, body) }
             var outcome: (T, Leftovers?)?
             try db.inTransaction(.immediate) {
-                let tx = SQLiteTransaction(db)
+                let tx = SQLiteTransaction(db, epochs: self.epochs)
                 let result = try body(tx)
                 try tx.flush()
                 outcome = (result, tx.takeLeftovers())
                 return .commit
             }
+            self.epochs.committed()
             return outcome!
         }
         checkpointer.committed()
@@ -96,7 +99,7 @@ public final class SQLiteStore: DocumentStore {
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         if let group = group.withLock({ $0 }) {
             // The group's writes are not committed yet: read them where they are.
-            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db)) }
+            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db, epochs: self.epochs)) }
         }
         return try await pool.read { db in try body(SQLiteTransaction(db)) }
     }
@@ -111,7 +114,7 @@ public final class SQLiteStore: DocumentStore {
     /// every later write fails too; `body` then fails, and so does this.
     public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
         guard transactionsPerCommit > 1 else { return try await body() }
-        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit)
+        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit, epochs: epochs)
         try self.group.withLock { current in
             guard current == nil else { throw DatabaseError(message: "commit groups cannot nest") }
             current = group

@@ -79,7 +79,13 @@ final class SQLiteTransaction: StoreAccelerations {
     /// `flush()` writes contract orders ordered by uid, then order id (the table's key order).
     typealias OrderKey = ContractOrderKey
 
-    init(_ db: Database) { self.db = db }
+    /// Counts the flushes and commits that make a read ahead stale (nil on a reader connection).
+    let epochs: ReadAheadEpochs?
+
+    init(_ db: Database, epochs: ReadAheadEpochs? = nil) {
+        self.db = db
+        self.epochs = epochs
+    }
 
     // The writes of `flush()` and `load(_:)`.
     static let upsertDocument = """
@@ -144,6 +150,7 @@ final class SQLiteTransaction: StoreAccelerations {
     /// found missing (a reservation written and reconciled within the transaction) is no statement
     /// at all; nor is the untracking of its reservation, which is tracked only while it exists.
     func flush() throws {
+        epochs?.flushed()
         defer {
             leftovers.items.append(stored)
             stored = [:]

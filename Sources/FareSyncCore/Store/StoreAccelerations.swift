@@ -41,6 +41,9 @@ public protocol StoreAccelerations: StoreTransaction {
     /// Writes what the transaction holds back in memory to the store now, so that a long
     /// transaction — a whole load — does not hold it all.
     func writeBack() throws
+    /// Takes what `ReadsAhead.readAhead(_:)` learned, as if this transaction had read it, unless the
+    /// store changed since; whether it took it.
+    func adopt(_ readAhead: any Sendable) -> Bool
 }
 
 extension StoreAccelerations {
@@ -58,6 +61,7 @@ extension StoreAccelerations {
     }
     public func load(_ rows: PartitionRows) throws { try loadOneByOne(rows) }
     public func writeBack() throws {}
+    public func adopt(_ readAhead: any Sendable) -> Bool { false }
 }
 
 /// The meaning of each acceleration, for any transaction: what the triggers and the load call.

@@ -17,6 +17,8 @@ public struct BatchResult: Sendable {
 public struct DecodedBatch: Sendable {
     public let messages: [SourceMessage]
     public let decoded: [Result<CloudEvent, Rejection>]
+    /// What the store read ahead for the batch (`TriggerDispatcher.readAhead(_:)`), if it did.
+    public var readAhead: (any Sendable)?
 
     public init(messages: [SourceMessage], decoded: [Result<CloudEvent, Rejection>]) {
         self.messages = messages
@@ -84,6 +86,18 @@ public final class TriggerDispatcher: Sendable {
         return DecodedBatch(messages: messages, decoded: decoded)
     }
 
+    /// Reads ahead what the batch's triggers will look up, on a connection of its own where the store
+    /// has one (`ReadsAhead`), so that the reads run beside the write of the batch before it. Users
+    /// the batch creates are not provisioned yet: their contracts are read in the write itself.
+    /// A store that cannot read ahead, or fails to, leaves the batch as it is.
+    public func readAhead(_ batch: DecodedBatch) async -> DecodedBatch {
+        guard let store = store as? any ReadsAhead else { return batch }
+        var batch = batch
+        let (messages, decoded) = (batch.messages, batch.decoded)
+        batch.readAhead = try? await store.readAhead { tx in try Self.prefetch(messages, decoded, entur: [:], tx: tx) }
+        return batch
+    }
+
     /// Applies a decoded batch, like `process(_:consumer:)`.
     @discardableResult
     public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
@@ -96,7 +110,12 @@ public final class TriggerDispatcher: Sendable {
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
             var claims = try tx.claim(ids).makeIterator()
-            if let fast = tx.accelerations { try Self.prefetch(messages, decoded, entur: enturOutcomes, tx: fast) }
+            if let fast = tx.accelerations {
+                // A read ahead that still holds stands in for the prefetch; what it could not know
+                // (the contracts of the users the batch creates) is looked up when asked for.
+                let adopted = batch.readAhead.map(fast.adopt) ?? false
+                if !adopted { try Self.prefetch(messages, decoded, entur: enturOutcomes, tx: fast) }
+            }
             for (index, message) in messages.enumerated() {
                 triggers.outcomes.events += 1
                 switch decoded[index] {

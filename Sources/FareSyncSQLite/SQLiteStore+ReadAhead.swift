@@ -1,0 +1,76 @@
+import FareSyncCore
+import GRDB
+import Synchronization
+
+/// When a read ahead on a reader connection (`SQLiteStore.readAhead`) still tells a write
+/// transaction the truth.
+///
+/// A reader sees the last commit. The writer sees that plus its open transaction, whose documents,
+/// accounts and contract orders stay in the overlay (`SQLiteTransaction`) until `flush()` writes
+/// them, and the overlay answers first. So what a reader learned about those holds for the writer
+/// as long as nothing was flushed or committed after the commit the reader saw. Each flush and each
+/// commit counts one epoch; a reader notes the epoch of the last commit before it starts reading,
+/// and a write takes its reads only while the epoch is still that one. A commit by another process
+/// on the same file (two workers on one store) counts too, once the writer notices it through
+/// `PRAGMA data_version`.
+final class ReadAheadEpochs: Sendable {
+    private let current = Atomic<Int>(0)
+    private let lastCommit = Atomic<Int>(0)
+    /// The writer connection's `PRAGMA data_version` when it last looked.
+    private let dataVersion = Atomic<Int>(-1)
+
+    /// The writer wrote documents or accounts outside the overlay (`flush()`): uncommitted, so no
+    /// reader sees them.
+    func flushed() { current.add(1, ordering: .sequentiallyConsistent) }
+
+    /// The writer committed: readers that start from now on see everything it wrote.
+    func committed() {
+        let epoch = current.add(1, ordering: .sequentiallyConsistent).newValue
+        lastCommit.store(epoch, ordering: .sequentiallyConsistent)
+    }
+
+    /// For a reader, before its first read.
+    var ofLastCommit: Int { lastCommit.load(ordering: .sequentiallyConsistent) }
+
+    /// For the writer: whether a read begun at `epoch` still holds, given the writer connection's
+    /// `PRAGMA data_version`, which changes when another connection commits.
+    func holds(_ epoch: Int, dataVersion version: Int) -> Bool {
+        if dataVersion.exchange(version, ordering: .sequentiallyConsistent) != version { committed() }
+        return current.load(ordering: .sequentiallyConsistent) == epoch
+    }
+}
+
+/// What a reader connection learned for a write transaction (`SQLiteTransaction.adopt`).
+struct SQLiteReadAhead: Sendable {
+    let epoch: Int
+    let stored: [ByteKey: SQLiteTransaction.Known]
+    let accounts: [ByteKey: AccountRecord?]
+    let orders: [ContractOrderKey: Bool]
+}
+
+extension SQLiteStore: ReadsAhead {
+    /// Runs `body` on a reader connection, which sees the last commit, while the writer works on.
+    public func readAhead(_ body: @escaping @Sendable (any StoreAccelerations) throws -> Void) async throws -> any Sendable {
+        let epoch = epochs.ofLastCommit  // before the reader's first read, which fixes what it sees
+        return try await pool.read { db in
+            let tx = SQLiteTransaction(db)
+            try body(tx)
+            return SQLiteReadAhead(epoch: epoch, stored: tx.stored, accounts: tx.accounts, orders: tx.storedOrders)
+        }
+    }
+}
+
+extension SQLiteTransaction {
+    /// Takes what a reader connection read ahead if it still holds (`ReadAheadEpochs`): documents,
+    /// accounts and contract orders, which change only in `flush()`. What this transaction already
+    /// knows stays.
+    func adopt(_ readAhead: any Sendable) -> Bool {
+        guard let ahead = readAhead as? SQLiteReadAhead, let epochs,
+            let version = try? Int.fetchOne(db, sql: "PRAGMA data_version"), epochs.holds(ahead.epoch, dataVersion: version)
+        else { return false }
+        stored.merge(ahead.stored) { mine, _ in mine }
+        accounts.merge(ahead.accounts) { mine, _ in mine }
+        storedOrders.merge(ahead.orders) { mine, _ in mine }
+        return true
+    }
+}
