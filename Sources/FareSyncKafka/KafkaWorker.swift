@@ -117,7 +117,7 @@ final class WorkerLoop {
     var consumer: KafkaConsumer!
     /// Publishes committed dead letters to `<topic>.DLT`, in a task of its own.
     var deadLetters: DeadLetterRelay?
-    /// Partitions and watermarks of the whole group's topics, for the sweep's watermark.
+    /// Partitions and watermarks of the whole group's topics, for the sweep's watermark and the end of `exitAtEnd`.
     let cluster: KafkaClusterView
     var lastSweep = ContinuousClock.now
     /// When `groupCaughtUp()` last asked about the partitions other members own.
