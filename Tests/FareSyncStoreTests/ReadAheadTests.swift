@@ -22,14 +22,19 @@ import Testing
         }
     }
 
-    @Test func aReadAheadHoldsUntilTheNextCommit() async throws {
-        let tmp = try TemporaryStore()
+    /// A store at `tmp` holding `users/a` = 1, whose writer has looked at `PRAGMA data_version`
+    /// once: a first look cannot tell what came before it, so it takes no read ahead.
+    func storeWithOneUser(_ tmp: TemporaryStore) async throws -> SQLiteStore {
         let store = try SQLiteStore(path: tmp.path)
         try await store.write { tx in try tx.setDocument("users/a", doc(1)) }
-        // The writer's first look at `PRAGMA data_version` cannot tell what came before it.
         let (first, _) = try await adopt(store, try await readAhead(store, []), reading: "users/a")
         #expect(!first)
+        return store
+    }
 
+    @Test func aReadAheadHoldsUntilTheNextCommit() async throws {
+        let tmp = try TemporaryStore()
+        let store = try await storeWithOneUser(tmp)
         let fresh = try await readAhead(store, ["users/a", "users/b"])
         let (taken, value) = try await adopt(store, fresh, reading: "users/a")
         #expect(taken)
@@ -44,11 +49,8 @@ import Testing
 
     @Test func anotherConnectionsCommitMakesItStale() async throws {
         let tmp = try TemporaryStore()
-        let store = try SQLiteStore(path: tmp.path)
+        let store = try await storeWithOneUser(tmp)
         let other = try SQLiteStore(path: tmp.path)
-        try await store.write { tx in try tx.setDocument("users/a", doc(1)) }
-        _ = try await adopt(store, try await readAhead(store, []), reading: "users/a")  // the writer's first look
-
         let stale = try await readAhead(store, ["users/a"])
         try await other.write { tx in try tx.setDocument("users/a", doc(3)) }
         let (taken, value) = try await adopt(store, stale, reading: "users/a")
@@ -58,10 +60,8 @@ import Testing
 
     @Test func inACommitGroupTheGroupsWritesWin() async throws {
         let tmp = try TemporaryStore()
-        let store = try SQLiteStore(path: tmp.path)
-        try await store.write { tx in try tx.setDocument("users/a", doc(1)) }
+        let store = try await storeWithOneUser(tmp)
         try await store.withGroupedCommits(8) {
-            _ = try await adopt(store, try await readAhead(store, []), reading: "users/a")  // the writer's first look
             let ahead = try await readAhead(store, ["users/a", "users/b"])
             // Written in the group after the reader looked: uncommitted, so the reader saw n = 1.
             try await store.write { tx in try tx.setDocument("users/a", doc(4)) }
@@ -73,7 +73,6 @@ import Testing
         }
         // A flush inside the group (a count reads SQLite) writes past the overlay: stale from then on.
         try await store.withGroupedCommits(8) {
-            _ = try await adopt(store, try await readAhead(store, []), reading: "users/a")
             let ahead = try await readAhead(store, ["users/a"])
             try await store.write { tx in try tx.setDocument("users/a", doc(5)) }
             _ = try await store.read { tx in try tx.countDocuments(inCollection: "users") }
