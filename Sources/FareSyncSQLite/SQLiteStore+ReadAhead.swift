@@ -32,11 +32,15 @@ final class ReadAheadEpochs: Sendable {
     /// For a reader, before its first read.
     var ofLastCommit: Int { lastCommit.load(ordering: .sequentiallyConsistent) }
 
-    /// For the writer: whether a read begun at `epoch` still holds, given the writer connection's
-    /// `PRAGMA data_version`, which changes when another connection commits.
-    func holds(_ epoch: Int, dataVersion version: Int) -> Bool {
+    /// For the writer: takes note of the writer connection's `PRAGMA data_version`, which changes
+    /// when another connection commits; a change counts as a commit.
+    func observe(dataVersion version: Int) {
         if dataVersion.exchange(version, ordering: .sequentiallyConsistent) != version { committed() }
-        return current.load(ordering: .sequentiallyConsistent) == epoch
+    }
+
+    /// For the writer, after `observe(dataVersion:)`: whether a read begun at `epoch` still holds.
+    func holds(_ epoch: Int) -> Bool {
+        current.load(ordering: .sequentiallyConsistent) == epoch
     }
 }
 
@@ -65,9 +69,10 @@ extension SQLiteTransaction {
     /// accounts and contract orders, which change only in `flush()`. What this transaction already
     /// knows stays.
     func adopt(_ readAhead: any Sendable) -> Bool {
-        guard let ahead = readAhead as? SQLiteReadAhead, let epochs,
-            let version = try? Int.fetchOne(db, sql: "PRAGMA data_version"), epochs.holds(ahead.epoch, dataVersion: version)
+        guard let ahead = readAhead as? SQLiteReadAhead, let epochs, let version = try? Int.fetchOne(db, sql: "PRAGMA data_version")
         else { return false }
+        epochs.observe(dataVersion: version)
+        guard epochs.holds(ahead.epoch) else { return false }
         stored.merge(ahead.stored) { mine, _ in mine }
         accounts.merge(ahead.accounts) { mine, _ in mine }
         storedOrders.merge(ahead.orders) { mine, _ in mine }
