@@ -31,21 +31,45 @@ public enum FirestoreMapping {
         var inArrays: [String: Timestamps] = [:]
     }
 
+    static let none = Timestamps()
+    static let createdAt = Timestamps(here: ["createdAt"])
+    static let created = Timestamps(here: ["created"])
     static let accessTimes = Timestamps(here: ["startDateTime", "endDateTime"])
     static let fareContract = Timestamps(
         here: ["created"],
         inArrays: ["travelRights": Timestamps(here: ["startDateTime", "endDateTime"], inArrays: ["usedAccesses": accessTimes])])
 
-    /// Which members of the document at `path` are date-times.
+    /// Which members of the document at `path` are date-times. Asked for every document a mirror
+    /// writes, so it looks at the path's segments in place rather than splitting it.
     public static func timestamps(at path: String) -> Timestamps {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        switch (segments.count, segments.first) {
-        case (2, "authUsers"): return Timestamps(here: ["createdAt"])
-        case (2, "customers"): return Timestamps(here: ["created"])
-        case (2, "parkedFareContracts"): return fareContract
-        case (4, "customers") where segments[2] == "fareContracts": return fareContract
-        case (4, "customers") where segments[2] == "reservations": return Timestamps(here: ["created"])
-        default: return Timestamps()
+        // Where the first three slashes are, and how many there are (up to four: more is no document
+        // with date-times either).
+        var slashes = (path.endIndex, path.endIndex, path.endIndex)
+        var count = 0
+        var i = path.utf8.startIndex
+        while i < path.utf8.endIndex, count < 4 {
+            if path.utf8[i] == UInt8(ascii: "/") {
+                switch count {
+                case 0: slashes.0 = i
+                case 1: slashes.1 = i
+                case 2: slashes.2 = i
+                default: break
+                }
+                count += 1
+            }
+            i = path.utf8.index(after: i)
+        }
+        switch (count, path[..<slashes.0]) {
+        case (1, "authUsers"): return createdAt
+        case (1, "customers"): return created
+        case (1, "parkedFareContracts"): return fareContract
+        case (3, "customers"):
+            switch path[path.utf8.index(after: slashes.1)..<slashes.2] {
+            case "fareContracts": return fareContract
+            case "reservations": return created
+            default: return none
+            }
+        default: return none
         }
     }
 

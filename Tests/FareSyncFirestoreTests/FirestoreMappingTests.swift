@@ -79,6 +79,18 @@ import Testing
         #expect(letter["timestamp"] == .integer(1_795_300_000_000))
     }
 
+    /// Whether `created` is a date-time depends on where the document lies, segment by segment.
+    @Test(arguments: [
+        ("customers/u", true), ("customers/u/reservations/o", true), ("customers/u/fareContracts/c", true),
+        ("parkedFareContracts/c", true), ("customers//reservations/o", true), ("customers", false),
+        ("customers/u/reservations", false), ("customers/u/payments/p", false), ("customers/u/reservations/o/more/x", false),
+        ("customersX/u", false), ("/customers/u", false), ("deadLetters/d", false), ("", false),
+    ])
+    func createdIsADateTimeWhereTheSchemasSaySo(path: String, isDateTime: Bool) throws {
+        let fields = FirestoreMapping.fields(of: try Self.parse(#"{"created":"2026-11-20T10:15:00Z"}"#), at: path)
+        #expect((fields["created"] == .timestamp(RFC3339.microseconds("2026-11-20T10:15:00Z")!)) == isDateTime)
+    }
+
     /// A date-time member that does not parse as one stays a string (no document is refused for it).
     @Test func anUnparsableDateTimeStaysAString() throws {
         let fields = FirestoreMapping.fields(of: try Self.parse(#"{"created":"yesterday"}"#), at: "customers/u")

@@ -81,6 +81,7 @@ public enum RFC3339 {
         format(us, perSecond: 1_000_000, digits: 6)
     }
 
+    /// Built byte by byte: the mirror formats every timestamp of every document it writes.
     private static func format(_ ticks: Int64, perSecond: Int64, digits: Int) -> String {
         let fraction = Int(((ticks % perSecond) + perSecond) % perSecond)
         let totalSeconds = (ticks - Int64(fraction)) / perSecond
@@ -88,12 +89,38 @@ public enum RFC3339 {
         var secondOfDay = Int(totalSeconds % 86_400)
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (y, m, d) = civilFromDays(days)
-        func pad(_ v: Int, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
+        var out: [UInt8] = []
+        out.reserveCapacity(22 + digits)
+        append(y, width: 4, then: "-", to: &out)
+        append(m, width: 2, then: "-", to: &out)
+        append(d, width: 2, then: "T", to: &out)
+        append(secondOfDay / 3600, width: 2, then: ":", to: &out)
+        append(secondOfDay / 60 % 60, width: 2, then: ":", to: &out)
+        append(secondOfDay % 60, width: 2, then: ".", to: &out)
+        append(fraction, width: digits, then: "Z", to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `value` in decimal, zero-padded on the left to `width` characters, then `separator`.
+    private static func append(_ value: Int, width: Int, then separator: Unicode.Scalar, to out: inout [UInt8]) {
+        defer { out.append(UInt8(ascii: separator)) }
+        guard value >= 0 else {
+            let text = String(value)
+            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, width - text.utf8.count)))
+            out.append(contentsOf: text.utf8)
+            return
         }
-        return
-            "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, digits))Z"
+        var count = 1
+        var power = 1
+        while value / power >= 10 {
+            power *= 10
+            count += 1
+        }
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, width - count)))
+        while power > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(value / power % 10))
+            power /= 10
+        }
     }
 
     static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
