@@ -85,12 +85,13 @@ three_workers() {
     if [ "$disruption" = kill ]; then
       kill -9 "${pids[0]}"
     else
-      # Down for a second, as after a crash, and until a worker has found it gone (for up to 15 s):
+      # Down for a second, as after a crash, and until a worker has found it gone (for up to 60 s):
       # a worker between transactions, in a rebalance, finds it gone only at its next one.
       local logs=("$PWD/$name"-*.err)
-      (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate stop >/dev/null && sleep 1 \
-        && for _ in $(seq 300); do grep -q "PostgreSQL unreachable, retrying" "${logs[@]}" && break; sleep 0.05; done \
-        && $FARESYNC_TEST_POSTGRES_CTL start >/dev/null)
+      (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate stop >/dev/null || echo "restart: pg_ctl stop failed" >"$name-stop.err"
+        sleep 1
+        for _ in $(seq 1200); do grep -q "PostgreSQL unreachable, retrying" "${logs[@]}" && break; sleep 0.05; done
+        $FARESYNC_TEST_POSTGRES_CTL start >/dev/null || echo "restart: pg_ctl start failed" >>"$name-stop.err")
     fi
   fi
   for i in 0 1 2; do wait "${pids[$i]}"; statuses+=($?); done
@@ -106,8 +107,8 @@ three_workers() {
     [ "$(echo "$counts" | wc -w)" = 3 ] && ! echo " $counts " | grep -q " 0 " && pass "$name: the work is shared ($counts messages)" \
       || fail "$name: work not shared: $counts"
   fi
-  [ "$disruption" = restart ] && { grep -q "PostgreSQL unreachable, retrying" "$name"-*.err && pass "$name: the workers waited for the server" \
-    || fail "$name: no worker noticed the restart"; }
+  [ "$disruption" = restart ] && { grep -q "PostgreSQL unreachable, retrying" "$name"-[123].err && pass "$name: the workers waited for the server" \
+    || fail "$name: no worker noticed the restart: $(cat "$name-stop.err" 2>/dev/null) $(tail -n 2 "$name"-[123].err)"; }
   same_export "$name" big.comparable "$url"
 }
 three_workers three none
