@@ -35,18 +35,8 @@ final class CommitGroup: @unchecked Sendable {
     /// holds `transactionsPerCommit` of them. Returns what the overlay held if it committed.
     func write<T>(_ db: Database, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers?) {
         if ended {
-            try db.beginTransaction(.immediate)
-            do {
-                let tx = SQLiteTransaction(db, epochs: epochs)
-                let result = try body(tx)
-                try tx.flush()
-                try db.commit()
-                epochs.committed()
-                return (result, tx.takeLeftovers())
-            } catch {
-                try? db.rollback()
-                throw error
-            }
+            let (result, leftovers) = try SQLiteStore.writeAlone(db, epochs: epochs, body)
+            return (result, leftovers)
         }
         if let failure { throw CommitGroupError(cause: failure) }
         do {

@@ -80,20 +80,26 @@ public final class SQLiteStore: DocumentStore {
             // where groups begin and end their transactions: decided before, a write could find no
             // group and then reach the writer while a group's transaction is open.
             if let group = self.group.withLock({ $0 }) { return try group.write(db, body) }
-            var outcome: (T, Leftovers?)?
-            try db.inTransaction(.immediate) {
-                let tx = SQLiteTransaction(db, epochs: self.epochs)
-                let result = try body(tx)
-                try tx.flush()
-                outcome = (result, tx.takeLeftovers())
-                return .commit
-            }
-            self.epochs.committed()
-            return outcome!
+            return try Self.writeAlone(db, epochs: self.epochs, body)
         }
         checkpointer.committed()
         withExtendedLifetime(leftovers) {}  // freed here, on the caller's thread, not the writer's
         return result
+    }
+
+    /// Runs one write transaction's body in an SQLite transaction of its own: flushed, committed,
+    /// counted as a commit (`ReadAheadEpochs`), or rolled back if anything throws.
+    static func writeAlone<T>(_ db: Database, epochs: ReadAheadEpochs, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers) {
+        var outcome: (T, Leftovers)?
+        try db.inTransaction(.immediate) {
+            let tx = SQLiteTransaction(db, epochs: epochs)
+            let result = try body(tx)
+            try tx.flush()
+            outcome = (result, tx.takeLeftovers())
+            return .commit
+        }
+        epochs.committed()
+        return outcome!
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
