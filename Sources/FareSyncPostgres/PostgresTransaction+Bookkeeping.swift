@@ -30,18 +30,6 @@ extension PostgresTransaction {
         }
     }
 
-    func addContractOrder(uid: String, orderId: String) throws {
-        orders.insert(OrderKey(uid, orderId))
-    }
-
-    func trackReservation(path: String, created: Int64, rejected: Bool) throws {
-        reservations[ByteKey(path)] = .some((created, rejected))
-    }
-
-    func untrackReservation(path: String) throws {
-        reservations[ByteKey(path)] = .some(nil)
-    }
-
     /// The stored open reservations that match, with this transaction's own tracking laid over them
     /// (no flush: the feed's lock is taken only at the end of a transaction).
     func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {

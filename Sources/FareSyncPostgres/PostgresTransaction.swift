@@ -9,7 +9,7 @@ import PostgresNIO
 /// `flush()`, after the feed's lock (see `flush()`), which is what keeps concurrent workers from
 /// deadlocking on them. The rest — claims, positions, records, feed consumers — is written at
 /// once, one statement per call.
-final class PostgresTransaction: StoreAccelerations {
+final class PostgresTransaction: StoreAccelerations, ReconcilerOverlay {
     let session: PostgresSession
 
     /// A document changed in this transaction: its new value (and its text, if already written),

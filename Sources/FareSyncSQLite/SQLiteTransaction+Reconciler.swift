@@ -32,18 +32,6 @@ extension SQLiteTransaction {
         while let row = try rows.next() { storedOrders[OrderKey(row[0], row[1])] = true }
     }
 
-    func addContractOrder(uid: String, orderId: String) throws {
-        orders.insert(OrderKey(uid, orderId))
-    }
-
-    func trackReservation(path: String, created: Int64, rejected: Bool) throws {
-        reservations[ByteKey(path)] = .some((created, rejected))
-    }
-
-    func untrackReservation(path: String) throws {
-        reservations[ByteKey(path)] = .some(nil)
-    }
-
     func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
         try flush()
         return try String.fetchAll(

@@ -11,7 +11,7 @@ import GRDB
 /// written, paid and reconciled inside one batch never touches SQLite; a document rewritten five
 /// times is written once; and the b-tree is visited in key order. Lookups that scan (counting,
 /// expiry) flush first.
-final class SQLiteTransaction: StoreAccelerations {
+final class SQLiteTransaction: StoreAccelerations, ReconcilerOverlay {
     let db: Database
 
     /// A document changed in this transaction: its new value (and its text, if already written),

@@ -28,15 +28,40 @@ import Testing
         return data
     }
 
+    /// The cases as they are added: a name, the value, its headers and the reason expected.
+    struct Corpus {
+        var entries: [(name: String, value: [UInt8]?, headers: [MessageHeader], reason: DeadLetterReason)] = []
+
+        mutating func add(_ name: String, _ value: [UInt8]?, _ reason: DeadLetterReason, headers: [MessageHeader] = []) {
+            entries.append((name, value, headers, reason))
+        }
+        mutating func add(_ name: String, _ text: String, _ reason: DeadLetterReason) { add(name, Array(text.utf8), reason) }
+        mutating func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) {
+            add(name, JSONWriter.bytes(.object(object)), reason)
+        }
+    }
+
     /// Every case, with a key of its own so that each has its own dead letter.
     static func cases() -> [Case] {
-        var out: [(String, [UInt8]?, [MessageHeader], DeadLetterReason)] = []
-        func add(_ name: String, _ value: [UInt8]?, _ reason: DeadLetterReason, headers: [MessageHeader] = []) {
-            out.append((name, value, headers, reason))
+        var corpus = Corpus()
+        addSyntax(to: &corpus)
+        addEnvelopes(to: &corpus)
+        addData(to: &corpus)
+        return corpus.entries.enumerated().map { i, c in
+            Case(
+                name: c.name,
+                message: SourceMessage(
+                    topic: "reservations", key: Array("bad-\(i)".utf8), value: c.value, headers: c.headers, timestamp: Make.t0,
+                    coordinates: MessageCoordinates(partition: 0, offset: Int64(i))),
+                reason: c.reason)
         }
-        func add(_ name: String, _ text: String, _ reason: DeadLetterReason) { add(name, Array(text.utf8), reason) }
-        func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) { add(name, JSONWriter.bytes(.object(object)), reason) }
-        // Not JSON, or not an object.
+    }
+
+    /// Not JSON, or not an object.
+    static func addSyntax(to corpus: inout Corpus) {
+        func add(_ name: String, _ value: [UInt8]?, _ reason: DeadLetterReason) { corpus.add(name, value, reason) }
+        func add(_ name: String, _ text: String, _ reason: DeadLetterReason) { corpus.add(name, text, reason) }
+        func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) { corpus.add(name, object, reason) }
         add("not JSON", "{oops", .invalidJSON)
         add("empty value", [], .invalidJSON)
         add("tombstone (null value)", nil, .invalidJSON)
@@ -59,7 +84,11 @@ import Testing
         add("lone high surrogate", #"{"specversion":"1.0","id":"\ud800"}"#, .invalidJSON)
         add("lone low surrogate", #"{"specversion":"1.0","id":"\udc00"}"#, .invalidJSON)
         add("duplicate member", #"{"id":"a","id":"b"}"#, .invalidJSON)
-        // The envelope.
+    }
+
+    /// The envelope, structured and binary.
+    static func addEnvelopes(to corpus: inout Corpus) {
+        func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) { corpus.add(name, object, reason) }
         for field in ["specversion", "id", "source", "type", "time", "data"] {
             var e = envelope(data: reservation)
             e[field] = nil
@@ -80,12 +109,17 @@ import Testing
             MessageHeader("ce_type", EventType.reservationCreated.rawValue), MessageHeader("ce_time", "2026-11-20T00:00:00Z"),
         ]
         for missing in ["ce_id", "ce_source", "ce_type", "ce_time"] {
-            add(
+            corpus.add(
                 "binary mode without \(missing)", JSONWriter.bytes(.object(reservation)), .invalidEnvelope,
                 headers: binary.filter { $0.name != missing })
         }
-        add("binary mode, data not JSON", Array("{".utf8), .invalidJSON, headers: binary)
-        // Each required data field, missing.
+        corpus.add("binary mode, data not JSON", Array("{".utf8), .invalidJSON, headers: binary)
+    }
+
+    /// The data: each required field missing, wrong types, out-of-range enums, bad versions,
+    /// amounts and ids.
+    static func addData(to corpus: inout Corpus) {
+        func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) { corpus.add(name, object, reason) }
         let required: [(EventType, JSONObject, [String])] = [
             (.userCreated, user, ["uid", "isAnonymous", "createdAt"]),
             (.reservationCreated, reservation, ["customerId", "orderId", "paymentId", "transactionId", "paymentType", "url", "created"]),
@@ -105,7 +139,6 @@ import Testing
                 add("\(type.rawValue) without \(field)", envelope(type, data: d), .invalidData)
             }
         }
-        // Wrong types, out-of-range enums, bad versions and amounts.
         func contractWith(_ name: String, _ value: JSONValue?, _ reason: DeadLetterReason = .invalidData) {
             var d = contract
             d[name] = value
@@ -138,14 +171,6 @@ import Testing
             u = user
             u["uid"] = .string(bad)
             add("uid \(JSONWriter.string(.string(bad)))", envelope(.userCreated, data: u), .invalidId)
-        }
-        return out.enumerated().map { i, c in
-            Case(
-                name: c.0,
-                message: SourceMessage(
-                    topic: "reservations", key: Array("bad-\(i)".utf8), value: c.1, headers: c.2, timestamp: Make.t0,
-                    coordinates: MessageCoordinates(partition: 0, offset: Int64(i))),
-                reason: c.3)
         }
     }
 

@@ -52,15 +52,9 @@ final class LaggingMember: Sendable {
 }
 
 extension KafkaWorkerTests {
-    /// SPEC §4 with two workers: a sweep changes the whole store, so the partitions another member
-    /// of the group lags on hold its watermark back. Each `reservations` partition has a user whose
-    /// reservation (created at t0, already applied: the group's position is after it) gets a REJECT
-    /// payment ten minutes later, then a newer event at t0 + 3 h. The worker catches up on its share
-    /// while the lagging member holds the rest; its sweep must not expire the reservations on the
-    /// lagging partitions (60 minutes without REJECT) before their payments are applied.
-    @Test func aLaggingMemberHoldsBackTheSweep() async throws {
-        let cluster = try Self.cluster(brokers: 1)
-        let t0: Int64 = 1_795_132_800_000
+    /// One user on each `reservations` partition, each with a reservation at `t0`, its REJECT payment
+    /// ten minutes later and a newer reservation at `t0` + 3 h, at offsets 0, 1 and 2.
+    static func laggingTraffic(t0: Int64) -> (users: [Int32: String], messages: [SourceMessage]) {
         var users: [Int32: String] = [:]
         var i = 0
         while users.count < 3 {
@@ -89,6 +83,19 @@ extension KafkaWorkerTests {
             messages.append(event(.paymentUpdated, "pay-\(uid)", t0 + 600_000, uid, payment.json, 1))
             messages.append(reservation(uid, "late-\(uid)", t0 + 3 * 3_600_000, 2))
         }
+        return (users, messages)
+    }
+
+    /// SPEC §4 with two workers: a sweep changes the whole store, so the partitions another member
+    /// of the group lags on hold its watermark back. Each `reservations` partition has a user whose
+    /// reservation (created at t0, already applied: the group's position is after it) gets a REJECT
+    /// payment ten minutes later, then a newer event at t0 + 3 h. The worker catches up on its share
+    /// while the lagging member holds the rest; its sweep must not expire the reservations on the
+    /// lagging partitions (60 minutes without REJECT) before their payments are applied.
+    @Test func aLaggingMemberHoldsBackTheSweep() async throws {
+        let cluster = try Self.cluster(brokers: 1)
+        let t0: Int64 = 1_795_132_800_000
+        let (users, messages) = Self.laggingTraffic(t0: t0)
         let publisher = try KafkaPublisher(bootstrap: cluster.bootstrapServers)
         for m in messages { try publisher.publish(m) }
         try publisher.finish()
