@@ -59,50 +59,46 @@ import Testing
 
     /// Not JSON, or not an object.
     static func addSyntax(to corpus: inout Corpus) {
-        func add(_ name: String, _ value: [UInt8]?, _ reason: DeadLetterReason) { corpus.add(name, value, reason) }
-        func add(_ name: String, _ text: String, _ reason: DeadLetterReason) { corpus.add(name, text, reason) }
-        func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) { corpus.add(name, object, reason) }
-        add("not JSON", "{oops", .invalidJSON)
-        add("empty value", [], .invalidJSON)
-        add("tombstone (null value)", nil, .invalidJSON)
-        add("trailing garbage", JSONWriter.string(.object(envelope(data: reservation))) + " x", .invalidJSON)
-        add("byte order mark", [0xEF, 0xBB, 0xBF] + JSONWriter.bytes(.object(envelope(data: reservation))), .invalidJSON)
-        add("JSON array", "[1,2]", .invalidEnvelope)
-        add("JSON string", "\"hello\"", .invalidEnvelope)
-        add("JSON number", "42", .invalidEnvelope)
-        add("JSON null", "null", .invalidEnvelope)
-        add("10 000 levels of arrays", String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000), .invalidJSON)
-        add(
+        corpus.add("not JSON", "{oops", .invalidJSON)
+        corpus.add("empty value", [], .invalidJSON)
+        corpus.add("tombstone (null value)", nil, .invalidJSON)
+        corpus.add("trailing garbage", JSONWriter.string(.object(envelope(data: reservation))) + " x", .invalidJSON)
+        corpus.add("byte order mark", [0xEF, 0xBB, 0xBF] + JSONWriter.bytes(.object(envelope(data: reservation))), .invalidJSON)
+        corpus.add("JSON array", "[1,2]", .invalidEnvelope)
+        corpus.add("JSON string", "\"hello\"", .invalidEnvelope)
+        corpus.add("JSON number", "42", .invalidEnvelope)
+        corpus.add("JSON null", "null", .invalidEnvelope)
+        corpus.add("10 000 levels of arrays", String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000), .invalidJSON)
+        corpus.add(
             "10 000 levels in data",
             "{\"specversion\":\"1.0\",\"data\":" + String(repeating: "{\"a\":", count: 10_000) + "1" + String(repeating: "}", count: 10_001),
             .invalidJSON)
         var big = reservation
         big["url"] = .string(String(repeating: "x", count: 3 << 20))
-        add("3 MiB payload", envelope(data: big), .tooLarge)
-        add("invalid UTF-8 in a string", Array("{\"id\":\"".utf8) + [0xC3, 0x28] + Array("\"}".utf8), .invalidJSON)
-        add("invalid UTF-8 byte", [0x7B, 0xFF, 0x7D], .invalidJSON)
-        add("lone high surrogate", #"{"specversion":"1.0","id":"\ud800"}"#, .invalidJSON)
-        add("lone low surrogate", #"{"specversion":"1.0","id":"\udc00"}"#, .invalidJSON)
-        add("duplicate member", #"{"id":"a","id":"b"}"#, .invalidJSON)
+        corpus.add("3 MiB payload", envelope(data: big), .tooLarge)
+        corpus.add("invalid UTF-8 in a string", Array("{\"id\":\"".utf8) + [0xC3, 0x28] + Array("\"}".utf8), .invalidJSON)
+        corpus.add("invalid UTF-8 byte", [0x7B, 0xFF, 0x7D], .invalidJSON)
+        corpus.add("lone high surrogate", #"{"specversion":"1.0","id":"\ud800"}"#, .invalidJSON)
+        corpus.add("lone low surrogate", #"{"specversion":"1.0","id":"\udc00"}"#, .invalidJSON)
+        corpus.add("duplicate member", #"{"id":"a","id":"b"}"#, .invalidJSON)
     }
 
     /// The envelope, structured and binary.
     static func addEnvelopes(to corpus: inout Corpus) {
-        func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) { corpus.add(name, object, reason) }
         for field in ["specversion", "id", "source", "type", "time", "data"] {
             var e = envelope(data: reservation)
             e[field] = nil
-            add("envelope without \(field)", e, .invalidEnvelope)
+            corpus.add("envelope without \(field)", e, .invalidEnvelope)
         }
         var e = envelope(data: reservation)
         e["specversion"] = .string("0.3")
-        add("specversion 0.3", e, .invalidEnvelope)
+        corpus.add("specversion 0.3", e, .invalidEnvelope)
         e = envelope(data: reservation)
         e["time"] = .string("yesterday")
-        add("time not RFC 3339", e, .invalidEnvelope)
+        corpus.add("time not RFC 3339", e, .invalidEnvelope)
         e = envelope(data: reservation)
         e["type"] = .string("ticketing.reservation.teleported")
-        add("unknown type", e, .unknownType)
+        corpus.add("unknown type", e, .unknownType)
         // Binary mode.
         let binary = [
             MessageHeader("ce_specversion", "1.0"), MessageHeader("ce_id", "b1"), MessageHeader("ce_source", "//s"),
@@ -119,7 +115,6 @@ import Testing
     /// The data: each required field missing, wrong types, out-of-range enums, bad versions,
     /// amounts and ids.
     static func addData(to corpus: inout Corpus) {
-        func add(_ name: String, _ object: JSONObject, _ reason: DeadLetterReason) { corpus.add(name, object, reason) }
         let required: [(EventType, JSONObject, [String])] = [
             (.userCreated, user, ["uid", "isAnonymous", "createdAt"]),
             (.reservationCreated, reservation, ["customerId", "orderId", "paymentId", "transactionId", "paymentType", "url", "created"]),
@@ -136,13 +131,13 @@ import Testing
             for field in fields {
                 var d = data
                 d[field] = nil
-                add("\(type.rawValue) without \(field)", envelope(type, data: d), .invalidData)
+                corpus.add("\(type.rawValue) without \(field)", envelope(type, data: d), .invalidData)
             }
         }
         func contractWith(_ name: String, _ value: JSONValue?, _ reason: DeadLetterReason = .invalidData) {
             var d = contract
             d[name] = value
-            add("contract \(name) = \(value.map(JSONWriter.string) ?? "missing")", envelope(.fareContractChanged, data: d), reason)
+            corpus.add("contract \(name) = \(value.map(JSONWriter.string) ?? "missing")", envelope(.fareContractChanged, data: d), reason)
         }
         contractWith("state", .string("1"))
         contractWith("state", .int(8))
@@ -157,20 +152,20 @@ import Testing
         contractWith("orderId", .string("a/b"), .invalidId)
         var r = reservation
         r["paymentType"] = .int(0)
-        add("reservation paymentType 0", envelope(data: r), .invalidData)
+        corpus.add("reservation paymentType 0", envelope(data: r), .invalidData)
         r = reservation
         r["paymentId"] = .number("1.5")
-        add("reservation paymentId 1.5", envelope(data: r), .invalidData)
+        corpus.add("reservation paymentId 1.5", envelope(data: r), .invalidData)
         var p = payment
         p["status"] = .string("PAID")
-        add("payment status PAID", envelope(.paymentUpdated, data: p), .invalidData)
+        corpus.add("payment status PAID", envelope(.paymentUpdated, data: p), .invalidData)
         var u = user
         u["isAnonymous"] = .int(1)
-        add("user isAnonymous 1", envelope(.userCreated, data: u), .invalidData)
+        corpus.add("user isAnonymous 1", envelope(.userCreated, data: u), .invalidData)
         for bad in ["a/b", ".", "..", ""] {
             u = user
             u["uid"] = .string(bad)
-            add("uid \(JSONWriter.string(.string(bad)))", envelope(.userCreated, data: u), .invalidId)
+            corpus.add("uid \(JSONWriter.string(.string(bad)))", envelope(.userCreated, data: u), .invalidId)
         }
     }
 
