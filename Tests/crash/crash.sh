@@ -55,6 +55,14 @@ kill_at() { # STORE STEP DELAY COMMAND…
   applied "$store"
 }
 
+# Replays the log to the end into STORE.sqlite (with ARGS) and succeeds when its export is the
+# uninterrupted replay's.
+resumed_identical() { # STORE ARGS…
+  local store=$1; shift
+  "$FARESYNC" replay s.jsonl --store "sqlite:$store.sqlite" "$@" >/dev/null \
+    && "$FARESYNC" export --store "sqlite:$store.sqlite" --out "$store.export" && cmp -s clean.export "$store.export"
+}
+
 "$FARESYNC" simulate --users 400 --seed "$SEED" --faults --out s.jsonl 2>/dev/null
 "$FARESYNC" replay s.jsonl --store sqlite:clean.sqlite >/dev/null && "$FARESYNC" export --store sqlite:clean.sqlite --out clean.export
 total=$(applied clean.sqlite)
@@ -69,9 +77,7 @@ for i in $(seq "$KILLS"); do
       --batch-size $(( RANDOM % 20 + 1 )) --partitions $(( RANDOM % 4 + 1 )))
   points="$points $n"
   [ "$n" -gt 0 ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
-  "$FARESYNC" replay s.jsonl --store "sqlite:replay-$i.sqlite" --no-load-by-account >/dev/null \
-    && "$FARESYNC" export --store "sqlite:replay-$i.sqlite" --out "replay-$i.export" && cmp -s clean.export "replay-$i.export" \
-    && identical=$((identical + 1))
+  resumed_identical "replay-$i" --no-load-by-account && identical=$((identical + 1))
   rm -f replay-$i.sqlite*
 done
 echo "     replay SIGKILLed $KILLS times ($landed inside its work), with these events applied of $total:$points"
@@ -115,9 +121,7 @@ for i in $(seq "$KILLS"); do
     points="$points ${at_ms}ms:$n"
     [ "$n" = 0 ] || [ "$n" = "$total" ] || whole=no
   fi
-  "$FARESYNC" replay s.jsonl --store "sqlite:loaded-$i.sqlite" >/dev/null \
-    && "$FARESYNC" export --store "sqlite:loaded-$i.sqlite" --out "loaded-$i.export" && cmp -s clean.export "loaded-$i.export" \
-    && identical=$((identical + 1))
+  resumed_identical "loaded-$i" && identical=$((identical + 1))
   rm -f "loaded-$i.sqlite"*
 done
 echo "     load SIGKILLed $KILLS times ($landed inside its work; an uninterrupted load took ${duration_ms} ms), at these moments with these events applied of $total:$points"
