@@ -16,74 +16,78 @@ import Hummingbird
 /// | `POST /securetoken.googleapis.com/v1/token` | app | `grant_type=refresh_token` |
 /// | `GET /service_accounts/v1/jwk/securetoken@system.gserviceaccount.com` | verifiers | the public keys (JWKS) |
 ///
-/// Admin calls carry `Authorization: Bearer owner`, the credential the Admin SDKs send to an
-/// emulator. Refusals are Firebase's error bodies (`{"error":{"code":400,"message":"EMAIL_EXISTS",…}}`).
+/// Admin calls carry the credential `AdminAccess` accepts (`Authorization: Bearer owner`, what the
+/// Admin SDKs send to an emulator, from a loopback host). Refusals are Firebase's error bodies
+/// (`{"error":{"code":400,"message":"EMAIL_EXISTS",…}}`).
 public struct IdentityRoutes<Context: RequestContext>: Sendable {
     public let identity: IdentityService
+    public let admin: AdminAccess
 
     public static var jwksPath: String { "/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com" }
 
-    public init(identity: IdentityService) {
+    public init(identity: IdentityService, admin: AdminAccess = AdminAccess(token: nil)) {
         self.identity = identity
+        self.admin = admin
     }
 
     public func add(to router: Router<Context>) {
         let v1 = router.group("identitytoolkit.googleapis.com/v1")
-        v1.post("accounts:signUp") { request, _ in await handle(request) { request in try await signUp(&request) } }
-        v1.post("accounts:signInWithPassword") { request, _ in await handle(request) { request in try await signIn(&request) } }
+        v1.post("accounts:signUp") { request, context in
+            await handle(request, context) { request in try await signUp(&request, client: context.clientAddress) }
+        }
+        v1.post("accounts:signInWithPassword") { request, context in
+            await handle(request, context) { request in try await signIn(&request, client: context.clientAddress) }
+        }
         for (name, admin) in [("accounts:lookup", false), ("projects/:project/accounts:lookup", true)] {
             v1.post(RouterPath(name)) { request, context in
-                await handle(request) { request in try await lookup(&request, project: admin ? context.parameters.get("project") : nil) }
+                await handle(request, context) { request in try await lookup(&request, project: admin ? context.parameters.get("project") : nil) }
             }
         }
         for (name, admin) in [("accounts:update", false), ("projects/:project/accounts:update", true)] {
             v1.post(RouterPath(name)) { request, context in
-                await handle(request) { request in try await update(&request, project: admin ? context.parameters.get("project") : nil) }
+                await handle(request, context) { request in try await update(&request, project: admin ? context.parameters.get("project") : nil) }
             }
         }
         for (name, admin) in [("accounts:delete", false), ("projects/:project/accounts:delete", true)] {
             v1.post(RouterPath(name)) { request, context in
-                await handle(request) { request in try await delete(&request, project: admin ? context.parameters.get("project") : nil) }
+                await handle(request, context) { request in try await delete(&request, project: admin ? context.parameters.get("project") : nil) }
             }
         }
         v1.post("projects/:project/accounts") { request, context in
-            await handle(request) { request in try await createUser(&request, project: context.parameters.get("project")) }
+            await handle(request, context) { request in try await createUser(&request, project: context.parameters.get("project")) }
         }
-        router.post("securetoken.googleapis.com/v1/token") { request, _ in await handle(request) { request in try await token(&request) } }
-        router.get(RouterPath(Self.jwksPath)) { _, _ in
-            do {
-                return try await jwks()
-            } catch {
-                return Self.errorResponse(IdentityError("UNAVAILABLE : \(error)", status: 503))
-            }
+        router.post("securetoken.googleapis.com/v1/token") { request, context in
+            await handle(request, context) { request in try await token(&request, client: context.clientAddress) }
         }
+        router.get(RouterPath(Self.jwksPath)) { request, context in await handle(request, context) { _ in try await jwks() } }
     }
 
     // MARK: Client
 
-    func signUp(_ request: inout Request) async throws -> Response {
+    func signUp(_ request: inout Request, client: String?) async throws -> Response {
         let body = try await Self.body(&request)
-        let session = try await identity.signUp(email: body["email"]?.stringValue, password: body["password"]?.stringValue)
+        let session = try await identity.signUp(email: body["email"]?.stringValue, password: body["password"]?.stringValue, client: client)
         var answer = sessionJSON(session, kind: "identitytoolkit#SignupNewUserResponse")
         if let email = session.user.email { answer["email"] = .string(email) }
         return JSONBody.response(.object(answer))
     }
 
-    func signIn(_ request: inout Request) async throws -> Response {
+    func signIn(_ request: inout Request, client: String?) async throws -> Response {
         let body = try await Self.body(&request)
         guard let email = body["email"]?.stringValue else { throw IdentityError("INVALID_EMAIL") }
         guard let password = body["password"]?.stringValue, !password.isEmpty else { throw IdentityError("MISSING_PASSWORD") }
-        let session = try await identity.signIn(email: email, password: password)
+        let session = try await identity.signIn(email: email, password: password, client: client)
         var answer = sessionJSON(session, kind: "identitytoolkit#VerifyPasswordResponse")
         answer["email"] = .string(email)
         answer["registered"] = .bool(true)
         return JSONBody.response(.object(answer))
     }
 
-    func token(_ request: inout Request) async throws -> Response {
+    /// The refresh token is read from the body only (form or JSON), never from the query string,
+    /// where it would end up in logs and browser histories.
+    func token(_ request: inout Request, client: String?) async throws -> Response {
         var fields: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters { fields[String(name)] = String(value).removingPercentEncoding ?? String(value) }
-        guard let text = try await JSONBody.text(of: &request) else { throw IdentityError("INVALID_REQUEST", status: 413) }
+        let text = try await JSONBody.text(of: &request)
         if let json = (try? JSONParser.parse(text))?.objectValue {
             for (name, value) in json.members { if let s = value.stringValue { fields[name] = s } }
         } else {
@@ -96,7 +100,7 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         }
         guard fields["grant_type"] == "refresh_token" else { throw IdentityError("INVALID_GRANT_TYPE") }
         guard let refreshToken = fields["refresh_token"], !refreshToken.isEmpty else { throw IdentityError("MISSING_REFRESH_TOKEN") }
-        let session = try await identity.refresh(refreshToken)
+        let session = try await identity.refresh(refreshToken, client: client)
         return JSONBody.response(
             .object(
                 JSONObject([
@@ -134,6 +138,7 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         let admin = try authorize(request, project: project)
         let body = try await Self.body(&request)
         let uid: String
+        let own = body["idToken"]?.stringValue != nil
         if let idToken = body["idToken"]?.stringValue {
             uid = try await identity.user(idToken: idToken).uid
         } else if admin, let localId = body["localId"]?.stringValue {
@@ -156,9 +161,16 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
                 changes.customClaims = claims
             }
         }
-        let user = try await identity.update(uid: uid, changes)
+        // A user who changes their own password or email gets fresh tokens, as Firebase answers.
+        let major = own && (changes.password != nil || changes.email != nil)
+        let (user, session) = try await identity.update(uid: uid, changes, newSession: major)
         var answer = JSONObject([("kind", .string("identitytoolkit#SetAccountInfoResponse")), ("localId", .string(user.uid))])
         if let email = user.email { answer["email"] = .string(email) }
+        if let session {
+            answer["idToken"] = .string(session.idToken)
+            answer["refreshToken"] = .string(session.refreshToken)
+            answer["expiresIn"] = .string(String(session.expiresIn))
+        }
         return JSONBody.response(.object(answer))
     }
 
@@ -205,9 +217,12 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
 
     // MARK: Helpers
 
-    /// Whether the caller is an admin (`Bearer owner`); a project path must name this project.
+    /// Whether the caller is an admin (`AdminAccess`); a project path must name this project. An
+    /// admin credential this server does not accept is a 403, on any path.
     func authorize(_ request: Request, project: String?) throws -> Bool {
-        let admin = request.headers[.authorization] == "Bearer owner"
+        let verdict = self.admin.verdict(request)
+        if verdict == .refused { throw IdentityError("INSUFFICIENT_PERMISSION", status: 403) }
+        let admin = verdict == .admin
         if let project {
             guard admin else { throw IdentityError("INSUFFICIENT_PERMISSION", status: 403) }
             guard project == identity.project else { throw IdentityError("PROJECT_NOT_FOUND", status: 404) }
@@ -216,8 +231,7 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
     }
 
     static func body(_ request: inout Request) async throws -> JSONObject {
-        guard let body = try await JSONBody.object(of: &request) else { throw IdentityError("INVALID_JSON : the body is not a JSON object") }
-        return body
+        try await JSONBody.object(of: &request)
     }
 
     static func strings(_ value: JSONValue?) -> [String] {
@@ -263,21 +277,25 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         return info
     }
 
-    /// Runs a route; a refusal becomes Firebase's error body, anything else a 503 with the cause.
-    func handle(_ request: Request, _ body: (inout Request) async throws -> Response) async -> Response {
+    /// Runs a route; a refusal becomes Firebase's error body, anything else a 503 with a fixed
+    /// text and the request id (`UnexpectedFailure`).
+    func handle(_ request: Request, _ context: Context, _ body: (inout Request) async throws -> Response) async -> Response {
         var request = request
         do {
             return try await body(&request)
         } catch let error as IdentityError {
             return Self.errorResponse(error)
+        } catch let refusal as JSONBody.Refusal {
+            return Self.errorResponse(IdentityError("INVALID_JSON : body: \(refusal.message)", status: refusal.status))
         } catch {
-            return Self.errorResponse(IdentityError("UNAVAILABLE : \(error)", status: 503))
+            return Self.errorResponse(
+                IdentityError("UNAVAILABLE : " + UnexpectedFailure.report(error, request: request, context: context), status: 503))
         }
     }
 
     static func errorResponse(_ error: IdentityError) -> Response {
         let status = HTTPResponse.Status(code: error.status)
-        let reason = error.status == 400 ? "invalid" : (error.status == 403 ? "forbidden" : "unavailable")
+        let reason = [400: "invalid", 403: "forbidden", 404: "notFound", 413: "tooLarge", 429: "rateLimitExceeded"][error.status] ?? "unavailable"
         return JSONBody.response(
             .object(
                 JSONObject([

@@ -6,22 +6,40 @@ enum JSONBody {
     /// The most bytes a request body may hold.
     static let maxBytes = 64 << 10
 
+    /// Why a request body was refused.
+    struct Refusal: Error {
+        var status: Int
+        var message: String
+    }
+
     static func response(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: JSONWriter.bytes(value))))
     }
 
-    /// The request's body as text (at most `maxBytes`), or nil when it is larger.
-    static func text(of request: inout Request) async throws -> String? {
-        guard let buffer = try? await request.collectBody(upTo: maxBytes) else { return nil }
-        return String(buffer: buffer)
+    /// The request's body as text: at most `maxBytes`, and valid UTF-8 (a body with invalid bytes is
+    /// refused rather than read with replacement characters).
+    static func text(of request: inout Request) async throws(Refusal) -> String {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: maxBytes)
+        } catch {
+            throw Refusal(status: 413, message: "the body is larger than \(maxBytes) bytes")
+        }
+        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            throw Refusal(status: 400, message: "the body is not valid UTF-8")
+        }
+        return text
     }
 
     /// The request's body as a JSON object; an empty body is an empty object.
-    static func object(of request: inout Request) async throws -> JSONObject? {
-        guard let text = try await text(of: &request) else { return nil }
+    static func object(of request: inout Request) async throws(Refusal) -> JSONObject {
+        let text = try await text(of: &request)
         if text.allSatisfy(\.isWhitespace) { return JSONObject() }
-        return (try? JSONParser.parse(text))?.objectValue
+        guard let object = (try? JSONParser.parse(text))?.objectValue else {
+            throw Refusal(status: 400, message: "the body is not a JSON object")
+        }
+        return object
     }
 }

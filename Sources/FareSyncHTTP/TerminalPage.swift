@@ -1,7 +1,18 @@
 import FareSyncCore
+import HTTPTypes
 
 /// The simulated NETS payment terminal: one small HTML page whose buttons post the outcome.
 enum TerminalPage {
+    /// The page loads nothing and runs no script; it may not be framed (clickjacking the Pay
+    /// button), its URL's secret is not sent on as a referrer, and no cache keeps it.
+    static let headers: HTTPFields = [
+        .contentType: "text/html; charset=utf-8",
+        .contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+        .xFrameOptions: "DENY",
+        .referrerPolicy: "no-referrer",
+        .cacheControl: "no-store",
+    ]
+
     static func html(_ order: Order) -> String {
         let base = "/ticket/v1/terminal/\(order.orderId)"
         func button(_ action: String, _ label: String) -> String {
@@ -17,4 +28,9 @@ enum TerminalPage {
             </body></html>
             """
     }
+}
+
+extension HTTPField.Name {
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }

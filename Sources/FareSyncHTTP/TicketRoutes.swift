@@ -1,3 +1,4 @@
+import Crypto
 import FareSyncCore
 import FareSyncIdentity
 import Foundation
@@ -32,17 +33,17 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
 
     public func add(to router: Router<Context>) {
         let app = router.group("ticket/v1").add(middleware: IDTokenMiddleware<Context>(verifier: verifier))
-        app.post("search") { request, context in await handle { try await search(request, try Self.customer(context)) } }
-        app.post("reserve") { request, context in await handle { try await reserve(request, try Self.customer(context)) } }
-        app.get("reservations") { _, context in
-            await handle {
+        app.post("search") { request, context in await handle(request, context) { try await search(request, try Self.customer(context)) } }
+        app.post("reserve") { request, context in await handle(request, context) { try await reserve(request, try Self.customer(context)) } }
+        app.get("reservations") { request, context in
+            await handle(request, context) {
                 let customer = try Self.customer(context)
                 let documents = try await tickets.openReservations(uid: customer.uid)
                 return JSONBody.response(.object(JSONObject([("reservations", .array(documents.map(JSONValue.object)))])))
             }
         }
-        app.get("orders/:orderId") { _, context in
-            await handle {
+        app.get("orders/:orderId") { request, context in
+            await handle(request, context) {
                 let customer = try Self.customer(context)
                 let order = try await ownOrder(context.parameters.get("orderId") ?? "", customer)
                 return JSONBody.response(.object(orderJSON(order)))
@@ -50,15 +51,14 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         }
         let terminal = router.group("ticket/v1")
         terminal.get("terminal/:orderId") { request, context in
-            await handle {
+            await handle(request, context) {
                 let order = try await tickets.openTerminal(orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"))
                 return Response(
-                    status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-                    body: ResponseBody(byteBuffer: ByteBuffer(string: TerminalPage.html(order))))
+                    status: .ok, headers: TerminalPage.headers, body: ResponseBody(byteBuffer: ByteBuffer(string: TerminalPage.html(order))))
             }
         }
         terminal.post("terminal/:orderId/:action") { request, context in
-            await handle {
+            await handle(request, context) {
                 let action = context.parameters.get("action") ?? ""
                 guard let outcome = ["pay": PaymentState.Outcome.capture, "cancel": .cancel, "reject": .reject][action] else {
                     throw TicketService.Refusal(404, "the terminal has no button \(action.prefix(40))")
@@ -70,7 +70,7 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
             }
         }
         terminal.get("payments/:paymentId/callback") { request, context in
-            await handle {
+            await handle(request, context) {
                 guard let paymentId = context.parameters.get("paymentId").flatMap({ Int64($0) }),
                     let transactionId = Int64(Self.query(request, "transactionId"))
                 else {
@@ -144,7 +144,7 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         }
         let reservation = try await tickets.reserve(
             uid: customer.uid, customerAccountId: customer.abtId, lines: lines, paymentType: type,
-            idempotencyKey: key)
+            idempotencyKey: key, fingerprint: Hex.string(SHA256.hash(data: JSONWriter.bytes(.object(body)))))
         var headers: HTTPFields = [:]
         if reservation.repeated { headers[.idempotentReplayed] = "true" }
         return JSONBody.response(.object(orderJSON(reservation.order)), status: reservation.repeated ? .ok : .created, headers: headers)
@@ -185,10 +185,11 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
 
     static func body(_ request: Request) async throws -> JSONObject {
         var request = request
-        guard let body = try await JSONBody.object(of: &request) else {
-            throw TicketService.Refusal(400, "the body is not a JSON object (at most \(JSONBody.maxBytes) bytes)", field: "body")
+        do {
+            return try await JSONBody.object(of: &request)
+        } catch {
+            throw TicketService.Refusal(error.status, error.message, field: "body")
         }
-        return body
     }
 
     static func strings(_ body: JSONObject, _ field: String) throws -> [String] {
@@ -204,13 +205,15 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         request.uri.queryParameters[Substring(name)].map { String($0).removingPercentEncoding ?? String($0) } ?? ""
     }
 
-    func handle(_ body: () async throws -> Response) async -> Response {
+    /// Runs a route; a refusal becomes its error body, anything else a 503 with a fixed text and
+    /// the request id (`UnexpectedFailure`).
+    func handle(_ request: Request, _ context: Context, _ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch let refusal as TicketService.Refusal {
             return Self.error(refusal.status, refusal.message, field: refusal.field)
         } catch {
-            return Self.error(503, "the store or the event publisher failed: \(error)")
+            return Self.error(503, UnexpectedFailure.report(error, request: request, context: context))
         }
     }
 

@@ -25,8 +25,11 @@ public struct IDTokenVerifier: Sendable {
     public let clock: IdentityClock
     /// How far `exp`, `iat` and `auth_time` may be off (seconds), for clocks that disagree a little.
     public let leeway: Int64
-    /// Where the user stands (revocation, disabled), if the verifier knows the user.
+    /// Where the user stands (revocation, disabled, deleted), if the verifier knows the user.
     public let standing: @Sendable (_ uid: String) async throws -> UserStanding?
+    /// Whether a token of a user `standing` does not know is refused: true where the keys are the
+    /// store's own, so every genuine token names a user the store holds.
+    public let requireKnownUser: Bool
 
     public static let maxLeeway: Int64 = 300
 
@@ -36,9 +39,10 @@ public struct IDTokenVerifier: Sendable {
     let verified = VerifiedTokens()
 
     public init(
-        project: String, keys: JWKSCache, clock: IdentityClock, leeway: Int64 = 60,
+        project: String, keys: JWKSCache, clock: IdentityClock, leeway: Int64 = 60, requireKnownUser: Bool = false,
         standing: @escaping @Sendable (String) async throws -> UserStanding? = { _ in nil }
     ) {
+        self.requireKnownUser = requireKnownUser
         self.project = project
         self.keys = keys
         self.clock = clock
@@ -74,7 +78,7 @@ public struct IDTokenVerifier: Sendable {
         } catch let rejection as TokenRejection {
             throw rejection
         } catch {
-            throw TokenRejection("the signing keys could not be read: \(error)")
+            throw TokenRejection("the signing keys could not be read")
         }
         let claims: IDToken
         do {
@@ -99,9 +103,13 @@ public struct IDTokenVerifier: Sendable {
         do {
             user = try await standing(claims.subject)
         } catch {
-            throw TokenRejection("the user's revocation could not be read: \(error)")
+            throw TokenRejection("the user's standing could not be read")
         }
-        guard let user else { return }
+        guard let user else {
+            if requireKnownUser { throw TokenRejection("the token's user does not exist") }
+            return
+        }
+        if user.deleted { throw TokenRejection("the token's user was deleted") }
         if user.disabled { throw TokenRejection("the user is disabled") }
         if claims.issuedAt < user.validSince { throw TokenRejection("the token was revoked") }
     }
@@ -139,10 +147,13 @@ public struct UserStanding: Sendable, Equatable {
     /// Seconds since 1970: tokens issued before it are revoked.
     public var validSince: Int64
     public var disabled: Bool
+    /// The store held the user and deleted it.
+    public var deleted: Bool
 
-    public init(validSince: Int64, disabled: Bool) {
+    public init(validSince: Int64, disabled: Bool, deleted: Bool = false) {
         self.validSince = validSince
         self.disabled = disabled
+        self.deleted = deleted
     }
 }
 

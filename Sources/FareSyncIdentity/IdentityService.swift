@@ -1,7 +1,6 @@
 import Crypto
 import FareSyncCore
 import Foundation
-import HummingbirdBcrypt
 import JWTKit
 import Synchronization
 
@@ -25,81 +24,119 @@ public struct Session: Sendable {
 }
 
 /// The identity service: the users, their passwords and refresh tokens, and the ID tokens it
-/// signs, kept in the store. Creating a user publishes `auth.user.created`, whose trigger
-/// provisions the Entur customer and account and writes the claims to `authUsers/{uid}`; every
-/// token issued after that carries them.
+/// signs, kept in the store. Creating a user adds `auth.user.created` to the `Outbox` in the same
+/// write; its trigger provisions the Entur customer and account and writes the claims to
+/// `authUsers/{uid}`; every token issued after that carries them.
+///
+/// Every change of a user reads and writes it inside one store write, re-checking what it read:
+/// a sign-in that checked a password writes only if the user still has that password and is
+/// enabled, so an admin change that answered stays made whatever ran beside it.
 ///
 /// ```swift
-/// let identity = try await IdentityService(project: "demo-faresync", store: store, publisher: publisher)
+/// let identity = IdentityService(project: "demo-faresync", store: store, relay: relay)
 /// let session = try await identity.signUp(email: nil, password: nil)   // anonymous
 /// let claims = try await identity.verifier().verify(session.idToken).claims
 /// ```
 public final class IdentityService: Sendable {
     public let project: String
     public let store: any DocumentStore
-    public let publisher: any EventPublisher
+    /// Publishes what the outbox holds; a change waits up to `deliveryWait` for its event.
+    public let relay: OutboxRelay
     public let clock: IdentityClock
-    /// bcrypt's cost factor for new password hashes.
-    let bcryptCost: UInt8
+    public let passwords: PasswordHasher
+    public let throttle: SignInThrottle
+    public let deliveryWait: Duration
     /// The current signing key, read again a minute after it was read (a `rotate-keys` by another
     /// process takes over within a minute).
-    private let signing: Mutex<(kid: String, keys: JWTKeyCollection, read: Int64)?> = Mutex(nil)
+    let signing: Mutex<(kid: String, keys: JWTKeyCollection, read: Int64)?> = Mutex(nil)
 
-    /// Each user's revocation time as last read, and when: the verifier asks on every request,
-    /// so it is read from the store at most once a second per user (a revocation made here
-    /// applies at once; one made by another process sharing the store, within a second).
-    private let revocations = Mutex<[String: (standing: UserStanding?, read: Int64)]>([:])
+    /// Each user's standing as last read, and when: the verifier asks on every request, so it is
+    /// read from the store at most once a second per user (a change made here applies at once;
+    /// one made by another process sharing the store, within a second).
+    let standings = Mutex<[String: (standing: UserStanding?, read: Int64)]>([:])
 
     public static let refreshKind = "identity.refreshTokens"
     public static let source = "//faresync/identity"
 
     public init(
-        project: String, store: any DocumentStore, publisher: any EventPublisher, clock: IdentityClock = .system,
-        bcryptCost: UInt8 = 10
+        project: String, store: any DocumentStore, relay: OutboxRelay, clock: IdentityClock = .system,
+        passwords: PasswordHasher = PasswordHasher(cost: 10), throttle: ThrottleLimits = ThrottleLimits(),
+        deliveryWait: Duration = .seconds(5)
     ) {
         self.project = project
         self.store = store
-        self.publisher = publisher
+        self.relay = relay
         self.clock = clock
-        self.bcryptCost = bcryptCost
+        self.passwords = passwords
+        self.throttle = SignInThrottle(limits: throttle)
+        self.deliveryWait = deliveryWait
     }
 
     // MARK: Client API
 
-    /// `accounts:signUp`: an anonymous user, or one with email and password.
-    public func signUp(email: String?, password: String?) async throws -> Session {
-        var user = IdentityUser(uid: Self.newUID(), createdAt: clock.milliseconds())
+    /// `accounts:signUp`: an anonymous user, or one with email and password. `client` is the
+    /// caller's address, for the sign-up throttle.
+    public func signUp(email: String?, password: String?, client: String? = nil) async throws -> Session {
+        let now = clock.milliseconds()
+        try throttle.admitSignUp(client: client, now: now)
+        var user = IdentityUser(uid: Self.newUID(), createdAt: now)
         if email != nil || password != nil {
             let (email, password) = try Self.credentials(email, password)
             user.email = email
-            user.passwordHash = Bcrypt.hash(password, cost: bcryptCost)
+            user.passwordHash = try await passwords.hash(password)
         }
         user.lastLoginAt = user.createdAt
-        try await create(user)
-        return try await session(for: user, authTime: user.createdAt / 1000)
+        let refreshToken = Hex.random(bytes: 32)
+        try await create(user, refreshToken: refreshToken)
+        return try await session(for: user, refreshToken: refreshToken, authTime: user.createdAt / 1000)
     }
 
     /// `accounts:signInWithPassword`.
-    public func signIn(email: String, password: String) async throws -> Session {
-        guard var user = try await user(email: email) else { throw IdentityError("EMAIL_NOT_FOUND") }
-        guard let hash = user.passwordHash, Bcrypt.verify(password, hash: hash) else { throw IdentityError("INVALID_PASSWORD") }
-        guard !user.disabled else { throw IdentityError("USER_DISABLED") }
-        user.lastLoginAt = clock.milliseconds()
-        try await save(user)
-        return try await session(for: user, authTime: user.lastLoginAt! / 1000)
+    public func signIn(email: String, password: String, client: String? = nil) async throws -> Session {
+        let now = clock.milliseconds()
+        try throttle.admitSignIn(email: email, client: client, now: now)
+        try Self.checkCharacters(password, message: "INVALID_PASSWORD")
+        guard let user = try await user(email: email) else {
+            throttle.failed(email: nil, client: client, now: now)
+            throw IdentityError("EMAIL_NOT_FOUND")
+        }
+        guard let hash = user.passwordHash, try await passwords.verify(password, hash: hash) else {
+            throttle.failed(email: email, client: client, now: now)
+            throw IdentityError("INVALID_PASSWORD")
+        }
+        let refreshToken = Hex.random(bytes: 32)
+        let record = refreshRecord(uid: user.uid, issued: now, authTime: now / 1000)
+        let signedIn = try await store.write { tx in
+            // The user as it is now: deleted, disabled or given another password since it was read.
+            guard var current = try Self.user(user.uid, in: tx), current.email?.lowercased() == email.lowercased() else {
+                throw IdentityError("EMAIL_NOT_FOUND")
+            }
+            guard current.passwordHash == hash else { throw IdentityError("INVALID_PASSWORD") }
+            guard !current.disabled else { throw IdentityError("USER_DISABLED") }
+            current.lastLoginAt = now
+            try tx.setRecord(IdentityUser.recordKind, current.uid, current.record)
+            try tx.setRecord(Self.refreshKind, Self.digest(refreshToken), record)
+            return current
+        }
+        return try await session(for: signedIn, refreshToken: refreshToken, authTime: now / 1000)
     }
 
     /// `securetoken.googleapis.com/v1/token` with `grant_type=refresh_token`: a new ID token with
     /// the user's current claims; the refresh token stays the same.
-    public func refresh(_ refreshToken: String) async throws -> Session {
+    public func refresh(_ refreshToken: String, client: String? = nil) async throws -> Session {
+        let now = clock.milliseconds()
+        try throttle.admitSignIn(email: nil, client: client, now: now)
         let key = Self.digest(refreshToken)
         guard let record = try await store.readCommitted({ try $0.record(Self.refreshKind, key) }),
             let uid = record["uid"]?.stringValue, let issued = record["issued"]?.int64Value,
             let authTime = record["authTime"]?.int64Value
-        else { throw IdentityError("INVALID_REFRESH_TOKEN") }
+        else {
+            throttle.failed(email: nil, client: client, now: now)
+            throw IdentityError("INVALID_REFRESH_TOKEN")
+        }
         guard let user = try await user(uid: uid) else { throw IdentityError("USER_NOT_FOUND") }
         guard !user.disabled else { throw IdentityError("USER_DISABLED") }
-        guard issued / 1000 >= user.validSince else { throw IdentityError("TOKEN_EXPIRED") }
+        guard user.refreshes(issuedAt: issued) else { throw IdentityError("TOKEN_EXPIRED") }
         let idToken = try await sign(user, authTime: authTime)
         return Session(idToken: idToken, refreshToken: refreshToken, expiresIn: IDToken.lifetime, user: user)
     }
@@ -116,174 +153,26 @@ public final class IdentityService: Sendable {
         return user
     }
 
-    // MARK: Admin API
-
-    /// Creates a user as the Admin SDKs do (`projects/P/accounts`): a given uid, or a new one.
-    public func createUser(
-        uid: String?, email: String?, password: String?, displayName: String? = nil, phoneNumber: String? = nil,
-        disabled: Bool = false
-    ) async throws -> IdentityUser {
-        if let uid, uid.isEmpty || uid.utf8.count > 128 || uid.contains("/") || uid == "." || uid == ".." {
-            throw IdentityError("INVALID_LOCAL_ID")
-        }
-        var user = IdentityUser(uid: uid ?? Self.newUID(), createdAt: clock.milliseconds())
-        if let email { user.email = try Self.validEmail(email) }
-        if let password {
-            guard password.count >= 6 else { throw IdentityError("WEAK_PASSWORD : Password should be at least 6 characters") }
-            user.passwordHash = Bcrypt.hash(password, cost: bcryptCost)
-        }
-        user.displayName = displayName
-        user.phoneNumber = phoneNumber
-        user.disabled = disabled
-        try await create(user)
-        return user
-    }
-
     public func user(uid: String) async throws -> IdentityUser? {
-        try await store.readCommitted { tx in try tx.record(IdentityUser.recordKind, uid).flatMap(IdentityUser.init(record:)) }
+        try await store.readCommitted { tx in try Self.user(uid, in: tx) }
     }
 
     public func user(email: String) async throws -> IdentityUser? {
-        guard let uid = try await store.readCommitted({ try $0.record(IdentityUser.emailKind, email.lowercased())?.stringValue }) else {
-            return nil
-        }
-        return try await user(uid: uid)
-    }
-
-    /// What `accounts:update` may change.
-    public struct Update: Sendable {
-        public var email: String?
-        public var password: String?
-        public var displayName: String?
-        public var disabled: Bool?
-        /// Seconds since 1970: tokens issued before it stop verifying, refresh tokens stop refreshing.
-        public var validSince: Int64?
-        /// The whole set of custom claims, replacing the user's.
-        public var customClaims: JSONObject?
-        public init() {}
-    }
-
-    public func update(uid: String, _ update: Update) async throws -> IdentityUser {
-        guard var user = try await user(uid: uid) else { throw IdentityError("USER_NOT_FOUND") }
-        let previousEmail = user.email
-        if let email = update.email { user.email = try Self.validEmail(email) }
-        if let password = update.password {
-            guard password.count >= 6 else { throw IdentityError("WEAK_PASSWORD : Password should be at least 6 characters") }
-            user.passwordHash = Bcrypt.hash(password, cost: bcryptCost)
-        }
-        if let name = update.displayName { user.displayName = name }
-        if let disabled = update.disabled { user.disabled = disabled }
-        if let validSince = update.validSince { user.validSince = validSince }
-        if let claims = update.customClaims {
-            try Self.check(claims)
-            user.pendingClaims = claims
-        }
-        let updated = user
-        try await store.write { tx in
-            if let email = updated.email, email.lowercased() != previousEmail?.lowercased() {
-                if let owner = try tx.record(IdentityUser.emailKind, email.lowercased())?.stringValue, owner != updated.uid {
-                    throw IdentityError("EMAIL_EXISTS")
-                }
-                if let previousEmail { try tx.setRecord(IdentityUser.emailKind, previousEmail.lowercased(), nil) }
-                try tx.setRecord(IdentityUser.emailKind, email.lowercased(), .string(updated.uid))
-            }
-            try tx.setRecord(IdentityUser.recordKind, updated.uid, updated.record)
-            // Once the trigger has written the user's document, the claims live there.
-            if let claims = update.customClaims, var document = try tx.document(Paths.authUser(updated.uid))?.objectValue {
-                document["customClaims"] = .object(claims)
-                try tx.setDocument(Paths.authUser(updated.uid), .object(document))
-            }
-        }
-        let now = clock.milliseconds()
-        revocations.withLock { $0[updated.uid] = (updated.standing, now) }
-        return updated
-    }
-
-    public func delete(uid: String) async throws {
-        try await store.write { tx in
-            guard let user = try tx.record(IdentityUser.recordKind, uid).flatMap(IdentityUser.init(record:)) else {
-                throw IdentityError("USER_NOT_FOUND")
-            }
-            if let email = user.email { try tx.setRecord(IdentityUser.emailKind, email.lowercased(), nil) }
-            try tx.setRecord(IdentityUser.recordKind, uid, nil)
+        try await store.readCommitted { tx in
+            guard let uid = try tx.record(IdentityUser.emailKind, email.lowercased())?.stringValue else { return nil }
+            return try Self.user(uid, in: tx)
         }
     }
 
-    /// The user's custom claims: those of `authUsers/{uid}` once the trigger wrote it, else those
-    /// set through the Admin API, else none.
-    public func claims(of user: IdentityUser) async throws -> JSONObject {
-        let document = try await store.readCommitted { try $0.document(Paths.authUser(user.uid)) }
-        return document?["customClaims"]?.objectValue ?? user.pendingClaims ?? JSONObject()
-    }
-
-    // MARK: Tokens
-
-    /// An ID token for `uid` with its current claims, signed with the current key (`faresync token`).
-    public func idToken(uid: String, extraClaims: JSONObject = JSONObject()) async throws -> String {
-        let now = clock.milliseconds() / 1000
-        var user = try await user(uid: uid) ?? IdentityUser(uid: uid, createdAt: clock.milliseconds())
-        user.pendingClaims = nil
-        return try await sign(user, authTime: now, extraClaims: extraClaims)
-    }
-
-    /// A verifier of this service's tokens, with revocation read from the users.
-    public func verifier(keys: JWKSCache? = nil, leeway: Int64 = 60) -> IDTokenVerifier {
-        IDTokenVerifier(
-            project: project, keys: keys ?? JWKSCache(source: .keyRing(store, clock), clock: clock), clock: clock,
-            leeway: leeway
-        ) { [self] uid in try await self.standing(uid) }
-    }
-
-    /// Where the user stands for the verifier (revocation time, disabled); nil for an unknown user.
-    public func standing(_ uid: String) async throws -> UserStanding? {
-        let now = clock.milliseconds()
-        if let known = revocations.withLock({ $0[uid] }), now - known.read < 1000 { return known.standing }
-        let standing = try await user(uid: uid).map(\.standing)
-        revocations.withLock { revocations in
-            if revocations.count >= 100_000 { revocations.removeAll(keepingCapacity: true) }
-            revocations[uid] = (standing, now)
-        }
-        return standing
-    }
-
-    private func sign(_ user: IdentityUser, authTime: Int64, extraClaims: JSONObject = JSONObject()) async throws -> String {
-        var claims = try await claims(of: user)
-        for (name, value) in extraClaims.members { claims[name] = value }
-        let token = IDToken(
-            project: project, uid: user.uid, issuedAt: clock.milliseconds() / 1000, authTime: authTime,
-            signInProvider: user.signInProvider, identities: user.identities, email: user.email, claims: claims)
-        let now = clock.milliseconds()
-        let signer: (kid: String, keys: JWTKeyCollection, read: Int64)
-        if let cached = signing.withLock({ $0 }), now - cached.read < 60_000 {
-            signer = cached
-        } else {
-            let ring = try await KeyRing.load(from: store, now: now)
-            signer = (ring.current.kid, try await ring.signer(), now)
-            signing.withLock { $0 = signer }
-        }
-        return try await signer.keys.sign(token, kid: JWKIdentifier(string: signer.kid))
-    }
-
-    private func session(for user: IdentityUser, authTime: Int64) async throws -> Session {
-        let refreshToken = Hex.random(bytes: 32)
-        let record = JSONValue.object(JSONObject([("uid", .string(user.uid)), ("issued", .int(clock.milliseconds())), ("authTime", .int(authTime))]))
-        try await store.write { try $0.setRecord(Self.refreshKind, Self.digest(refreshToken), record) }
-        return Session(idToken: try await sign(user, authTime: authTime), refreshToken: refreshToken, expiresIn: IDToken.lifetime, user: user)
+    static func user(_ uid: String, in tx: any StoreTransaction) throws -> IdentityUser? {
+        try tx.record(IdentityUser.recordKind, uid).flatMap(IdentityUser.init(record:))
     }
 
     // MARK: Creating users
 
-    /// Stores a new user and publishes `auth.user.created`; a user whose event could not be
-    /// published is removed again, so a retry starts clean.
-    private func create(_ user: IdentityUser) async throws {
-        try await store.write { tx in
-            if try tx.record(IdentityUser.recordKind, user.uid) != nil { throw IdentityError("DUPLICATE_LOCAL_ID") }
-            if let email = user.email {
-                if try tx.record(IdentityUser.emailKind, email.lowercased()) != nil { throw IdentityError("EMAIL_EXISTS") }
-                try tx.setRecord(IdentityUser.emailKind, email.lowercased(), .string(user.uid))
-            }
-            try tx.setRecord(IdentityUser.recordKind, user.uid, user.record)
-        }
+    /// Stores a new user with `auth.user.created` in the outbox (and a refresh token, for a
+    /// sign-up), in one write, then waits for the event's delivery.
+    func create(_ user: IdentityUser, refreshToken: String?) async throws {
         var data: [(String, JSONValue)] = [
             ("uid", .string(user.uid)), ("isAnonymous", .bool(user.isAnonymous)),
             ("createdAt", .string(RFC3339.format(milliseconds: user.createdAt))),
@@ -293,16 +182,24 @@ public final class IdentityService: Sendable {
         let message = SourceMessage.event(
             id: "user-created-" + user.uid, type: .userCreated, time: user.createdAt, key: user.uid,
             subject: user.uid, data: JSONObject(data), source: Self.source)
-        do {
-            try await publisher.publish(message)
-        } catch {
-            try? await delete(uid: user.uid)
-            throw IdentityError("UNAVAILABLE : the user-created event could not be published: \(error)", status: 503)
+        let refresh = refreshToken.map { (Self.digest($0), refreshRecord(uid: user.uid, issued: user.createdAt, authTime: user.createdAt / 1000)) }
+        let key = try await store.write { tx in
+            if try tx.record(IdentityUser.recordKind, user.uid) != nil { throw IdentityError("DUPLICATE_LOCAL_ID") }
+            if let email = user.email {
+                if try tx.record(IdentityUser.emailKind, email.lowercased()) != nil { throw IdentityError("EMAIL_EXISTS") }
+                try tx.setRecord(IdentityUser.emailKind, email.lowercased(), .string(user.uid))
+            }
+            try tx.setRecord(IdentityUser.recordKind, user.uid, user.record)
+            try tx.setRecord(IdentityUser.deletedKind, user.uid, nil)
+            if let (digest, record) = refresh { try tx.setRecord(Self.refreshKind, digest, record) }
+            return try Outbox.add(message, in: tx)
         }
+        forget(user.uid)
+        await relay.waitForDelivery(of: key, timeout: deliveryWait)
     }
 
-    private func save(_ user: IdentityUser) async throws {
-        try await store.write { try $0.setRecord(IdentityUser.recordKind, user.uid, user.record) }
+    func refreshRecord(uid: String, issued: Int64, authTime: Int64) -> JSONValue {
+        .object(JSONObject([("uid", .string(uid)), ("issued", .int(issued)), ("authTime", .int(authTime))]))
     }
 
     // MARK: Checks and ids
@@ -310,24 +207,28 @@ public final class IdentityService: Sendable {
     static func credentials(_ email: String?, _ password: String?) throws -> (String, String) {
         guard let email else { throw IdentityError("MISSING_EMAIL") }
         guard let password, !password.isEmpty else { throw IdentityError("MISSING_PASSWORD") }
-        guard password.count >= 6 else { throw IdentityError("WEAK_PASSWORD : Password should be at least 6 characters") }
+        try checkNewPassword(password)
         return (try validEmail(email), password)
+    }
+
+    /// A password to hash: at least 6 characters, and no NUL (bcrypt would end it there).
+    static func checkNewPassword(_ password: String) throws {
+        try checkCharacters(password, message: "WEAK_PASSWORD")
+        guard password.count >= 6 else { throw IdentityError("WEAK_PASSWORD : Password should be at least 6 characters") }
+    }
+
+    /// Refuses a password with a NUL, which bcrypt would cut it at, so that two passwords that
+    /// differ after it never count as one.
+    static func checkCharacters(_ password: String, message: String) throws {
+        if password.utf8.contains(0) { throw IdentityError("\(message) : password must not contain a NUL character") }
     }
 
     static func validEmail(_ email: String) throws -> String {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), email.utf8.count <= 254,
-            !email.contains(where: \.isWhitespace)
+            !email.contains(where: { $0.isWhitespace || $0 == "\0" })
         else { throw IdentityError("INVALID_EMAIL") }
         return email
-    }
-
-    /// Firebase's rules for custom claims: no reserved name, at most 1000 bytes serialized.
-    static func check(_ claims: JSONObject) throws {
-        if let reserved = claims.names.first(where: { CustomClaims.reserved.contains($0) }) {
-            throw IdentityError("FORBIDDEN_CLAIM : \(reserved)")
-        }
-        if JSONWriter.bytes(.object(claims)).count > CustomClaims.maxBytes { throw IdentityError("CLAIMS_TOO_LARGE") }
     }
 
     /// A new uid: 28 letters and digits, like Firebase's.

@@ -8,6 +8,9 @@ public struct IdentityUser: Sendable, Equatable {
     public static let recordKind = "identity.users"
     /// Lowercased email → uid.
     public static let emailKind = "identity.emails"
+    /// uid → when the user was deleted (seconds): a deleted user's tokens are refused by every
+    /// verifier of this store, also one that trusts foreign keys (`--jwks`).
+    public static let deletedKind = "identity.deletedUsers"
 
     public var uid: String
     public var email: String?
@@ -20,6 +23,9 @@ public struct IdentityUser: Sendable, Equatable {
     public var lastLoginAt: Int64?
     /// Seconds since 1970: tokens issued before it are revoked.
     public var validSince: Int64
+    /// When the latest revocation was made (ms): refresh tokens issued before it stop refreshing,
+    /// also those issued earlier in the second `validSince` names.
+    public var revokedAt: Int64?
     /// Custom claims set through the Admin API before the trigger wrote `authUsers/{uid}`.
     public var pendingClaims: JSONObject?
 
@@ -45,6 +51,7 @@ public struct IdentityUser: Sendable, Equatable {
         if let displayName { members.append(("displayName", .string(displayName))) }
         if let phoneNumber { members.append(("phoneNumber", .string(phoneNumber))) }
         if let lastLoginAt { members.append(("lastLoginAt", .int(lastLoginAt))) }
+        if let revokedAt { members.append(("revokedAt", .int(revokedAt))) }
         if let pendingClaims { members.append(("pendingClaims", .object(pendingClaims))) }
         return .object(JSONObject(members))
     }
@@ -60,11 +67,24 @@ public struct IdentityUser: Sendable, Equatable {
         displayName = record["displayName"]?.stringValue
         phoneNumber = record["phoneNumber"]?.stringValue
         lastLoginAt = record["lastLoginAt"]?.int64Value
+        revokedAt = record["revokedAt"]?.int64Value
         pendingClaims = record["pendingClaims"]?.objectValue
     }
 
     /// What the verifier checks of the user on every use of a token.
     public var standing: UserStanding { UserStanding(validSince: validSince, disabled: disabled) }
+
+    /// Revokes every token issued before `validSince` (seconds) and, when that is the current
+    /// second, every refresh token issued before `now` (ms).
+    mutating func revoke(validSince seconds: Int64, now: Int64) {
+        validSince = seconds
+        revokedAt = seconds == now / 1000 ? now : seconds * 1000
+    }
+
+    /// Whether a refresh token issued at `issued` (ms) still refreshes.
+    func refreshes(issuedAt issued: Int64) -> Bool {
+        issued / 1000 >= validSince && issued >= (revokedAt ?? 0)
+    }
 
     /// The identities an ID token names (`{"email": ["a@example.com"]}`).
     var identities: [String: [String]] {

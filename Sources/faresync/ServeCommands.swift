@@ -6,7 +6,6 @@ import FareSyncIdentity
 import FareSyncKafka
 import Foundation
 import Hummingbird
-import HummingbirdAuth
 import Logging
 import ServiceLifecycle
 
@@ -79,6 +78,20 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Seconds the simulated Entur takes to issue a paid order's fare contract.") var issueDelay = 1.0
     @Option(help: "Seconds between sweeps (reservation expiry, the park's timeout).") var sweepInterval = 10.0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Option(
+        help:
+            "Require `Authorization: Bearer T` for the Admin API (and refuse `owner`); needed when --http-host is not a loopback address."
+    )
+    var adminToken: String?
+    @Option(help: "Failed sign-ins for one email within a minute before its sign-ins cool down for a minute (0: no limit).")
+    var maxFailedSignIns = 10
+    @Option(help: "Failed sign-ins and refreshes from one client address within a minute before it cools down (0: no limit).")
+    var maxClientFailures = 60
+    @Option(help: "Users one client address may create within a minute (0: no limit).") var maxSignUpsPerClient = 300
+    @Option(help: "Seconds a connection may take to send a whole request.") var requestTimeout = 30
+    @Option(help: "Seconds an idle kept-alive connection stays open.") var idleTimeout = 60
+    @Option(help: "Most connections served at once.") var maxConnections = 1024
+    @Option(help: "Hours an Idempotency-Key is remembered.") var idempotencyHours = 24.0
 
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
@@ -89,6 +102,38 @@ struct ServeOptions: ParsableArguments {
         guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
         guard issueDelay >= 0, issueDelay <= 3600 else { throw ValidationError("--issue-delay must be 0...3600") }
         if httpPort == 0, publicURL == nil { throw ValidationError("--http-port 0 needs --public-url (the terminal's address)") }
+        if let adminToken, adminToken.isEmpty || adminToken == "owner" {
+            throw ValidationError("--admin-token must be a secret other than \"owner\"")
+        }
+        if adminToken == nil, !AdminAccess.isLoopback(address: httpHost) {
+            throw ValidationError("--http-host \(httpHost) is not a loopback address: set --admin-token to guard the Admin API")
+        }
+        for (name, value) in [
+            ("--max-failed-sign-ins", maxFailedSignIns), ("--max-client-failures", maxClientFailures),
+            ("--max-sign-ups-per-client", maxSignUpsPerClient),
+        ] where value < 0 {
+            throw ValidationError("\(name) must be 0 or more")
+        }
+        guard (1...3600).contains(requestTimeout), (1...3600).contains(idleTimeout) else {
+            throw ValidationError("--request-timeout and --idle-timeout must be 1...3600")
+        }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be 1 or more") }
+        guard idempotencyHours > 0, idempotencyHours <= 24 * 365 else { throw ValidationError("--idempotency-hours must be more than 0") }
+    }
+
+    var throttle: ThrottleLimits {
+        var limits = ThrottleLimits()
+        limits.failedSignInsPerEmail = maxFailedSignIns
+        limits.failuresPerClient = maxClientFailures
+        limits.signUpsPerClient = maxSignUpsPerClient
+        return limits
+    }
+
+    var serverLimits: HTTPServices.ServerLimits {
+        var limits = HTTPServices.ServerLimits()
+        limits.deadlines = ConnectionDeadlines(requestTimeout: .seconds(Int64(requestTimeout)), idleTimeout: .seconds(Int64(idleTimeout)))
+        limits.maxConnections = maxConnections
+        return limits
     }
 
     func bootstrapLogging() -> Logger {
@@ -101,50 +146,64 @@ struct ServeOptions: ParsableArguments {
         return Logger(label: "faresync")
     }
 
-    /// Serves both services over `store` until SIGINT or SIGTERM. Events go to `kafka` when given,
-    /// else through `dispatcher` (written to `log` too), which this process then sweeps.
+    /// Serves both services over `store` until SIGINT or SIGTERM. Events go through the store's
+    /// outbox to `kafka` when given, else through `dispatcher` (written to `log` too), which this
+    /// process then sweeps.
     func serve(
         store: any DocumentStore, named name: String, dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)?,
         offsets: [String: Int64] = [:], kafka: KafkaEventPublisher?, mirror: FirestoreMirror?, logger: Logger
     ) async throws {
         let inProcess = DispatchingPublisher(dispatcher: dispatcher, offsets: offsets, log: log)
-        let publisher: any EventPublisher = kafka ?? inProcess
-        let identity = IdentityService(project: project, store: store, publisher: publisher, bcryptCost: UInt8(bcryptCost))
+        let relay = OutboxRelay(store: store, publisher: kafka ?? inProcess) { error in
+            logger.warning("outbox: events not published yet: \(error)")
+        }
+        let identity = IdentityService(
+            project: project, store: store, relay: relay, passwords: PasswordHasher(cost: UInt8(bcryptCost)), throttle: throttle)
         _ = try await KeyRing.load(from: store, now: IdentityClock.system.milliseconds())
         let verifier = identity.verifier(keys: jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }, leeway: Int64(tokenLeeway))
         let tickets = TicketService(
-            store: store, publisher: publisher, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
+            store: store, relay: relay, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
             appRedirect: appRedirect, issueDelay: .milliseconds(Int64(issueDelay * 1000)),
-            now: IdentityClock.system.milliseconds)
-        try await tickets.issuePending()
-        let router = Router(context: BasicAuthRequestContext<IDToken>.self)
-        router.get("healthz") { _, _ in "ok\n" }
-        router.get("readyz") { _, _ -> Response in
-            let readable = (try? await store.readCommitted { try $0.feedHead() }) != nil
-            return Response(
-                status: readable ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: readable ? "ready\n" : "not ready: the store cannot be read\n")))
-        }
-        IdentityRoutes<BasicAuthRequestContext<IDToken>>(identity: identity).add(to: router)
-        TicketRoutes<BasicAuthRequestContext<IDToken>>(tickets: tickets, verifier: verifier).add(to: router)
-        OpenAPIRoute.add(to: router)
+            idempotencyLifetime: Int64(idempotencyHours * 3_600_000), now: IdentityClock.system.milliseconds)
+        let http = HTTPServices(
+            identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken), limits: serverLimits)
         let (host, port, project) = (httpHost, httpPort, project)
-        let application = Application(
-            router: router, configuration: .init(address: .hostname(httpHost, port: httpPort)),
-            onServerRunning: { channel in
-                standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(name))")
-            }, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
-        // With a broker, the worker that consumes the events sweeps.
-        if kafka == nil { services.append(.init(service: Sweeper(publisher: inProcess, interval: sweepInterval))) }
+        let application = http.buildApplication(host: httpHost, port: httpPort, logger: logger) { channel in
+            standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(name))")
+        }
+        // A service group stops its services in reverse order: first the server, then the relay
+        // (its last pass delivers what the last requests added), the sweeper, the mirror.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let mirror {
             try await mirror.register()
             services.append(.init(service: mirror))
         }
+        // With a broker, the worker that consumes the events sweeps.
+        if kafka == nil { services.append(.init(service: Sweeper(publisher: inProcess, interval: sweepInterval))) }
+        services.append(.init(service: RelayService(relay: relay, tickets: tickets)))
+        services.append(.init(service: application))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+}
+
+/// The outbox's relay, and the ticket service's restart work: captured orders whose fare contract
+/// was not issued yet, and the idempotency keys past their lifetime, pruned every ten minutes.
+struct RelayService: Service {
+    let relay: OutboxRelay
+    let tickets: TicketService
+
+    func run() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await cancelWhenGracefulShutdown { await relay.run() } }
+            try await tickets.issuePending()
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                _ = try? await tickets.pruneIdempotencyKeys()
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(600)) }
+            }
+        }
     }
 }
 
@@ -182,7 +241,7 @@ struct Token: AsyncParsableCommand {
         if let reserved = extra.names.first(where: { CustomClaims.reserved.contains($0) }) {
             throw ValidationError("--claims: \"\(reserved)\" is a reserved claim name")
         }
-        let identity = IdentityService(project: project, store: opened, publisher: RefusingPublisher())
+        let identity = IdentityService(project: project, store: opened, relay: OutboxRelay(store: opened, publisher: RefusingPublisher()))
         print(try await identity.idToken(uid: uid, extraClaims: extra))
     }
 }

@@ -10,38 +10,19 @@ import Testing
 /// The routes through Hummingbird's test client: status codes, error bodies and headers as the
 /// OpenAPI document says, and what a refused request leaves unpublished.
 @Suite struct HTTPRoutesTests {
-    typealias Context = BasicAuthRequestContext<IDToken>
-
-    /// A publisher that applies in-process and counts what it published.
-    actor CountingPublisher: EventPublisher {
-        let inner: DispatchingPublisher
-        private(set) var count = 0
-        init(_ inner: DispatchingPublisher) { self.inner = inner }
-        func publish(_ message: SourceMessage) async throws {
-            count += 1
-            try await inner.publish(message)
-        }
-    }
-
     struct Server {
-        let store = MemoryStore()
-        let clock = TestClock()
-        let publisher: CountingPublisher
-        let identity: IdentityService
-        let tickets: TicketService
-        let application: Application<RouterResponder<Context>>
+        let fixture = IdentityFixture()
+        var store: MemoryStore { fixture.store }
+        var clock: TestClock { fixture.clock }
+        var publisher: CountingPublisher { fixture.publisher }
+        var identity: IdentityService { fixture.identity }
+        var tickets: TicketService { fixture.tickets }
+        let application: Application<RouterResponder<ServiceRequestContext>>
 
-        init() {
-            let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-            publisher = CountingPublisher(DispatchingPublisher(dispatcher: dispatcher))
-            identity = IdentityService(project: "demo-faresync", store: store, publisher: publisher, clock: clock.identityClock, bcryptCost: 4)
-            tickets = TicketService(
-                store: store, publisher: publisher, baseURL: "http://test", issueDelay: .zero,
-                now: clock.identityClock.milliseconds)
-            let router = Router(context: Context.self)
-            IdentityRoutes<Context>(identity: identity).add(to: router)
-            TicketRoutes<Context>(tickets: tickets, verifier: identity.verifier()).add(to: router)
-            application = Application(router: router)
+        init(admin: AdminAccess = AdminAccess(token: nil)) {
+            let services = HTTPServices(
+                identity: fixture.identity, tickets: fixture.tickets, verifier: fixture.identity.verifier(), admin: admin)
+            application = Application(router: services.router())
         }
     }
 

@@ -4,37 +4,6 @@ import FareSyncSimulation
 import Synchronization
 import Testing
 
-/// A clock a test moves by hand.
-final class TestClock: Sendable {
-    private let now = Mutex<Int64>(1_795_300_000_000)
-    var milliseconds: Int64 { now.withLock { $0 } }
-    var identityClock: IdentityClock { IdentityClock { self.milliseconds } }
-    func advance(seconds: Int64) { now.withLock { $0 += seconds * 1000 } }
-}
-
-/// The identity service with its events applied in-process into a memory store.
-struct IdentityFixture {
-    let store = MemoryStore()
-    let clock = TestClock()
-    let identity: IdentityService
-
-    init(project: String = "demo-faresync") {
-        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        identity = IdentityService(
-            project: project, store: store, publisher: DispatchingPublisher(dispatcher: dispatcher),
-            clock: clock.identityClock, bcryptCost: 4)
-    }
-
-    func rejection(of token: String, verifier: IDTokenVerifier? = nil) async -> String? {
-        do {
-            _ = try await (verifier ?? identity.verifier()).verify(token)
-            return nil
-        } catch {
-            return error.description
-        }
-    }
-}
-
 @Suite struct IdentityServiceTests {
     /// Sign-up creates the user, the trigger provisions it, and the first token carries the claims
     /// SPEC §3.1 derives from the uid.

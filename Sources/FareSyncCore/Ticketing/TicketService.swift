@@ -3,17 +3,19 @@ import Synchronization
 /// The ticket service of the seed flow, with the simulated NETS terminal and the simulated
 /// Entur that issues fare contracts: search → reserve → pay in the terminal → the contract
 /// arrives on `fare-contracts`. It keeps its orders in the store and publishes what happens as
-/// SPEC §1 events, which the triggers turn into documents.
+/// the reference's events, which the triggers turn into documents: each event goes into the
+/// `Outbox` in the same write as the order change that causes it, and a request answers once the
+/// `OutboxRelay` delivered it.
 ///
 /// ```swift
-/// let tickets = TicketService(store: store, publisher: publisher, baseURL: "http://127.0.0.1:8080")
+/// let tickets = TicketService(store: store, relay: relay, baseURL: "http://127.0.0.1:8080", now: clock)
 /// let reservation = try await tickets.reserve(uid: uid, customerAccountId: abtId, lines: [.init(offerId: offer.id, count: 1)],
 ///                                             paymentType: .vipps, idempotencyKey: nil)
 /// try await tickets.terminal(orderId: reservation.order.orderId, token: reservation.order.terminalToken, outcome: .capture)
 /// ```
 public final class TicketService: Sendable {
     public let store: any DocumentStore
-    public let publisher: any EventPublisher
+    public let relay: OutboxRelay
     /// Where the terminal is reached (`http://HOST:PORT`).
     public let baseURL: String
     /// The app's deep link the terminal returns to (`atb://payment-return`).
@@ -22,8 +24,11 @@ public final class TicketService: Sendable {
     public let issueDelay: Duration
     /// The open reservations the listing answers from, kept up to date from the change feed.
     public let reservations: ReservationView
+    /// How long an `Idempotency-Key` is remembered (ms).
+    public let idempotencyLifetime: Int64
+    /// How long a request waits for its event's delivery before it answers anyway.
+    public let deliveryWait: Duration
     let now: @Sendable () -> Int64
-    private let inFlight = Mutex<Set<String>>([])
     private let issuing = Mutex<[String: Task<Void, Never>]>([:])
 
     public static let idempotencyKind = "ticket.idempotency"
@@ -32,12 +37,15 @@ public final class TicketService: Sendable {
     public static let maxCount: Int64 = 20
 
     public init(
-        store: any DocumentStore, publisher: any EventPublisher, baseURL: String, appRedirect: String = "atb://payment-return",
-        issueDelay: Duration = .seconds(1), now: @escaping @Sendable () -> Int64
+        store: any DocumentStore, relay: OutboxRelay, baseURL: String, appRedirect: String = "atb://payment-return",
+        issueDelay: Duration = .seconds(1), idempotencyLifetime: Int64 = 86_400_000, deliveryWait: Duration = .seconds(5),
+        now: @escaping @Sendable () -> Int64
     ) {
         self.store = store
         self.reservations = ReservationView(store: store)
-        self.publisher = publisher
+        self.relay = relay
+        self.idempotencyLifetime = idempotencyLifetime
+        self.deliveryWait = deliveryWait
         self.baseURL = baseURL
         self.appRedirect = appRedirect
         self.issueDelay = issueDelay
@@ -66,11 +74,49 @@ public final class TicketService: Sendable {
     }
 
     /// Creates an order for `lines` and publishes `ticketing.reservation.created`. With an
-    /// idempotency key the caller used before, returns that reserve's answer and publishes nothing.
+    /// idempotency key, the key, the request's `fingerprint` and the answer are claimed in the same
+    /// write as the order: the same key with the same fingerprint answers the first order again and
+    /// publishes nothing; with another fingerprint it is a 422. A key is remembered for
+    /// `idempotencyLifetime`.
     public func reserve(
         uid: String, customerAccountId: String, lines: [Order.Line], paymentType: PaymentType,
-        idempotencyKey: String?
+        idempotencyKey: String?, fingerprint: String = ""
     ) async throws -> Reservation {
+        let amount = try Self.amount(of: lines)
+        let idempotency = idempotencyKey.map { uid + "\n" + $0 }
+        var rng = SystemRandomNumberGenerator()
+        let created = now()
+        let template = Order(
+            orderId: "", uid: uid, customerAccountId: customerAccountId,
+            paymentId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1,
+            transactionId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1, paymentType: paymentType, lines: lines,
+            amount: amount, created: created, terminalToken: Hex.random(bytes: 16))
+        let lifetime = idempotencyLifetime
+        let outcome = try await store.write { [self] tx -> (order: Order, outbox: String?) in
+            if let idempotency, let earlier = try tx.record(Self.idempotencyKind, idempotency),
+                let at = earlier["created"]?.int64Value, at > created - lifetime
+            {
+                guard earlier["fingerprint"]?.stringValue == fingerprint else {
+                    throw Refusal(422, "this Idempotency-Key was used with another request body", field: "Idempotency-Key")
+                }
+                guard let answer = earlier["answer"].flatMap(Order.init(record:)) else { throw Refusal(409, "the earlier order is gone") }
+                return (answer, nil)
+            }
+            var order = template
+            var rng = SystemRandomNumberGenerator()
+            repeat { order.orderId = Self.orderId(&rng) } while try tx.record(Order.recordKind, order.orderId) != nil
+            try tx.setRecord(Order.recordKind, order.orderId, order.record)
+            if let idempotency {
+                let claim = JSONObject([("answer", order.record), ("created", .int(created)), ("fingerprint", .string(fingerprint))])
+                try tx.setRecord(Self.idempotencyKind, idempotency, .object(claim))
+            }
+            return (order, try Outbox.add(reservationCreated(order), in: tx))
+        }
+        if let key = outcome.outbox { await delivered(key) }
+        return Reservation(order: outcome.order, terminalURL: terminalURL(outcome.order), repeated: outcome.outbox == nil)
+    }
+
+    static func amount(of lines: [Order.Line]) throws -> Int64 {
         guard !lines.isEmpty, lines.count <= Self.maxLines else { throw Refusal(400, "name 1 to \(Self.maxLines) offers", field: "offers") }
         var amount: Int64 = 0
         for line in lines {
@@ -80,45 +126,28 @@ public final class TicketService: Sendable {
             guard (1...Self.maxCount).contains(line.count) else { throw Refusal(400, "a count is 1 to \(Self.maxCount)", field: "offers") }
             amount += offer.price * line.count
         }
-        let idempotency = idempotencyKey.map { uid + "\n" + $0 }
-        if let idempotency {
-            if let earlier = try await repeatedReservation(idempotency) { return earlier }
-            guard inFlight.withLock({ $0.insert(idempotency).inserted }) else {
-                throw Refusal(409, "a reserve with this Idempotency-Key is in progress")
-            }
-        }
-        defer { if let idempotency { _ = inFlight.withLock { $0.remove(idempotency) } } }
-        if let idempotency, let earlier = try await repeatedReservation(idempotency) { return earlier }
-
-        var rng = SystemRandomNumberGenerator()
-        let order = Order(
-            orderId: Self.orderId(&rng), uid: uid, customerAccountId: customerAccountId,
-            paymentId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1,
-            transactionId: Int64(rng.next(upperBound: UInt32(Int32.max))) + 1, paymentType: paymentType, lines: lines,
-            amount: amount, created: now(), terminalToken: Hex.random(bytes: 16))
-        try await store.write { tx in
-            try tx.setRecord(Order.recordKind, order.orderId, order.record)
-        }
-        let url = terminalURL(order)
-        let data = ReservationCreated(
-            customerId: uid, orderId: order.orderId, paymentId: order.paymentId,
-            transactionId: order.transactionId, paymentType: paymentType, url: url,
-            created: RFC3339.format(milliseconds: order.created), customerAccountId: customerAccountId)
-        try await publish(
-            .event(
-                id: "reservation-created-" + order.orderId, type: .reservationCreated, time: order.created,
-                key: uid, subject: order.orderId, data: data.json, source: Self.source))
-        if let idempotency {
-            try await store.write { try $0.setRecord(Self.idempotencyKind, idempotency, .string(order.orderId)) }
-        }
-        return Reservation(order: order, terminalURL: url, repeated: false)
+        return amount
     }
 
-    private func repeatedReservation(_ idempotency: String) async throws -> Reservation? {
-        guard let orderId = try await store.readCommitted({ try $0.record(Self.idempotencyKind, idempotency)?.stringValue }),
-            let order = try await order(orderId)
-        else { return nil }
-        return Reservation(order: order, terminalURL: terminalURL(order), repeated: true)
+    func reservationCreated(_ order: Order) -> SourceMessage {
+        let data = ReservationCreated(
+            customerId: order.uid, orderId: order.orderId, paymentId: order.paymentId,
+            transactionId: order.transactionId, paymentType: order.paymentType, url: terminalURL(order),
+            created: RFC3339.format(milliseconds: order.created), customerAccountId: order.customerAccountId)
+        return .event(
+            id: "reservation-created-" + order.orderId, type: .reservationCreated, time: order.created,
+            key: order.uid, subject: order.orderId, data: data.json, source: Self.source)
+    }
+
+    /// Forgets the idempotency keys older than `idempotencyLifetime`; returns how many.
+    @discardableResult
+    public func pruneIdempotencyKeys() async throws -> Int {
+        let before = now() - idempotencyLifetime
+        return try await store.write { tx in
+            let expired = try tx.records(Self.idempotencyKind).filter { ($0.value["created"]?.int64Value ?? 0) <= before }
+            for record in expired { try tx.setRecord(Self.idempotencyKind, record.key, nil) }
+            return expired.count
+        }
     }
 
     public func order(_ orderId: String) async throws -> Order? {
@@ -139,10 +168,11 @@ public final class TicketService: Sendable {
         try await reservations.reservations(uid: uid, limit: Self.maxListed)
     }
 
-    /// Publishes `message`; once it is delivered (applied, in-process), the next listing sees its effects.
-    private func publish(_ message: SourceMessage) async throws {
+    /// Waits for the outbox message `key`; once it is delivered (applied, in-process), the next
+    /// listing sees its effects.
+    private func delivered(_ key: String) async {
         defer { reservations.invalidate() }
-        try await publisher.publish(message)
+        await relay.waitForDelivery(of: key, timeout: deliveryWait)
     }
 
     // MARK: The terminal (simulated NETS) and its callback
@@ -168,29 +198,37 @@ public final class TicketService: Sendable {
     /// deep link. The same callback again is answered the same and publishes nothing; another
     /// outcome after the first is a 409.
     public func callback(orderId: String, paymentId: Int64, transactionId: Int64, token: String, responseCode: String) async throws -> String {
-        var order = try await authorizedOrder(orderId, token: token)
+        let order = try await authorizedOrder(orderId, token: token)
         guard order.paymentId == paymentId, order.transactionId == transactionId else {
             throw Refusal(404, "no payment \(paymentId) with transaction \(transactionId) for order \(orderId)")
         }
         guard let outcome = PaymentState.Outcome.allCases.first(where: { Self.responseCode($0) == responseCode }) else {
             throw Refusal(400, "responseCode is one of OK, Cancel, Rejected", field: "responseCode")
         }
-        switch order.state.on(outcome) {
-        case .conflict(let state):
-            throw Refusal(409, "the payment is already \(state.rawValue)")
-        case .repeated:
-            break
-        case .publish(let state):
-            let data = PaymentUpdated(customerId: order.uid, orderId: order.orderId, paymentId: order.paymentId, status: outcome.status)
-            // The event id names the outcome, so two racing callbacks publish one event as far as the store is concerned.
-            try await publish(
-                .event(
-                    id: "payment-\(order.orderId)-\(outcome.status.rawValue)", type: .paymentUpdated, time: now(),
-                    key: order.uid, subject: order.orderId, data: data.json, source: Self.source))
-            order.state = state
-            let updated = order
-            try await store.write { try $0.setRecord(Order.recordKind, updated.orderId, updated.record) }
-            if state == .captured { scheduleIssue(order) }
+        let time = now()
+        // The order's state is read again inside the write: of two racing callbacks, one publishes.
+        let changed = try await store.write { tx -> (order: Order, outbox: String)? in
+            guard var current = try tx.record(Order.recordKind, orderId).flatMap(Order.init(record:)) else {
+                throw Refusal(404, "no payment terminal for order \(orderId.prefix(80))")
+            }
+            switch current.state.on(outcome) {
+            case .conflict(let state):
+                throw Refusal(409, "the payment is already \(state.rawValue)")
+            case .repeated:
+                return nil
+            case .publish(let state):
+                current.state = state
+                try tx.setRecord(Order.recordKind, current.orderId, current.record)
+                let data = PaymentUpdated(customerId: current.uid, orderId: current.orderId, paymentId: current.paymentId, status: outcome.status)
+                let message = SourceMessage.event(
+                    id: "payment-\(current.orderId)-\(outcome.status.rawValue)", type: .paymentUpdated, time: time,
+                    key: current.uid, subject: current.orderId, data: data.json, source: Self.source)
+                return (current, try Outbox.add(message, in: tx))
+            }
+        }
+        if let changed {
+            await delivered(changed.outbox)
+            if changed.order.state == .captured { scheduleIssue(changed.order) }
         }
         return "\(appRedirect)?orderId=\(order.orderId)&status=\(outcome.status.rawValue)"
     }
@@ -238,18 +276,20 @@ public final class TicketService: Sendable {
         issuing.withLock { $0[order.orderId] = task }
     }
 
+    /// Publishes the order's fare contract and marks it issued, in one write; an order issued
+    /// already publishes nothing.
     func issue(_ order: Order) async throws {
         let contract = fareContract(order, issued: now())
-        try await publish(
-            .event(
-                id: "farecontract-\(contract.id)-\(contract.version)", type: .fareContractChanged, time: now(),
-                key: order.customerAccountId, subject: order.customerAccountId, data: contract.json,
-                source: "//entur/abt"))
-        try await store.write { tx in
-            guard var current = try tx.record(Order.recordKind, order.orderId).flatMap(Order.init(record:)) else { return }
+        let message = SourceMessage.event(
+            id: "farecontract-\(contract.id)-\(contract.version)", type: .fareContractChanged, time: now(),
+            key: order.customerAccountId, subject: order.customerAccountId, data: contract.json, source: "//entur/abt")
+        let key = try await store.write { tx -> String? in
+            guard var current = try tx.record(Order.recordKind, order.orderId).flatMap(Order.init(record:)), !current.issued else { return nil }
             current.issued = true
             try tx.setRecord(Order.recordKind, current.orderId, current.record)
+            return try Outbox.add(message, in: tx)
         }
+        if let key { await delivered(key) }
     }
 
     /// The fare contract Entur issues for a paid order: one travel right per traveller.
@@ -275,9 +315,10 @@ public final class TicketService: Sendable {
 
     // MARK: Ids
 
+    /// 26 characters of a 32-letter alphabet without look-alikes: 130 random bits.
     static func orderId(_ rng: inout some RandomNumberGenerator) -> String {
         let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-        return String((0..<8).map { _ in alphabet[Int(rng.next(upperBound: UInt64(alphabet.count)))] })
+        return String((0..<26).map { _ in alphabet[Int(rng.next(upperBound: UInt64(alphabet.count)))] })
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
