@@ -46,7 +46,8 @@ public enum Outbox {
         for key in keys { try tx.setRecord(kind, key, nil) }
     }
 
-    static func key(_ sequence: Int64) -> String {
+    /// The key of the `sequence`-th message added to a store's outbox.
+    public static func key(_ sequence: Int64) -> String {
         let digits = String(sequence)
         return String(repeating: "0", count: max(0, 19 - digits.count)) + digits
     }
