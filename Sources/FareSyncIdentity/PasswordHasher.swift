@@ -40,7 +40,7 @@ public final class PasswordHasher: Sendable {
     private func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
         guard waiting.add(1, ordering: .relaxed).newValue <= maxWaiting else {
             waiting.subtract(1, ordering: .relaxed)
-            throw IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : too many password checks are waiting", status: 429)
+            throw IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : too many password checks are waiting")
         }
         defer { waiting.subtract(1, ordering: .relaxed) }
         return try await pool.runIfActive(work)

@@ -5,6 +5,8 @@ import FareSyncSimulation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
+import Synchronization
 import Testing
 
 /// What the HTTP services refuse or withstand: hostile bodies, reused idempotency keys, guessing,
@@ -190,5 +192,74 @@ import Testing
         #expect(guarded.verdict(request(host: "attacker.example", authorization: "Bearer s3cret")) == .admin)
         #expect(guarded.verdict(request(host: "localhost", authorization: "Bearer owner")) == .refused)
         #expect(guarded.verdict(request(host: "localhost", authorization: "Bearer s3cre")) == .app)
+    }
+}
+
+/// A store that fails every read and write once told to, as a database that went away does.
+final class BreakableStore: DocumentStore {
+    let inner = MemoryStore()
+    let broken = Mutex(false)
+
+    func check() throws { if broken.withLock({ $0 }) { throw StoreError("connection to /var/lib/secret-db refused") } }
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try check()
+        return try await inner.write(body)
+    }
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try check()
+        return try await inner.read(body)
+    }
+    func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
+        try check()
+        try await inner.exportDocuments(sink)
+    }
+}
+
+/// Log lines kept in memory.
+final class CapturedLog: LogHandler, @unchecked Sendable {
+    let lines = Mutex<[String]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
+    }
+}
+
+extension HTTPHardeningTests {
+    /// A request the store fails answers 503 with a fixed text and the request id, never the
+    /// error's own text; the error is logged at error level with the same id.
+    @Test func aFailingStoreAnswers503WithARequestIdAndLogsTheError() async throws {
+        let store = BreakableStore()
+        let relay = OutboxRelay(
+            store: store,
+            publisher: CountingPublisher(
+                DispatchingPublisher(dispatcher: TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock())))))
+        Task { await relay.run() }
+        let identity = IdentityService(project: "demo-faresync", store: store, relay: relay, passwords: PasswordHasher(cost: 4), throttle: .none)
+        let tickets = TicketService(store: store, relay: relay, baseURL: "http://test", now: IdentityClock.system.milliseconds)
+        let log = CapturedLog()
+        let services = HTTPServices(identity: identity, tickets: tickets, verifier: identity.verifier())
+        let application = Application(router: services.router(), logger: Logger(label: "test") { _ in log })
+        try await application.test(.router) { client in
+            let api = API(client: client)
+            #expect(try await api.call("accounts:signUp", [:]).status == 200)
+            store.broken.withLock { $0 = true }
+            let failed = try await api.call("accounts:signUp", [:])
+            #expect(failed.status == 503)
+            let message = try #require(failed.error)
+            #expect(message.hasPrefix("UNAVAILABLE : the service could not complete the request; request id "))
+            #expect(!message.contains("secret-db"))
+            let id = String(message.split(separator: " ").last ?? "")
+            let logged = log.lines.withLock { $0 }.filter { $0.contains("answered 503") }
+            #expect(logged.count == 1)
+            #expect(logged.first?.hasPrefix("error ") == true)
+            #expect(logged.first?.contains("secret-db") == true)
+            #expect(logged.first?.contains(id) == true)
+        }
     }
 }

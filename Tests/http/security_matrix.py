@@ -1,7 +1,11 @@
 """The ticket service's token checks against tokens made by an independent JOSE library (PyJWT,
 with the `cryptography` package) and this test's own RSA keys, served to FareSync as a JWKS file
-(`--jwks`). Every bad token gets its documented status, none a 500, and none publishes anything;
+(`--jwks`). Every bad token gets its documented status, none a 5xx, and none publishes anything;
 a valid token minted the same way is accepted, so the test can pass only for the right reasons.
+Then the identity service's refusals of hostile input and stale credentials, each beside the
+request that succeeds: a deleted user's token, a refresh token from before a password change,
+NUL in a password, invalid UTF-8, non-finite claims, a reused Idempotency-Key with another body,
+`Bearer owner` from a foreign Host, and a half-sent request, which the server closes.
 
 Usage: python3 security_matrix.py FARESYNC WORKDIR PORT
 """
@@ -10,6 +14,7 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -70,6 +75,38 @@ def b64(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def identity(path, body, headers=None, raw=None):
+    return requests.post(f"{base}/identitytoolkit.googleapis.com/v1/{path}", headers=headers or {},
+                         **({"data": raw} if raw is not None else {"json": body}))
+
+
+def error_of(answer):
+    try:
+        return answer.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def refresh(token):
+    return requests.post(f"{base}/securetoken.googleapis.com/v1/token", data={"grant_type": "refresh_token", "refresh_token": token})
+
+
+def half_sent_request():
+    """Opens a connection and sends half a request's headers; the server must close it."""
+    half = socket.create_connection(("127.0.0.1", port))
+    half.sendall(b"POST /ticket/v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+    return half, time.monotonic()
+
+
+def closed_within(connection, started, limit):
+    connection.settimeout(max(0.1, started + limit - time.monotonic()))
+    try:
+        closed = connection.recv(1024) == b""
+    except (socket.timeout, ConnectionResetError) as error:
+        closed = isinstance(error, ConnectionResetError)
+    return closed, time.monotonic() - started
+
+
 try:
     for _ in range(100):
         try:
@@ -77,8 +114,13 @@ try:
                 break
         except requests.ConnectionError:
             time.sleep(0.1)
+    complete = socket.create_connection(("127.0.0.1", port))
+    complete.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    check(complete.recv(1024).startswith(b"HTTP/1.1 200"), "a whole request on a raw connection is answered")
+    complete.close()
+    half, half_started = half_sent_request()
     owner = {"Authorization": "Bearer owner"}
-    for uid in ("matrix-a", "matrix-b", "matrix-revoked"):
+    for uid in ("matrix-a", "matrix-b", "matrix-revoked", "matrix-deleted"):
         created = requests.post(f"{base}/identitytoolkit.googleapis.com/v1/projects/{project}/accounts", headers=owner, json={"localId": uid})
         check(created.status_code == 200, f"the Admin API creates {uid}")
     offer = requests.post(f"{base}/ticket/v1/search", headers={"Authorization": "Bearer " + mint()}, json={
@@ -86,8 +128,16 @@ try:
         "zones": ["ATB:TariffZone:1"]}).json()["offers"][0]["offerId"]
     body = {"offers": [{"offerId": offer, "count": 1}], "paymentType": 1}
 
+    before_valid = published()
     valid = requests.post(f"{base}/ticket/v1/reserve", headers={"Authorization": "Bearer " + mint()}, json=body)
     check(valid.status_code == 201, f"a valid token minted by PyJWT reserves (201, got {valid.status_code})")
+    check(published() == before_valid + 1, f"the valid reserve published one message ({published() - before_valid})")
+    deleted_token = mint(uid="matrix-deleted")
+    check(requests.post(f"{base}/ticket/v1/search", headers={"Authorization": "Bearer " + deleted_token}, json={
+        "products": ["ATB:PreassignedFareProduct:8808c360"], "travellers": [{"id": "t", "userType": "ADULT", "count": 1}],
+        "zones": ["ATB:TariffZone:1"]}).status_code == 200, "matrix-deleted's token searches before the user is deleted")
+    check(identity(f"projects/{project}/accounts:delete", {"localId": "matrix-deleted"}, owner).status_code == 200,
+          "the Admin API deletes matrix-deleted")
     order_a = valid.json().get("orderId")
     check(requests.get(f"{base}/ticket/v1/orders/{order_a}", headers={"Authorization": "Bearer " + mint()}).status_code == 200,
           "its owner reads the order")
@@ -125,6 +175,7 @@ try:
         ("no Authorization header", {}, 401),
         ("a Basic credential", {"Authorization": "Basic " + b64(b"matrix-a:secret")}, 401),
         ("a valid token without the claims", {"Authorization": "Bearer " + mint(abt_id=None, customer_number=None)}, 403),
+        ("a deleted user's token", {"Authorization": "Bearer " + deleted_token}, 401),
     ]
     before = published()
     for name, headers, expected in cases:
@@ -138,8 +189,63 @@ try:
     other = requests.get(f"{base}/ticket/v1/orders/{order_a}", headers={"Authorization": "Bearer " + mint(uid="matrix-b")})
     check(other.status_code == 403, f"another user's order: {other.status_code}")
     check(published() == before, f"no refused request published anything ({published() - before} messages)")
-    server_errors = [line for line in open(f"{workdir}/serve.log") if " 500 " in line or "critical" in line]
-    check(not server_errors, "the server logged no 500")
+
+    # Stale credentials: a refresh token from before a password change.
+    created = identity(f"projects/{project}/accounts", {"localId": "matrix-pw", "email": "pw@example.com", "password": "secret-1"}, owner)
+    check(created.status_code == 200, "the Admin API creates a user with a password")
+    old = identity("accounts:signInWithPassword", {"email": "pw@example.com", "password": "secret-1"}).json().get("refreshToken", "")
+    check(refresh(old).status_code == 200, "its refresh token refreshes")
+    time.sleep(1.1)
+    check(identity(f"projects/{project}/accounts:update", {"localId": "matrix-pw", "password": "secret-2"}, owner).status_code == 200,
+          "the Admin API changes its password")
+    stale = refresh(old)
+    check(stale.status_code == 400 and error_of(stale) == "TOKEN_EXPIRED", f"the refresh token from before is refused: {stale.text[:80]}")
+    check(identity("accounts:signInWithPassword", {"email": "pw@example.com", "password": "secret-1"}).status_code == 400,
+          "the old password is refused")
+
+    # Hostile input, each beside the same request made right.
+    nul = identity("accounts:signUp", {"email": "nul@example.com", "password": "abc\u0000defgh"})
+    check(nul.status_code == 400 and "NUL" in (error_of(nul) or ""), f"a NUL in a password: {nul.status_code} {error_of(nul)}")
+    check(identity("accounts:signUp", {"email": "nul@example.com", "password": "abcdefgh"}).status_code == 200, "the same sign-up without NUL")
+    guess = identity("accounts:signInWithPassword", {"email": "nul@example.com", "password": "abc\u0000zzzzz"})
+    check(guess.status_code == 400 and "NUL" in (error_of(guess) or ""), f"a sign-in with NUL: {guess.status_code} {error_of(guess)}")
+    bad_utf8 = identity("accounts:signUp", None, {"Content-Type": "application/json"},
+                        raw=b'{"email":"utf@example.com","password":"secret-\xc3\x28"}')
+    check(bad_utf8.status_code == 400 and "UTF-8" in (error_of(bad_utf8) or ""), f"invalid UTF-8: {bad_utf8.status_code} {error_of(bad_utf8)}")
+    check(identity("accounts:lookup", {"email": ["utf@example.com"]}, owner).json().get("users") is None, "nothing of it was stored")
+    huge = identity(f"projects/{project}/accounts:update", {"localId": "matrix-pw", "customAttributes": '{"n":1e400}'}, owner)
+    check(huge.status_code == 400 and error_of(huge).startswith("INVALID_CLAIMS"), f"claims holding 1e400: {huge.status_code} {error_of(huge)}")
+    check(identity(f"projects/{project}/accounts:update", {"localId": "matrix-pw", "customAttributes": '{"n":1e3}'}, owner).status_code == 200,
+          "finite claims are set")
+    check(identity("accounts:signInWithPassword", {"email": "pw@example.com", "password": "secret-2"}).status_code == 200,
+          "the user still signs in")
+
+    # An Idempotency-Key is bound to the body it came with.
+    keyed = {"Authorization": "Bearer " + mint(), "Idempotency-Key": "matrix-key"}
+    first_keyed = requests.post(f"{base}/ticket/v1/reserve", headers=keyed, json=body)
+    check(first_keyed.status_code == 201, f"a reserve with an Idempotency-Key: {first_keyed.status_code}")
+    after_first = published()
+    again = requests.post(f"{base}/ticket/v1/reserve", headers=keyed, json=body)
+    check(again.status_code == 200 and again.json().get("orderId") == first_keyed.json().get("orderId"), "the same key and body answer the first order")
+    other_body = {**body, "offers": [{"offerId": offer, "count": 2}]}
+    reused = requests.post(f"{base}/ticket/v1/reserve", headers=keyed, json=other_body)
+    check(reused.status_code == 422, f"the same key with another body: {reused.status_code} {reused.text[:80]}")
+    check(published() == after_first, f"neither published anything ({published() - after_first})")
+
+    # The Admin API's emulator credential only from a loopback Host.
+    local = identity("accounts:lookup", {"email": ["pw@example.com"]}, {**owner, "Host": f"127.0.0.1:{port}"})
+    check(local.status_code == 200 and local.json().get("users"), f"Bearer owner with a loopback Host: {local.status_code}")
+    foreign = identity("accounts:lookup", {"email": ["pw@example.com"]}, {**owner, "Host": "attacker.example"})
+    check(foreign.status_code == 403, f"Bearer owner with Host: attacker.example: {foreign.status_code}")
+    rebound = identity(f"projects/{project}/accounts:update", {"localId": "matrix-pw", "password": "taken-over"},
+                       {**owner, "Host": "attacker.example"})
+    check(rebound.status_code == 403, f"the Admin API's password change from attacker.example: {rebound.status_code}")
+
+    closed, after = closed_within(half, half_started, 35)
+    check(closed, f"a half-sent request's connection was closed by the server after {after:.1f} s (at most 35)")
+    # Every 5xx is logged at error level with its request id ("answered 503"); none may have happened.
+    server_errors = [line for line in open(f"{workdir}/serve.log") if "answered 5" in line or "critical" in line]
+    check(not server_errors, f"the server answered no 5xx ({len(server_errors)} logged)")
 finally:
     os.killpg(server.pid, signal.SIGTERM)
     server.wait(timeout=30)
