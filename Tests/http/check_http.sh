@@ -108,6 +108,23 @@ else
   fail "schemathesis is not installed (make setup installs it)"
 fi
 
+# Bound to an address other than loopback, serve needs an admin token; with one, the Admin API
+# takes only that token.
+guarded() {
+  local status=0
+  "$FARESYNC" serve --http-host 0.0.0.0 --http-port 0 --public-url http://x --store "sqlite:$WORK/guard.sqlite" 2> "$WORK/guard.err" || status=$?
+  [ "$status" -eq 2 ] && grep -q -- "--admin-token" "$WORK/guard.err" || { echo "exit $status: $(cat "$WORK/guard.err")"; return 1; }
+  start_server "sqlite:$WORK/guard.sqlite" "" --admin-token s3cret
+  local url="http://127.0.0.1:$PORT/identitytoolkit.googleapis.com/v1/projects/$PROJECT/accounts"
+  local with_token owner
+  with_token=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret' -d '{"localId":"guarded"}' "$url")
+  owner=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer owner' -d '{"localId":"other"}' "$url")
+  stop_server
+  [ "$with_token $owner" = "200 403" ] || { echo "with the token $with_token, with owner $owner (want 200 403)"; return 1; }
+  echo "0.0.0.0 without a token: exit 2; with --admin-token: the token 200, owner 403"
+}
+check "serve on a public address needs --admin-token, which then replaces owner" guarded
+
 check "token security matrix (PyJWT, the test's own keys): documented statuses, nothing published" \
   python3 "$HERE/security_matrix.py" "$FARESYNC" "$WORK/matrix" "$(free_port)"
 
