@@ -46,6 +46,7 @@ test: setup lint
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
 	bash Tests/firestore/check_firestore.sh $(FARESYNC)
 	bash Tests/http/check_http.sh $(FARESYNC)
+	bash Tests/lib/with_postgres.sh bash Tests/http/two_servers.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
 	bash Tests/lib/with_postgres.sh .build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --worker-events 3000 --mirror-events 5000 --mirror-rounds 1 --firestore-worker-rounds 1 --http-seconds 1 --http-rounds 1 --postgres-events 3000
 
