@@ -1,6 +1,6 @@
 # The FareSync worker image: a release build of `faresync` (Swift runtime linked statically) on
 # Debian with librdkafka. docker-compose.yml builds and runs it.
-FROM swift:6.1-bookworm AS build
+FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends librdkafka-dev libsqlite3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FARESYNC = .build/debug/faresync
 
-.PHONY: setup build demo test lint format release clean dev-broker crash fuzz bench
+.PHONY: setup build demo test check lint format release clean dev-broker crash fuzz bench
 
 ## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
 setup:
@@ -49,6 +49,12 @@ test: setup lint
 	bash Tests/lib/with_postgres.sh bash Tests/http/two_servers.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
 	bash Tests/lib/with_postgres.sh .build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --worker-events 3000 --mirror-events 5000 --mirror-rounds 1 --firestore-worker-rounds 1 --http-seconds 1 --http-rounds 1 --postgres-events 3000
+
+## While editing: the style check and the Swift tests (the stores' tests also on a throwaway
+## PostgreSQL server), without the integration scripts.
+check: setup lint
+	$(SWIFT) build --build-tests
+	bash Tests/lib/with_postgres.sh $(SWIFT) test --skip-build
 
 ## The code is formatted as .swift-format says (`make format` formats it).
 lint:

@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "FareSync",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "faresync", targets: ["faresync"]),
         .executable(name: "faresync-bench", targets: ["faresync-bench"]),
