@@ -28,7 +28,7 @@ public struct IDTokenMiddleware<Context: AuthRequestContext<IDToken>>: RouterMid
 
     static func unauthorized(_ description: String) -> Response {
         let quoted = description.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
-        return TicketRoutes<BasicAuthRequestContext<IDToken>>.error(
+        return APIErrors<Context>.ticket(
             401, description, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(quoted)\""])
     }
 }

@@ -31,35 +31,43 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
     }
 
     public func add(to router: Router<Context>) {
-        let v1 = router.group("identitytoolkit.googleapis.com/v1")
+        let v1 = router.group("identitytoolkit.googleapis.com/v1").add(middleware: APIErrors<Context>(.firebase))
         v1.post("accounts:signUp") { request, context in
-            await handle(request, context) { request in try await signUp(&request, client: context.clientAddress) }
+            var request = request
+            return try await signUp(&request, client: context.clientAddress)
         }
         v1.post("accounts:signInWithPassword") { request, context in
-            await handle(request, context) { request in try await signIn(&request, client: context.clientAddress) }
+            var request = request
+            return try await signIn(&request, client: context.clientAddress)
         }
         for (name, admin) in [("accounts:lookup", false), ("projects/:project/accounts:lookup", true)] {
             v1.post(RouterPath(name)) { request, context in
-                await handle(request, context) { request in try await lookup(&request, project: admin ? context.parameters.get("project") : nil) }
+                var request = request
+                return try await lookup(&request, project: admin ? context.parameters.get("project") : nil)
             }
         }
         for (name, admin) in [("accounts:update", false), ("projects/:project/accounts:update", true)] {
             v1.post(RouterPath(name)) { request, context in
-                await handle(request, context) { request in try await update(&request, project: admin ? context.parameters.get("project") : nil) }
+                var request = request
+                return try await update(&request, project: admin ? context.parameters.get("project") : nil)
             }
         }
         for (name, admin) in [("accounts:delete", false), ("projects/:project/accounts:delete", true)] {
             v1.post(RouterPath(name)) { request, context in
-                await handle(request, context) { request in try await delete(&request, project: admin ? context.parameters.get("project") : nil) }
+                var request = request
+                return try await delete(&request, project: admin ? context.parameters.get("project") : nil)
             }
         }
         v1.post("projects/:project/accounts") { request, context in
-            await handle(request, context) { request in try await createUser(&request, project: context.parameters.get("project")) }
+            var request = request
+            return try await createUser(&request, project: context.parameters.get("project"))
         }
-        router.post("securetoken.googleapis.com/v1/token") { request, context in
-            await handle(request, context) { request in try await token(&request, client: context.clientAddress) }
+        let secureToken = router.group("securetoken.googleapis.com/v1").add(middleware: APIErrors<Context>(.firebase))
+        secureToken.post("token") { request, context in
+            var request = request
+            return try await token(&request, client: context.clientAddress)
         }
-        router.get(RouterPath(Self.jwksPath)) { request, context in await handle(request, context) { _ in try await jwks() } }
+        router.group().add(middleware: APIErrors<Context>(.firebase)).get(RouterPath(Self.jwksPath)) { _, _ in try await jwks() }
     }
 
     // MARK: Client
@@ -275,47 +283,5 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         }
         info["providerUserInfo"] = .array(providers)
         return info
-    }
-
-    /// Runs a route; a refusal becomes Firebase's error body, anything else a 503 with a fixed
-    /// text and the request id (`UnexpectedFailure`).
-    func handle(_ request: Request, _ context: Context, _ body: (inout Request) async throws -> Response) async -> Response {
-        var request = request
-        do {
-            return try await body(&request)
-        } catch let error as IdentityError {
-            return Self.errorResponse(error)
-        } catch let refusal as JSONBody.Refusal {
-            return Self.errorResponse(IdentityError("INVALID_JSON : body: \(refusal.message)", status: refusal.status))
-        } catch {
-            return Self.errorResponse(
-                IdentityError("UNAVAILABLE : " + UnexpectedFailure.report(error, request: request, context: context), status: 503))
-        }
-    }
-
-    static func errorResponse(_ error: IdentityError) -> Response {
-        let status = HTTPResponse.Status(code: error.status)
-        let reason = [400: "invalid", 403: "forbidden", 404: "notFound", 413: "tooLarge", 429: "rateLimitExceeded"][error.status] ?? "unavailable"
-        return JSONBody.response(
-            .object(
-                JSONObject([
-                    (
-                        "error",
-                        .object(
-                            JSONObject([
-                                ("code", .int(Int64(error.status))), ("message", .string(error.message)),
-                                (
-                                    "errors",
-                                    .array([
-                                        .object(
-                                            JSONObject([
-                                                ("message", .string(error.message)), ("reason", .string(reason)),
-                                                ("domain", .string("global")),
-                                            ]))
-                                    ])
-                                ),
-                            ]))
-                    )
-                ])), status: status)
     }
 }

@@ -32,56 +32,47 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
     }
 
     public func add(to router: Router<Context>) {
-        let app = router.group("ticket/v1").add(middleware: IDTokenMiddleware<Context>(verifier: verifier))
-        app.post("search") { request, context in await handle(request, context) { try await search(request, try Self.customer(context)) } }
-        app.post("reserve") { request, context in await handle(request, context) { try await reserve(request, try Self.customer(context)) } }
+        let app = router.group("ticket/v1").add(middleware: APIErrors<Context>(.ticket)).add(
+            middleware: IDTokenMiddleware<Context>(verifier: verifier))
+        app.post("search") { request, context in try await search(request, try Self.customer(context)) }
+        app.post("reserve") { request, context in try await reserve(request, try Self.customer(context)) }
         app.get("reservations") { request, context in
-            await handle(request, context) {
-                let customer = try Self.customer(context)
-                let documents = try await tickets.openReservations(uid: customer.uid)
-                return JSONBody.response(.object(JSONObject([("reservations", .array(documents.map(JSONValue.object)))])))
-            }
+            let customer = try Self.customer(context)
+            let documents = try await tickets.openReservations(uid: customer.uid)
+            return JSONBody.response(.object(JSONObject([("reservations", .array(documents.map(JSONValue.object)))])))
         }
         app.get("orders/:orderId") { request, context in
-            await handle(request, context) {
-                let customer = try Self.customer(context)
-                let order = try await ownOrder(context.parameters.get("orderId") ?? "", customer)
-                return JSONBody.response(.object(orderJSON(order)))
-            }
+            let customer = try Self.customer(context)
+            let order = try await ownOrder(context.parameters.get("orderId") ?? "", customer)
+            return JSONBody.response(.object(orderJSON(order)))
         }
-        let terminal = router.group("ticket/v1")
+        let terminal = router.group("ticket/v1").add(middleware: APIErrors<Context>(.ticket))
         terminal.get("terminal/:orderId") { request, context in
-            await handle(request, context) {
-                let order = try await tickets.openTerminal(orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"))
-                return Response(
-                    status: .ok, headers: TerminalPage.headers, body: ResponseBody(byteBuffer: ByteBuffer(string: TerminalPage.html(order))))
-            }
+            let order = try await tickets.openTerminal(orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"))
+            return Response(
+                status: .ok, headers: TerminalPage.headers, body: ResponseBody(byteBuffer: ByteBuffer(string: TerminalPage.html(order))))
         }
         terminal.post("terminal/:orderId/:action") { request, context in
-            await handle(request, context) {
-                let action = context.parameters.get("action") ?? ""
-                guard let outcome = ["pay": PaymentState.Outcome.capture, "cancel": .cancel, "reject": .reject][action] else {
-                    throw TicketService.Refusal(404, "the terminal has no button \(action.prefix(40))")
-                }
-                let callback = try await tickets.terminal(
-                    orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"),
-                    outcome: outcome)
-                return Response(status: .seeOther, headers: [.location: callback])
+            let action = context.parameters.get("action") ?? ""
+            guard let outcome = ["pay": PaymentState.Outcome.capture, "cancel": .cancel, "reject": .reject][action] else {
+                throw TicketService.Refusal(404, "the terminal has no button \(action.prefix(40))")
             }
+            let callback = try await tickets.terminal(
+                orderId: context.parameters.get("orderId") ?? "", token: Self.query(request, "t"),
+                outcome: outcome)
+            return Response(status: .seeOther, headers: [.location: callback])
         }
         terminal.get("payments/:paymentId/callback") { request, context in
-            await handle(request, context) {
-                guard let paymentId = context.parameters.get("paymentId").flatMap({ Int64($0) }),
-                    let transactionId = Int64(Self.query(request, "transactionId"))
-                else {
-                    throw TicketService.Refusal(404, "no such payment")
-                }
-                let redirect = try await tickets.callback(
-                    orderId: Self.query(request, "orderId"), paymentId: paymentId,
-                    transactionId: transactionId, token: Self.query(request, "t"),
-                    responseCode: Self.query(request, "responseCode"))
-                return Response(status: .found, headers: [.location: redirect])
+            guard let paymentId = context.parameters.get("paymentId").flatMap({ Int64($0) }),
+                let transactionId = Int64(Self.query(request, "transactionId"))
+            else {
+                throw TicketService.Refusal(404, "no such payment")
             }
+            let redirect = try await tickets.callback(
+                orderId: Self.query(request, "orderId"), paymentId: paymentId,
+                transactionId: transactionId, token: Self.query(request, "t"),
+                responseCode: Self.query(request, "responseCode"))
+            return Response(status: .found, headers: [.location: redirect])
         }
     }
 
@@ -185,11 +176,7 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
 
     static func body(_ request: Request) async throws -> JSONObject {
         var request = request
-        do {
-            return try await JSONBody.object(of: &request)
-        } catch {
-            throw TicketService.Refusal(error.status, error.message, field: "body")
-        }
+        return try await JSONBody.object(of: &request)
     }
 
     static func strings(_ body: JSONObject, _ field: String) throws -> [String] {
@@ -203,24 +190,6 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
 
     static func query(_ request: Request, _ name: String) -> String {
         request.uri.queryParameters[Substring(name)].map { String($0).removingPercentEncoding ?? String($0) } ?? ""
-    }
-
-    /// Runs a route; a refusal becomes its error body, anything else a 503 with a fixed text and
-    /// the request id (`UnexpectedFailure`).
-    func handle(_ request: Request, _ context: Context, _ body: () async throws -> Response) async -> Response {
-        do {
-            return try await body()
-        } catch let refusal as TicketService.Refusal {
-            return Self.error(refusal.status, refusal.message, field: refusal.field)
-        } catch {
-            return Self.error(503, UnexpectedFailure.report(error, request: request, context: context))
-        }
-    }
-
-    static func error(_ status: Int, _ message: String, field: String? = nil, headers: HTTPFields = [:]) -> Response {
-        var error = JSONObject([("status", .int(Int64(status))), ("message", .string(message))])
-        if let field { error["field"] = .string(field) }
-        return JSONBody.response(.object(JSONObject([("error", .object(error))])), status: HTTPResponse.Status(code: status), headers: headers)
     }
 }
 

@@ -1,0 +1,58 @@
+import FareSyncCore
+import FareSyncIdentity
+import Hummingbird
+
+/// Maps every error a route of one API family throws to that family's answer, in one place: the
+/// identity API answers Firebase's error body (`{"error":{"code":400,"message":"EMAIL_EXISTS",…}}`),
+/// the ticket service `{"error":{"status":…,"message":…,"field":…}}`. A refusal keeps its status;
+/// a body that cannot be read is a 400 or a 413 naming the body; anything else is a 503 with a fixed
+/// text and the request id (`UnexpectedFailure`), never the error's own text.
+///
+/// ```swift
+/// let v1 = router.group("identitytoolkit.googleapis.com/v1").add(middleware: APIErrors<Context>(.firebase))
+/// ```
+struct APIErrors<Context: RequestContext>: RouterMiddleware {
+    enum Family: Sendable {
+        case firebase
+        case ticket
+    }
+
+    let family: Family
+
+    init(_ family: Family) { self.family = family }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as IdentityError {
+            return family == .firebase ? Self.firebase(error) : Self.ticket(error.status, error.message)
+        } catch let refusal as TicketService.Refusal {
+            return Self.ticket(refusal.status, refusal.message, field: refusal.field)
+        } catch let refusal as JSONBody.Refusal {
+            switch family {
+            case .firebase: return Self.firebase(IdentityError("INVALID_JSON : body: \(refusal.message)", status: refusal.status))
+            case .ticket: return Self.ticket(refusal.status, refusal.message, field: "body")
+            }
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch {
+            let text = UnexpectedFailure.report(error, request: request, context: context)
+            return family == .firebase ? Self.firebase(IdentityError("UNAVAILABLE : " + text, status: 503)) : Self.ticket(503, text)
+        }
+    }
+
+    /// Firebase's error body, which its SDKs map to their own errors.
+    static func firebase(_ error: IdentityError) -> Response {
+        let reason = [400: "invalid", 403: "forbidden", 404: "notFound", 413: "tooLarge"][error.status] ?? "unavailable"
+        let detail = JSONObject([("message", .string(error.message)), ("reason", .string(reason)), ("domain", .string("global"))])
+        let body = JSONObject([("code", .int(Int64(error.status))), ("message", .string(error.message)), ("errors", .array([.object(detail)]))])
+        return JSONBody.response(.object(JSONObject([("error", .object(body))])), status: HTTPResponse.Status(code: error.status))
+    }
+
+    /// The ticket service's error body.
+    static func ticket(_ status: Int, _ message: String, field: String? = nil, headers: HTTPFields = [:]) -> Response {
+        var error = JSONObject([("status", .int(Int64(status))), ("message", .string(message))])
+        if let field { error["field"] = .string(field) }
+        return JSONBody.response(.object(JSONObject([("error", .object(error))])), status: HTTPResponse.Status(code: status), headers: headers)
+    }
+}
