@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FARESYNC = .build/debug/faresync
 
-.PHONY: setup build demo test check lint format release clean dev-broker crash fuzz bench
+.PHONY: setup build demo test check lint format release clean dev-broker crash fuzz bench soak
 
 ## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
 setup:
@@ -73,6 +73,12 @@ bench: setup
 ## The crash harness at length: replay and worker, each SIGKILLed 25 times.
 crash: build
 	bash Tests/crash/crash.sh $(FARESYNC) 25 $${SEED:-2026}
+
+## The soak (not part of `make test`): the worker mirroring into the Firestore emulator, serve and 50 users'
+## app loop for SOAK_MINUTES (default 30); resident sets flat, mirror lag bounded, out/soak/soak.png.
+soak: build
+	@python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
+	bash Tests/soak/soak.sh $(FARESYNC)
 
 ## libFuzzer over the event decoder and the log-line parser (FUZZ_SECONDS, default 600).
 fuzz: build

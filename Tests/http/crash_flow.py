@@ -16,7 +16,9 @@ server answered as done is written to RESULTS, one line each, as it happens:
 Every HTTP status the server answered is counted; the counts go to STATUSES as JSON at the end.
 It exits 1 when any answer was a 5xx, or when no user ever got an order through.
 
-Usage: python3 crash_flow.py BASE_URL USERS SECONDS RESULTS STATUSES [SEED]
+Usage: python3 crash_flow.py BASE_URL USERS SECONDS RESULTS STATUSES [SEED [NEW_ACCOUNT_SHARE [THINK_SECONDS]]]
+  NEW_ACCOUNT_SHARE: the share of orders a new account comes before (default 0.1);
+  THINK_SECONDS: the mean pause between a user's orders (default 0).
 """
 import base64
 import collections
@@ -67,7 +69,7 @@ class Recorder:
 class App:
     """One user's app: a session, its tokens, and the loop of orders."""
 
-    def __init__(self, base, index, recorder, deadline, patience, rng):
+    def __init__(self, base, index, recorder, deadline, patience, rng, new_accounts=0.1, think=0.0):
         self.base = base
         self.index = index
         self.recorder = recorder
@@ -77,6 +79,8 @@ class App:
         self.http = requests.Session()
         self.identity = f"{base}/identitytoolkit.googleapis.com/v1"
         self.orders = 0
+        self.new_accounts = new_accounts
+        self.think = think
 
     def call(self, method, url, ok, **kwargs):
         """The request, tried again while the connection fails or the answer is not in `ok`
@@ -155,11 +159,13 @@ class App:
         signed_up = False
         while time.monotonic() < self.deadline:
             try:
-                if not signed_up or self.rng.random() < 0.1:
+                if not signed_up or self.rng.random() < self.new_accounts:
                     signed_up = False
                     self.sign_up()
                     signed_up = True
                 self.order()
+                if self.think:
+                    time.sleep(self.rng.uniform(0, 2 * self.think))
             except Gone as gone:
                 self.recorder.problem(f"user {self.index}: gave up: {gone}")
             except (KeyError, ValueError) as error:
@@ -169,10 +175,13 @@ class App:
 def main():
     base, users, seconds, results, statuses = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
     seed = int(sys.argv[6]) if len(sys.argv) > 6 else 7
+    new_accounts = float(sys.argv[7]) if len(sys.argv) > 7 else 0.1
+    think = float(sys.argv[8]) if len(sys.argv) > 8 else 0.0
     recorder = Recorder(results)
     started = time.monotonic()
     deadline = started + seconds
-    apps = [App(base, i, recorder, deadline, 30.0, random.Random(seed * 1000 + i)) for i in range(users)]
+    apps = [App(base, i, recorder, deadline, 30.0, random.Random(seed * 1000 + i), new_accounts, think)
+            for i in range(users)]
     threads = [threading.Thread(target=app.run) for app in apps]
     for thread in threads:
         thread.start()
