@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncCore
+import FareSyncHTTP
 import FareSyncKafka
 import FareSyncPostgres
 import Foundation
@@ -77,8 +78,8 @@ struct Run: AsyncParsableCommand {
             services.append(.init(service: mirror))
         }
         if let httpPort {
-            let health = HealthServer(host: httpHost, port: httpPort, worker: worker, store: opened, registry: registry, logger: logger)
-            services.append(.init(service: health.application))
+            let http = HTTPApplication(readiness: Self.readiness(worker: worker, store: opened), metrics: { registry.emitToString() })
+            services.append(.init(service: http.build(host: httpHost, port: httpPort, logger: logger)))
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -104,6 +105,33 @@ struct Run: AsyncParsableCommand {
             standardError(
                 "run: interrupted while the mirror caught up, at feed position \(status.position); `faresync mirror --store \(store) --firestore \(mirror.client.endpoint.host) --firestore-project \(mirror.client.endpoint.project)` goes on from there"
             )
+        }
+    }
+
+    /// Ready while the worker has partitions assigned and the store takes a write within two
+    /// seconds: a store that waits for its server to come back (PostgreSQL) is not ready
+    /// meanwhile, and the probe says so at once.
+    static func readiness(worker: KafkaWorker, store: any DocumentStore) -> @Sendable () async -> HTTPApplication.Readiness {
+        {
+            let assigned = worker.status.assignedPartitions
+            var writable = true
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await store.write { _ in } }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(2))
+                        throw CancellationError()
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            } catch {
+                writable = false
+            }
+            let ready = assigned > 0 && writable
+            return .init(
+                ready: ready,
+                text: "\(ready ? "ready" : "not ready"): \(assigned) partitions assigned, store \(writable ? "writable" : "not writable")")
         }
     }
 }

@@ -7,6 +7,8 @@ import FareSyncKafka
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import ServiceLifecycle
 
 /// `faresync serve`: the identity service (the Firebase Auth emulator's REST protocol) and the
@@ -129,8 +131,8 @@ struct ServeOptions: ParsableArguments {
         return limits
     }
 
-    var serverLimits: HTTPServices.ServerLimits {
-        var limits = HTTPServices.ServerLimits()
+    var serverLimits: HTTPApplication.ServerLimits {
+        var limits = HTTPApplication.ServerLimits()
         limits.deadlines = ConnectionDeadlines(requestTimeout: .seconds(Int64(requestTimeout)), idleTimeout: .seconds(Int64(idleTimeout)))
         limits.maxConnections = maxConnections
         return limits
@@ -165,10 +167,14 @@ struct ServeOptions: ParsableArguments {
             store: store, relay: relay, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
             appRedirect: appRedirect, issueDelay: .milliseconds(Int64(issueDelay * 1000)),
             idempotencyLifetime: Int64(idempotencyHours * 3_600_000), now: IdentityClock.system.milliseconds)
-        let http = HTTPServices(
-            identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken), limits: serverLimits)
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let http = HTTPApplication(
+            readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { registry.emitToString() },
+            services: HTTPServices(identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken)),
+            limits: serverLimits)
         let (host, port, project) = (httpHost, httpPort, project)
-        let application = http.buildApplication(host: httpHost, port: httpPort, logger: logger) { channel in
+        let application = http.build(host: httpHost, port: httpPort, logger: logger) { channel in
             standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(name))")
         }
         // A service group stops its services in reverse order: first the server, then the relay

@@ -22,7 +22,8 @@ import Testing
         init(admin: AdminAccess = AdminAccess(token: nil)) {
             let services = HTTPServices(
                 identity: fixture.identity, tickets: fixture.tickets, verifier: fixture.identity.verifier(), admin: admin)
-            application = Application(router: services.router())
+            application = Application(
+                router: HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(fixture.store), services: services).router())
         }
     }
 
