@@ -44,7 +44,7 @@ public struct KafkaProducerConfiguration: Sendable {
 /// other librdkafka property through (`faresync run --kafka-setting K=V`).
 ///
 /// Offsets are never committed by librdkafka: they live in the store, in the transaction of the
-/// effects (SPEC §4), so auto-commit and the offset store are off whatever the overrides say.
+/// effects (docs/reference.md#delivery-and-determinism), so auto-commit and the offset store are off whatever the overrides say.
 public struct KafkaConsumerConfiguration: Sendable {
     public var bootstrapServers: String
     public var groupID: String

@@ -61,7 +61,7 @@ public final class WorkerStatus: Sendable {
 
 /// The FareSync worker: consumes the topics as a group member and hands every batch to the same
 /// dispatcher a replay uses, storing the consumed positions in the same store transaction as the
-/// effects (SPEC §4).
+/// effects (docs/reference.md#delivery-and-determinism).
 ///
 /// One async task owns the consumer and runs on a thread of its own (`ThreadExecutor`), where it may
 /// wait inside `rd_kafka_consumer_poll`; a batch is applied on Swift's global executor while the

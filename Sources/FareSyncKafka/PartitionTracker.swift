@@ -43,7 +43,7 @@ public struct PartitionTracker: Sendable {
     /// Every assigned partition is caught up (and at least one is assigned).
     public var allCaughtUp: Bool { !states.isEmpty && states.values.allSatisfy(\.caughtUp) }
 
-    /// The sweep's low watermark (SPEC §4) over some partitions' states: the smallest newest event time
+    /// The sweep's low watermark (docs/reference.md#delivery-and-determinism) over some partitions' states: the smallest newest event time
     /// over the partitions that are not caught up (caught-up ones do not hold it back), and never past
     /// the newest event time consumed at all. Nil while a lagging partition has consumed no event yet,
     /// or nothing is known.

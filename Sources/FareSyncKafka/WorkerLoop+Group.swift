@@ -6,7 +6,7 @@ import FareSyncCore
 extension WorkerLoop {
     /// The low watermark over every partition of the subscribed topics, not only the assigned ones:
     /// the sweep changes the whole store, so a partition another worker lags on must hold it back
-    /// (SPEC §4: any number of workers, the same export). Nil (no sweep) while it cannot be known.
+    /// (docs/reference.md#delivery-and-determinism: any number of workers, the same export). Nil (no sweep) while it cannot be known.
     func groupWatermark() async -> Int64? {
         guard let others = await othersStates() else { return nil }
         return PartitionTracker.lowWatermark(of: Array(tracker.states.values) + others)

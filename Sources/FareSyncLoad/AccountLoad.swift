@@ -16,7 +16,7 @@ import FareSyncReplay
 /// state. So the events can be split into partitions of accounts, and each partition applied on its
 /// own, in arrival order, starting from nothing — in memory, with the same triggers — and only its
 /// final state written. That is the same as replaying the events in the order "partition by
-/// partition", which keeps the order of every key and so (SPEC §4) ends the store the same.
+/// partition", which keeps the order of every key and so (docs/reference.md#delivery-and-determinism) ends the store the same.
 ///
 /// 1. **Route**: every message goes, by its key, to the spill file of its partition (`SpillDirectory`).
 ///    A key is a uid (its account is the one Entur gives it, `LoadOptions.accounts`) or an account id.

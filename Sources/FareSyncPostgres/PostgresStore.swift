@@ -6,7 +6,7 @@ import Synchronization
 
 /// The shared store, `postgres://…`: PostgreSQL through postgres-nio, for workers on many machines.
 ///
-/// Same meaning as the SQLite store (SPEC §4): a write transaction commits its effects, claims and
+/// Same meaning as the SQLite store (docs/reference.md#delivery-and-determinism): a write transaction commits its effects, claims and
 /// positions together or not at all. What PostgreSQL adds is concurrency: several workers commit at
 /// once. Write transactions run at `SERIALIZABLE`, so any two that touched the same account — a
 /// contract parked by one while another creates its owner, two reconcilers on one reservation —

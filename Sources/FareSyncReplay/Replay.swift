@@ -50,7 +50,7 @@ public struct ReplayReport: Sendable {
 
 /// Runs event logs through the pipeline in-process: log reader → in-process queue (N partitions
 /// per topic) → dispatcher → store, one consumer task per partition; then one sweep with the
-/// newest event time of the logs as its watermark (SPEC §4).
+/// newest event time of the logs as its watermark (docs/reference.md#delivery-and-determinism).
 ///
 /// Replaying again into the same store after an interruption continues where it stopped: every
 /// event already applied is recognized by its id and changes nothing, and the sweep is repeated.

@@ -1,7 +1,7 @@
 import FareSyncCore
 import GRDB
 
-/// Consumer positions (SPEC §4): where each consumer group stands in each topic's partition,
+/// Consumer positions (docs/reference.md#delivery-and-determinism): where each consumer group stands in each topic's partition,
 /// written in the same transaction as the effects of the messages before it.
 extension SQLiteTransaction {
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {

@@ -2,7 +2,7 @@ import FareSyncCore
 import Foundation
 import GRDB
 
-/// The park (SPEC §3.3): contracts whose account is not known yet, in arrival order, with the
+/// The park (docs/reference.md#triggers): contracts whose account is not known yet, in arrival order, with the
 /// message that carried them.
 extension SQLiteTransaction {
     func park(_ event: ParkedEvent) throws {

@@ -1,7 +1,7 @@
 import FareSyncCore
 import GRDB
 
-/// The reconciler's bookkeeping (SPEC §3.4): which orders of a user have a fare contract, and the
+/// The reconciler's bookkeeping (docs/reference.md#triggers): which orders of a user have a fare contract, and the
 /// open reservations with their creation time, which the sweep expires. Kept in the transaction
 /// until `flush()`, read from SQLite when not known yet.
 extension SQLiteTransaction {

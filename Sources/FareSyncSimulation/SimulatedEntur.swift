@@ -2,7 +2,7 @@ import Crypto
 import FareSyncCore
 import Synchronization
 
-/// Entur's Sales and ABT APIs, simulated in-process (SPEC §3.1).
+/// Entur's Sales and ABT APIs, simulated in-process (docs/reference.md#triggers).
 ///
 /// Ids are pure functions of the uid, so a log replays to the same store everywhere:
 /// with `h = SHA-256(uid)`, `abt_id = "ATB:CustomerAccount:" + hex(h[0..<8])` and

@@ -1,7 +1,7 @@
 import FareSyncCore
 
 /// Another order in which a consumer may read the same log: the topics' streams merged at random
-/// (seeded), in runs of 1 to 50 lines, each topic's own order kept. SPEC §4 says a replay of it
+/// (seeded), in runs of 1 to 50 lines, each topic's own order kept. docs/reference.md#delivery-and-determinism says a replay of it
 /// ends the store as the log itself does; the determinism checks replay both.
 ///
 /// ```swift

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import UnixSignals
 
-/// The `faresync` command line (SPEC §6).
+/// The `faresync` command line (docs/reference.md#command-line).
 struct FareSync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faresync",

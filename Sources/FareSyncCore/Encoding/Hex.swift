@@ -1,4 +1,4 @@
-/// Lowercase hexadecimal, as the ids SPEC derives from hashes are written; and random secrets in it.
+/// Lowercase hexadecimal, as the ids the reference derives from hashes are written; and random secrets in it.
 public enum Hex {
     public static func string(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []

@@ -1,4 +1,4 @@
-/// Entur's Sales and ABT APIs as the user-created trigger needs them (SPEC §3.1): a customer and
+/// Entur's Sales and ABT APIs as the user-created trigger needs them (docs/reference.md#triggers): a customer and
 /// its ABT account for a new user.
 ///
 /// The dispatcher calls `provision(uid:)` before the batch's store transaction, so no transaction

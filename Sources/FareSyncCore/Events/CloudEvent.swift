@@ -22,7 +22,7 @@ public enum Topics {
         if !topics.contains(topic) { topics.append(topic) }
     }
 
-    /// Where a bad message of `topic` goes (SPEC §3.5).
+    /// Where a bad message of `topic` goes (docs/reference.md#triggers).
     public static func deadLetters(of topic: String) -> String { topic + ".DLT" }
 
     /// The consumed topics, then their dead-letter topics.

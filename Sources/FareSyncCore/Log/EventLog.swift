@@ -1,4 +1,4 @@
-/// The event-log format (SPEC §5): JSON Lines as `kcat -C -J` writes them, one message a line.
+/// The event-log format (docs/reference.md#event-logs): JSON Lines as `kcat -C -J` writes them, one message a line.
 ///
 /// Reading: `topic` and `payload` are required; `partition`, `offset`, `tstype`, `ts`, `broker`,
 /// `headers`, `key` may be missing. A line without `offset` is numbered in file order per topic and

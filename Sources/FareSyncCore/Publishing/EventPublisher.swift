@@ -12,7 +12,7 @@ public protocol EventPublisher: Sendable {
 }
 
 extension SourceMessage {
-    /// A CloudEvent in structured mode on its type's default topic, as a producer of SPEC §1 sends it.
+    /// A CloudEvent in structured mode on its type's default topic, as a producer of the reference's events (docs/reference.md#events) sends it.
     public static func event(
         id: String, type: EventType, time: Int64, key: String, subject: String? = nil, data: JSONObject,
         source: String
@@ -54,7 +54,7 @@ public actor DispatchingPublisher: EventPublisher {
         if let time = result.newestEventTime { newestEventTime = max(newestEventTime ?? time, time) }
     }
 
-    /// Sweeps with the newest event time published as the watermark (SPEC §4: the store ends the
+    /// Sweeps with the newest event time published as the watermark (docs/reference.md#delivery-and-determinism: the store ends the
     /// same whenever sweeps come), in line with the publishing.
     public func sweep() async throws {
         guard let watermark = newestEventTime else { return }

@@ -124,7 +124,7 @@ public protocol StoreTransaction: AnyObject {
 
     // MARK: Records
     /// The record `key` of `kind`: the services' own state (users, signing keys, orders), which
-    /// is neither a document of SPEC §2 nor in the export or the change feed.
+    /// is neither a document of the reference (docs/reference.md#documents) nor in the export or the change feed.
     func record(_ kind: String, _ key: String) throws -> JSONValue?
     /// Sets the record `key` of `kind` (nil: removes it).
     func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws
@@ -249,7 +249,7 @@ public struct StoredMessage: Sendable, Equatable {
     }
 }
 
-/// Paths of the documents FareSync writes (SPEC §2).
+/// Paths of the documents FareSync writes (docs/reference.md#documents).
 public enum Paths {
     public static func authUser(_ uid: String) -> String { "authUsers/\(uid)" }
     public static func customer(_ uid: String) -> String { "customers/\(uid)" }

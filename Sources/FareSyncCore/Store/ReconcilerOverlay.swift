@@ -1,4 +1,4 @@
-/// The reconciler's writes as a store transaction holds them until it flushes (SPEC §3.4): the
+/// The reconciler's writes as a store transaction holds them until it flushes (docs/reference.md#triggers): the
 /// contract orders added, and the open reservations tracked — with their creation time and whether
 /// their payment was rejected — or untracked (nil), by path.
 ///

@@ -1,6 +1,6 @@
 import Crypto
 
-/// A dead letter (SPEC §2): a message that could not be applied, with why.
+/// A dead letter (docs/reference.md#documents): a message that could not be applied, with why.
 public struct DeadLetter: Sendable, Equatable {
     public var topic: String
     public var key: [UInt8]?

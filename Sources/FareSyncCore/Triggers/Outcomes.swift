@@ -47,7 +47,7 @@ public struct Outcomes: Sendable, Equatable {
     }
 }
 
-/// The time rules of SPEC §3.3 and §3.4.
+/// The time rules of docs/reference.md#triggers.
 public struct TriggerRules: Sendable, Equatable {
     /// How long before its account's creation a contract may be and still be applied (ms). Default 24 h.
     public var parkTimeout: Int64 = 24 * 3_600_000

@@ -1,4 +1,4 @@
-/// The reconciler (SPEC §3.4): a user's reservation lives until the fare contract of its order is
+/// The reconciler (docs/reference.md#triggers): a user's reservation lives until the fare contract of its order is
 /// stored, its payment is cancelled or credited, or it expires at a sweep. It runs inside the
 /// triggers' transaction, so a contract and the removal of its reservation commit together.
 extension Triggers {

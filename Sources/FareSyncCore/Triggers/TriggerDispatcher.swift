@@ -276,7 +276,7 @@ public final class TriggerDispatcher: Sendable {
         return outcomes
     }
 
-    /// The sweep (SPEC §4): expires reservations and timed-out parked contracts against `watermark`.
+    /// The sweep (docs/reference.md#delivery-and-determinism): expires reservations and timed-out parked contracts against `watermark`.
     @discardableResult
     public func sweep(watermark: Int64) async throws -> BatchResult {
         let rules = self.rules

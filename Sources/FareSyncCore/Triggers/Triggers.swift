@@ -1,4 +1,4 @@
-/// The Cloud-Function-style triggers, applied to one store transaction (SPEC §3).
+/// The Cloud-Function-style triggers, applied to one store transaction (docs/reference.md#triggers).
 ///
 /// Each function handles one decoded event. Together with `claimEvent` (effectively once per
 /// event id) and the park, they make the store's final state independent of how events of
@@ -152,7 +152,7 @@ package struct Triggers {
         Set(strings.map(ByteKey.init)).map(\.string).sorted(by: UTF8Order.less)
     }
 
-    // MARK: Sweep (SPEC §4)
+    // MARK: Sweep (docs/reference.md#delivery-and-determinism)
 
     /// Expires reservations (the reconciler) and dead-letters parked contracts past their timeout.
     mutating func sweep(watermark: Int64) throws {
