@@ -32,20 +32,37 @@ public struct AdminAccess: Sendable {
             return authorization == "Bearer owner" ? .refused : .app
         }
         guard authorization == "Bearer owner" else { return .app }
-        return Self.isLoopback(host: request.head.authority) ? .admin : .refused
+        // An absolute-form target (`POST http://host/…`) names its own host; only origin-form is taken.
+        let originForm = request.head.path?.hasPrefix("/") ?? false
+        return originForm && Self.isLoopback(host: request.head.authority) ? .admin : .refused
     }
 
     /// Whether a `Host` value names the loopback interface.
     static func isLoopback(host: String?) -> Bool {
         guard var host = host?.lowercased() else { return false }
+        let port: Substring?
         if host.hasPrefix("[") {
             guard let end = host.firstIndex(of: "]") else { return false }
-            return host[host.index(after: host.startIndex)..<end] == "::1"
+            let rest = host[host.index(after: end)...]
+            port = rest.isEmpty ? nil : (rest.first == ":" ? rest.dropFirst() : "x")
+            host = String(host[host.index(after: host.startIndex)..<end])
+            return host == "::1" && port.map(isPort) ?? true
         }
-        if let colon = host.firstIndex(of: ":") { host = String(host[..<colon]) }
+        if let colon = host.firstIndex(of: ":") {
+            port = host[host.index(after: colon)...]
+            host = String(host[..<colon])
+        } else {
+            port = nil
+        }
+        guard port.map(isPort) ?? true else { return false }
         if host == "localhost" { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// A port: 1 to 5 digits.
+    static func isPort(_ text: Substring) -> Bool {
+        (1...5).contains(text.count) && text.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// Whether an address to bind is a loopback address (`serve --http-host`).

@@ -27,7 +27,10 @@ public struct IDTokenMiddleware<Context: AuthRequestContext<IDToken>>: RouterMid
     }
 
     static func unauthorized(_ description: String) -> Response {
-        let quoted = description.replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "'")
+        // RFC 6750 allows printable ASCII in the header's description; a token's own text (a
+        // `kid`) is cut short there, and kept whole only in the JSON body.
+        let printable = description.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0 != "\\" && $0 != "\"" }
+        let quoted = String(String.UnicodeScalarView(printable.prefix(200)))
         return APIErrors<Context>.ticket(
             401, description, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(quoted)\""])
     }

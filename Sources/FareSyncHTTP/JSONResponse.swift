@@ -21,11 +21,16 @@ enum JSONBody {
     /// The request's body as text: at most `maxBytes`, and valid UTF-8 (a body with invalid bytes is
     /// refused rather than read with replacement characters).
     static func text(of request: inout Request) async throws(Refusal) -> String {
+        let tooLarge = Refusal(status: 413, message: "the body is larger than \(maxBytes) bytes")
+        // A declared length over the limit is refused before any of the body is waited for.
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBytes { throw tooLarge }
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: maxBytes)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw tooLarge
         } catch {
-            throw Refusal(status: 413, message: "the body is larger than \(maxBytes) bytes")
+            throw Refusal(status: 400, message: "the body could not be read")
         }
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
             throw Refusal(status: 400, message: "the body is not valid UTF-8")

@@ -49,12 +49,12 @@ extension IdentityService {
         let updated = try await store.write { tx in
             guard var user = try Self.user(uid, in: tx) else { throw IdentityError("USER_NOT_FOUND") }
             let previousEmail = user.email
-            if let email = update.email, email.lowercased() != previousEmail?.lowercased() {
-                if let owner = try tx.record(IdentityUser.emailKind, email.lowercased())?.stringValue, owner != uid {
+            if let email = update.email, Self.emailKey(email) != previousEmail.map(Self.emailKey) {
+                if let owner = try tx.record(IdentityUser.emailKind, Self.emailKey(email))?.stringValue, owner != uid {
                     throw IdentityError("EMAIL_EXISTS")
                 }
-                if let previousEmail { try tx.setRecord(IdentityUser.emailKind, previousEmail.lowercased(), nil) }
-                try tx.setRecord(IdentityUser.emailKind, email.lowercased(), .string(uid))
+                if let previousEmail { try tx.setRecord(IdentityUser.emailKind, Self.emailKey(previousEmail), nil) }
+                try tx.setRecord(IdentityUser.emailKind, Self.emailKey(email), .string(uid))
                 user.revoke(validSince: now / 1000, now: now)
             }
             if let email = update.email { user.email = email }
@@ -89,7 +89,7 @@ extension IdentityService {
         let now = clock.milliseconds()
         try await store.write { tx in
             guard let user = try Self.user(uid, in: tx) else { throw IdentityError("USER_NOT_FOUND") }
-            if let email = user.email { try tx.setRecord(IdentityUser.emailKind, email.lowercased(), nil) }
+            if let email = user.email { try tx.setRecord(IdentityUser.emailKind, Self.emailKey(email), nil) }
             try tx.setRecord(IdentityUser.recordKind, uid, nil)
             try tx.setRecord(IdentityUser.deletedKind, uid, .int(now / 1000))
         }
@@ -105,7 +105,7 @@ extension IdentityService {
 
     /// Firebase's rules for custom claims: no reserved name, at most 1000 bytes serialized; and
     /// every number finite, as a token's JSON can carry it.
-    static func check(_ claims: JSONObject) throws {
+    public static func check(_ claims: JSONObject) throws {
         if let reserved = claims.names.first(where: { CustomClaims.reserved.contains($0) }) {
             throw IdentityError("FORBIDDEN_CLAIM : \(reserved)")
         }

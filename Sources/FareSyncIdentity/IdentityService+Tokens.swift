@@ -15,7 +15,7 @@ extension IdentityService {
     /// keys (`--jwks`), only a user this store deleted is.
     public func verifier(keys: JWKSCache? = nil, leeway: Int64 = 60) -> IDTokenVerifier {
         IDTokenVerifier(
-            project: project, keys: keys ?? JWKSCache(source: .keyRing(store, clock), clock: clock), clock: clock,
+            project: project, keys: keys ?? ownKeys, clock: clock,
             leeway: leeway, requireKnownUser: keys == nil
         ) { [self] uid in try await self.standing(uid) }
     }
@@ -55,7 +55,12 @@ extension IdentityService {
         } else {
             let ring = try await KeyRing.load(from: store, now: now)
             signer = (ring.current.kid, try await ring.signer(), now)
-            signing.withLock { $0 = signer }
+            let previous = signing.withLock { signing in
+                defer { signing = signer }
+                return signing?.kid
+            }
+            // A new key (a rotation): this service's verifiers learn it before its first token.
+            if previous != signer.kid { await ownKeys.invalidate() }
         }
         return try await signer.keys.sign(token, kid: JWKIdentifier(string: signer.kid))
     }

@@ -54,6 +54,9 @@ public final class IdentityService: Sendable {
     /// read from the store at most once a second per user (a change made here applies at once;
     /// one made by another process sharing the store, within a second).
     let standings = Mutex<[String: (standing: UserStanding?, read: Int64)]>([:])
+    /// The verification keys of the store's own key ring, shared by every verifier this service
+    /// makes, so that a key it starts signing with is known to them at once.
+    let ownKeys: JWKSCache
 
     public static let refreshKind = "identity.refreshTokens"
     public static let source = "//faresync/identity"
@@ -70,6 +73,7 @@ public final class IdentityService: Sendable {
         self.passwords = passwords
         self.throttle = SignInThrottle(limits: throttle)
         self.deliveryWait = deliveryWait
+        ownKeys = JWKSCache(source: .keyRing(store, clock), clock: clock)
     }
 
     // MARK: Client API
@@ -93,22 +97,25 @@ public final class IdentityService: Sendable {
 
     /// `accounts:signInWithPassword`.
     public func signIn(email: String, password: String, client: String? = nil) async throws -> Session {
-        let now = clock.milliseconds()
-        try throttle.admitSignIn(email: email, client: client, now: now)
+        // Counted as a failure from the start, so that attempts in flight count against the
+        // limits too; a sign-in that succeeds takes its count back.
+        let attempt = try throttle.begin(email: email, client: client, now: clock.milliseconds())
         try Self.checkCharacters(password, message: "INVALID_PASSWORD")
         guard let user = try await user(email: email) else {
-            throttle.failed(email: nil, client: client, now: now)
+            throttle.failed(attempt, emailCounts: false)
             throw IdentityError("EMAIL_NOT_FOUND")
         }
-        guard let hash = user.passwordHash, try await passwords.verify(password, hash: hash) else {
-            throttle.failed(email: email, client: client, now: now)
+        guard password.utf8.count <= Self.maxPasswordBytes, let hash = user.passwordHash, try await passwords.verify(password, hash: hash) else {
+            throttle.failed(attempt)
             throw IdentityError("INVALID_PASSWORD")
         }
+        throttle.succeeded(attempt)
+        let now = clock.milliseconds()
         let refreshToken = Hex.random(bytes: 32)
         let record = refreshRecord(uid: user.uid, issued: now, authTime: now / 1000)
         let signedIn = try await store.write { tx in
             // The user as it is now: deleted, disabled or given another password since it was read.
-            guard var current = try Self.user(user.uid, in: tx), current.email?.lowercased() == email.lowercased() else {
+            guard var current = try Self.user(user.uid, in: tx), current.email.map(Self.emailKey) == Self.emailKey(email) else {
                 throw IdentityError("EMAIL_NOT_FOUND")
             }
             guard current.passwordHash == hash else { throw IdentityError("INVALID_PASSWORD") }
@@ -124,16 +131,16 @@ public final class IdentityService: Sendable {
     /// `securetoken.googleapis.com/v1/token` with `grant_type=refresh_token`: a new ID token with
     /// the user's current claims; the refresh token stays the same.
     public func refresh(_ refreshToken: String, client: String? = nil) async throws -> Session {
-        let now = clock.milliseconds()
-        try throttle.admitSignIn(email: nil, client: client, now: now)
+        let attempt = try throttle.begin(email: nil, client: client, now: clock.milliseconds())
         let key = Self.digest(refreshToken)
         guard let record = try await store.readCommitted({ try $0.record(Self.refreshKind, key) }),
             let uid = record["uid"]?.stringValue, let issued = record["issued"]?.int64Value,
             let authTime = record["authTime"]?.int64Value
         else {
-            throttle.failed(email: nil, client: client, now: now)
+            throttle.failed(attempt)
             throw IdentityError("INVALID_REFRESH_TOKEN")
         }
+        throttle.succeeded(attempt)
         guard let user = try await user(uid: uid) else { throw IdentityError("USER_NOT_FOUND") }
         guard !user.disabled else { throw IdentityError("USER_DISABLED") }
         guard user.refreshes(issuedAt: issued) else { throw IdentityError("TOKEN_EXPIRED") }
@@ -159,7 +166,7 @@ public final class IdentityService: Sendable {
 
     public func user(email: String) async throws -> IdentityUser? {
         try await store.readCommitted { tx in
-            guard let uid = try tx.record(IdentityUser.emailKind, email.lowercased())?.stringValue else { return nil }
+            guard let uid = try tx.record(IdentityUser.emailKind, Self.emailKey(email))?.stringValue else { return nil }
             return try Self.user(uid, in: tx)
         }
     }
@@ -184,13 +191,16 @@ public final class IdentityService: Sendable {
             subject: user.uid, data: JSONObject(data), source: Self.source)
         let refresh = refreshToken.map { (Self.digest($0), refreshRecord(uid: user.uid, issued: user.createdAt, authTime: user.createdAt / 1000)) }
         let key = try await store.write { tx in
-            if try tx.record(IdentityUser.recordKind, user.uid) != nil { throw IdentityError("DUPLICATE_LOCAL_ID") }
+            // A deleted user's uid stays taken: its documents, its account and its orders remain,
+            // and its user-created event id is claimed, so a new user under it would inherit them.
+            if try tx.record(IdentityUser.recordKind, user.uid) != nil || tx.record(IdentityUser.deletedKind, user.uid) != nil {
+                throw IdentityError("DUPLICATE_LOCAL_ID")
+            }
             if let email = user.email {
-                if try tx.record(IdentityUser.emailKind, email.lowercased()) != nil { throw IdentityError("EMAIL_EXISTS") }
-                try tx.setRecord(IdentityUser.emailKind, email.lowercased(), .string(user.uid))
+                if try tx.record(IdentityUser.emailKind, Self.emailKey(email)) != nil { throw IdentityError("EMAIL_EXISTS") }
+                try tx.setRecord(IdentityUser.emailKind, Self.emailKey(email), .string(user.uid))
             }
             try tx.setRecord(IdentityUser.recordKind, user.uid, user.record)
-            try tx.setRecord(IdentityUser.deletedKind, user.uid, nil)
             if let (digest, record) = refresh { try tx.setRecord(Self.refreshKind, digest, record) }
             return try Outbox.add(message, in: tx)
         }
@@ -211,10 +221,18 @@ public final class IdentityService: Sendable {
         return (try validEmail(email), password)
     }
 
-    /// A password to hash: at least 6 characters, and no NUL (bcrypt would end it there).
+    /// bcrypt reads at most this many bytes of a password; a longer one would sign in with any
+    /// other that shares its first 72 bytes, so it is refused.
+    static let maxPasswordBytes = 72
+
+    /// A password to hash: at least 6 characters, at most 72 bytes, and no NUL (bcrypt would end
+    /// it there).
     static func checkNewPassword(_ password: String) throws {
         try checkCharacters(password, message: "WEAK_PASSWORD")
         guard password.count >= 6 else { throw IdentityError("WEAK_PASSWORD : Password should be at least 6 characters") }
+        guard password.utf8.count <= maxPasswordBytes else {
+            throw IdentityError("WEAK_PASSWORD : password must be at most \(maxPasswordBytes) bytes (UTF-8)")
+        }
     }
 
     /// Refuses a password with a NUL, which bcrypt would cut it at, so that two passwords that
@@ -229,6 +247,13 @@ public final class IdentityService: Sendable {
             !email.contains(where: { $0.isWhitespace || $0 == "\0" })
         else { throw IdentityError("INVALID_EMAIL") }
         return email
+    }
+
+    /// The key of an email in the index: its ASCII letters lowercased, every other byte as it is,
+    /// so that no two spellings that differ outside ASCII's case (a Kelvin sign and a K) share a
+    /// user.
+    static func emailKey(_ email: String) -> String {
+        String(decoding: email.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 
     /// A new uid: 28 letters and digits, like Firebase's.

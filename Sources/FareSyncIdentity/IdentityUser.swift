@@ -74,11 +74,14 @@ public struct IdentityUser: Sendable, Equatable {
     /// What the verifier checks of the user on every use of a token.
     public var standing: UserStanding { UserStanding(validSince: validSince, disabled: disabled) }
 
+    /// The `validSince` an update may set: from 1970 to the end of year 9999 (seconds).
+    public static let validSinceRange: ClosedRange<Int64> = 0...253_402_300_799
+
     /// Revokes every token issued before `validSince` (seconds) and, when that is the current
     /// second, every refresh token issued before `now` (ms).
     mutating func revoke(validSince seconds: Int64, now: Int64) {
         validSince = seconds
-        revokedAt = seconds == now / 1000 ? now : seconds * 1000
+        revokedAt = seconds == now / 1000 ? now : seconds.multipliedReportingOverflow(by: 1000).partialValue
     }
 
     /// Whether a refresh token issued at `issued` (ms) still refreshes.

@@ -73,8 +73,15 @@ public actor JWKSCache {
         if stale || lastFetch.map({ now - $0 >= Self.refetchInterval }) ?? true {
             try await refresh(now: now)
         }
-        guard let cached, cached.kids.contains(kid) else { throw TokenRejection("no key \(kid) in the JWKS") }
+        guard let cached, cached.kids.contains(kid) else { throw TokenRejection("no key \(kid.prefix(64)) in the JWKS") }
         return cached.collection
+    }
+
+    /// Forgets the keys, so the next token is checked against a fresh fetch: the service that signs
+    /// with the store's keys calls it when it starts signing with a key the cache may not hold.
+    func invalidate() {
+        cached = nil
+        lastFetch = nil
     }
 
     private func refresh(now: Int64) async throws {

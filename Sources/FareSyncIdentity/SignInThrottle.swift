@@ -29,11 +29,13 @@ public struct ThrottleLimits: Sendable {
     }()
 }
 
-/// Keeps the counts of `ThrottleLimits`.
+/// Keeps the counts of `ThrottleLimits`. An attempt counts from the moment it is admitted, as a
+/// failure, until it succeeds: so attempts still in flight (a password check takes tens of
+/// milliseconds) count against the limit, and a hundred guesses sent at once are not all checked.
 ///
 /// ```swift
-/// try throttle.admit(.email(email), now: now)      // throws TOO_MANY_ATTEMPTS_TRY_LATER while cooled down
-/// throttle.count(.email(email), limit: limits.failedSignInsPerEmail, now: now)
+/// let attempt = try throttle.begin(email: email, client: address, now: now)   // throws while cooled down
+/// if passwordMatches { throttle.succeeded(attempt) } else { throttle.failed(attempt) }
 /// ```
 public final class SignInThrottle: Sendable {
     public let limits: ThrottleLimits
@@ -42,10 +44,16 @@ public final class SignInThrottle: Sendable {
     /// Past this many tracked keys, the ones with nothing recent are forgotten.
     static let maxTracked = 100_000
 
-    public enum Subject: Hashable, Sendable {
+    enum Subject: Hashable, Sendable {
         case email(String)
         case failingClient(String)
         case signingUpClient(String)
+    }
+
+    /// An admitted sign-in or refresh, counted until it ends.
+    public struct Attempt: Sendable {
+        let subjects: [(subject: Subject, limit: Int)]
+        let at: Int64
     }
 
     private struct Track {
@@ -57,47 +65,71 @@ public final class SignInThrottle: Sendable {
 
     public init(limits: ThrottleLimits) { self.limits = limits }
 
-    /// Throws while `subject` is cooled down.
-    public func admit(_ subject: Subject, now: Int64) throws {
-        if let until = tracks.withLock({ $0[subject]?.coolUntil }), until > now {
-            throw IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : Too many attempts, try again later", status: 400)
+    static let refusal = IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : Too many attempts, try again later")
+
+    /// Admits a sign-in (`email`) or a refresh (no email) and counts it; throws while the email or
+    /// the client is cooled down or has `limit` attempts counted.
+    public func begin(email: String?, client: String?, now: Int64) throws -> Attempt {
+        var subjects: [(Subject, Int)] = []
+        if let email, limits.failedSignInsPerEmail > 0 { subjects.append((.email(IdentityService.emailKey(email)), limits.failedSignInsPerEmail)) }
+        if let client, limits.failuresPerClient > 0 { subjects.append((.failingClient(client), limits.failuresPerClient)) }
+        try tracks.withLock { tracks in
+            prune(&tracks, now: now)
+            for (subject, limit) in subjects {
+                var track = tracks[subject] ?? Track()
+                track.times.removeAll { $0 <= now - Self.window }
+                guard track.coolUntil <= now, track.times.count < limit else { throw Self.refusal }
+                tracks[subject] = track
+            }
+            for (subject, _) in subjects { tracks[subject]?.times.append(now) }
+        }
+        return Attempt(subjects: subjects, at: now)
+    }
+
+    /// The attempt succeeded: it no longer counts.
+    public func succeeded(_ attempt: Attempt) {
+        tracks.withLock { tracks in
+            for (subject, _) in attempt.subjects {
+                if let index = tracks[subject]?.times.firstIndex(of: attempt.at) { tracks[subject]?.times.remove(at: index) }
+            }
         }
     }
 
-    /// Counts one attempt of `subject`; the `limit`-th within a minute starts its cool-down.
-    public func count(_ subject: Subject, limit: Int, now: Int64) {
-        guard limit > 0 else { return }
+    /// The attempt failed: it keeps counting, and a subject at its limit is cooled down. With
+    /// `emailCounts` false (an unknown email), only the client keeps the count.
+    public func failed(_ attempt: Attempt, emailCounts: Bool = true) {
         tracks.withLock { tracks in
-            if tracks.count >= Self.maxTracked {
-                tracks = tracks.filter { $0.value.coolUntil > now || ($0.value.times.last ?? 0) > now - Self.window }
+            for (subject, limit) in attempt.subjects {
+                if case .email = subject, !emailCounts {
+                    if let index = tracks[subject]?.times.firstIndex(of: attempt.at) { tracks[subject]?.times.remove(at: index) }
+                } else if let count = tracks[subject]?.times.count, count >= limit {
+                    tracks[subject]?.coolUntil = attempt.at + limits.coolDown
+                    tracks[subject]?.times.removeAll()
+                }
             }
-            var track = tracks[subject] ?? Track()
+        }
+    }
+
+    /// Counts a sign-up of `client` after admitting it: the limit-th is still served, later ones
+    /// are not, until the cool-down ends.
+    public func admitSignUp(client: String?, now: Int64) throws {
+        guard let client, limits.signUpsPerClient > 0 else { return }
+        try tracks.withLock { tracks in
+            prune(&tracks, now: now)
+            var track = tracks[.signingUpClient(client)] ?? Track()
+            guard track.coolUntil <= now else { throw Self.refusal }
             track.times.removeAll { $0 <= now - Self.window }
             track.times.append(now)
-            if track.times.count >= limit {
+            if track.times.count >= limits.signUpsPerClient {
                 track.coolUntil = now + limits.coolDown
                 track.times.removeAll()
             }
-            tracks[subject] = track
+            tracks[.signingUpClient(client)] = track
         }
     }
 
-    /// Counts a sign-up of `client` after admitting it: the limit-th is still served, later ones are not.
-    public func admitSignUp(client: String?, now: Int64) throws {
-        guard let client, limits.signUpsPerClient > 0 else { return }
-        try admit(.signingUpClient(client), now: now)
-        count(.signingUpClient(client), limit: limits.signUpsPerClient, now: now)
-    }
-
-    /// Admits a sign-in or a refresh: neither the email nor the client may be cooled down.
-    public func admitSignIn(email: String?, client: String?, now: Int64) throws {
-        if let email, limits.failedSignInsPerEmail > 0 { try admit(.email(email.lowercased()), now: now) }
-        if let client, limits.failuresPerClient > 0 { try admit(.failingClient(client), now: now) }
-    }
-
-    /// Counts a failed sign-in or refresh against the email and the client.
-    public func failed(email: String?, client: String?, now: Int64) {
-        if let email { count(.email(email.lowercased()), limit: limits.failedSignInsPerEmail, now: now) }
-        if let client { count(.failingClient(client), limit: limits.failuresPerClient, now: now) }
+    private func prune(_ tracks: inout [Subject: Track], now: Int64) {
+        guard tracks.count >= Self.maxTracked else { return }
+        tracks = tracks.filter { $0.value.coolUntil > now || ($0.value.times.last ?? 0) > now - Self.window }
     }
 }

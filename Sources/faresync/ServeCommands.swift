@@ -244,10 +244,19 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         let opened = try await store.open()
         let extra = claims.flatMap { (try? JSONParser.parse($0))?.objectValue } ?? JSONObject()
-        if let reserved = extra.names.first(where: { CustomClaims.reserved.contains($0) }) {
-            throw ValidationError("--claims: \"\(reserved)\" is a reserved claim name")
+        do {
+            try IdentityService.check(extra)
+        } catch let error as IdentityError {
+            throw ValidationError("--claims: \(error.message)")
         }
         let identity = IdentityService(project: project, store: opened, relay: OutboxRelay(store: opened, publisher: RefusingPublisher()))
+        // The ticket service, with the store's own keys, accepts a token only of a user the store holds.
+        switch try await identity.standing(uid) {
+        case nil: standardError("token: no user \(uid) in the store; only a server that trusts other keys (--jwks) accepts this token")
+        case let standing? where standing.deleted: standardError("token: user \(uid) was deleted; the server refuses this token")
+        case let standing? where standing.disabled: standardError("token: user \(uid) is disabled; the server refuses this token")
+        default: break
+        }
         print(try await identity.idToken(uid: uid, extraClaims: extra))
     }
 }

@@ -123,6 +123,84 @@ import Testing
         #expect(await fixture.publisher.count == 4)
     }
 
+    /// A hundred guesses at once for one email: only as many reach the password check as the
+    /// limit allows, and the right password is then cooled down too.
+    @Test func guessesInFlightCountAgainstTheLimit() async throws {
+        let fixture = IdentityFixture(throttle: ThrottleLimits())
+        _ = try await fixture.identity.signUp(email: "burst@example.com", password: "secret-1")
+        let answers = await withTaskGroup(of: String.self) { group in
+            for guess in 0..<100 {
+                group.addTask {
+                    do {
+                        _ = try await fixture.identity.signIn(email: "burst@example.com", password: "guess-\(guess)", client: "198.51.100.\(guess)")
+                        return "signed in"
+                    } catch let error as IdentityError {
+                        return error.message
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(answers.filter { $0 == "INVALID_PASSWORD" }.count == 10)
+        #expect(answers.filter { $0.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") }.count == 90)
+    }
+
+    /// Out-of-range `validSince` is a 400, not an arithmetic overflow.
+    @Test func aValidSinceOutOfRangeIsRefused() async throws {
+        let server = HTTPRoutesTests.Server()
+        try await server.application.test(.router) { client in
+            let api = API(client: client)
+            let uid = try #require(try await api.call("accounts:signUp", [:]).body["localId"]?.stringValue)
+            for value in ["9223372036854775807", "-10000000000000000", "253402300800"] {
+                let answer = try await api.call("projects/demo-faresync/accounts:update", ["localId": uid, "validSince": value], admin: true)
+                #expect(answer.error == "INVALID_VALID_SINCE", "\(value)")
+            }
+            #expect(try await api.call("projects/demo-faresync/accounts:update", ["localId": uid, "validSince": "253402300799"], admin: true).status == 200)
+        }
+    }
+
+    /// A deleted user's uid is not given to a new user, who would inherit its account and orders.
+    @Test func aDeletedUsersUidStaysTaken() async throws {
+        let fixture = IdentityFixture()
+        _ = try await fixture.identity.createUser(uid: "once", email: "alice@example.com", password: nil)
+        try await fixture.identity.delete(uid: "once")
+        await #expect(throws: IdentityError("DUPLICATE_LOCAL_ID")) {
+            try await fixture.identity.createUser(uid: "once", email: "bob@example.com", password: nil)
+        }
+        #expect(try await fixture.identity.createUser(uid: nil, email: "alice@example.com", password: nil).uid != "once")
+    }
+
+    /// bcrypt reads 72 bytes: a longer password is refused rather than cut; emails are told apart
+    /// by their bytes outside ASCII's case.
+    @Test func longPasswordsAndLookAlikeEmailsAreToldApart() async throws {
+        let fixture = IdentityFixture()
+        await #expect(throws: IdentityError("WEAK_PASSWORD : password must be at most 72 bytes (UTF-8)")) {
+            try await fixture.identity.signUp(email: "long@example.com", password: String(repeating: "€", count: 25))
+        }
+        _ = try await fixture.identity.signUp(email: "long@example.com", password: String(repeating: "€", count: 24))
+        _ = try await fixture.identity.signUp(email: "KIM@example.com", password: "secret-1")
+        let kelvin = try await fixture.identity.signUp(email: "\u{212A}im@example.com", password: "secret-2")
+        #expect(try await fixture.identity.signIn(email: "kim@example.com", password: "secret-1").user.uid != kelvin.user.uid)
+    }
+
+    /// After a rotation, the first token signed with the new key verifies at once, even when a
+    /// token naming an unknown key has just made the verifier fetch the keys (which it then does
+    /// again only a minute later).
+    @Test func aRotatedKeyVerifiesItsFirstToken() async throws {
+        let fixture = IdentityFixture()
+        let session = try await fixture.identity.signUp(email: nil, password: nil)
+        let verifier = fixture.identity.verifier()
+        #expect(await fixture.rejection(of: session.idToken, verifier: verifier) == nil)
+        fixture.clock.advance(seconds: 61)
+        let foreign = try await IdentityFixture().identity.signUp(email: nil, password: nil)
+        #expect(await fixture.rejection(of: foreign.idToken, verifier: verifier)?.hasPrefix("no key") == true)
+        _ = try await KeyRing.rotate(in: fixture.store, now: fixture.clock.milliseconds)
+        let refreshed = try await fixture.identity.refresh(session.refreshToken)
+        #expect(await fixture.rejection(of: refreshed.idToken, verifier: verifier) == nil)
+    }
+
     /// A password change answers fresh tokens; the refresh token from before is refused.
     @Test func aPasswordChangeRevokesAndAnswersFreshTokens() async throws {
         let server = HTTPRoutesTests.Server()
@@ -184,7 +262,10 @@ import Testing
         for host in ["127.0.0.1:9099", "localhost", "LOCALHOST:80", "[::1]:9099", "127.8.9.10"] {
             #expect(emulator.verdict(request(host: host, authorization: "Bearer owner")) == .admin, "\(host)")
         }
-        for host in ["attacker.example", "localhost.attacker.example", "127.0.0.1.attacker.example", "[::2]", "10.0.0.1:9099"] {
+        for host in [
+            "attacker.example", "localhost.attacker.example", "127.0.0.1.attacker.example", "[::2]", "10.0.0.1:9099", "[::1]evil.com",
+            "127.0.0.1:evil.com", "localhost:x@attacker.example", "localhost:", "[::1]:",
+        ] {
             #expect(emulator.verdict(request(host: host, authorization: "Bearer owner")) == .refused, "\(host)")
         }
         #expect(emulator.verdict(request(host: "localhost", authorization: "Bearer eyJ.a.b")) == .app)
