@@ -161,7 +161,8 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         if admin {
             changes.disabled = body["disableUser"]?.boolValue
             if let since = body["validSince"] {
-                guard let seconds = since.stringValue.flatMap({ Int64($0) }) ?? since.int64Value, IdentityUser.validSinceRange.contains(seconds) else {
+                guard let seconds = since.stringValue.flatMap({ Int64($0) }) ?? since.int64Value, IdentityUser.validSinceRange.contains(seconds)
+                else {
                     throw IdentityError("INVALID_VALID_SINCE")
                 }
                 changes.validSince = seconds

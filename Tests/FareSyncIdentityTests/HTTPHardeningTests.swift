@@ -157,7 +157,9 @@ import Testing
                 let answer = try await api.call("projects/demo-faresync/accounts:update", ["localId": uid, "validSince": value], admin: true)
                 #expect(answer.error == "INVALID_VALID_SINCE", "\(value)")
             }
-            #expect(try await api.call("projects/demo-faresync/accounts:update", ["localId": uid, "validSince": "253402300799"], admin: true).status == 200)
+            #expect(
+                try await api.call("projects/demo-faresync/accounts:update", ["localId": uid, "validSince": "253402300799"], admin: true).status
+                    == 200)
         }
     }
 
