@@ -35,6 +35,7 @@ start_server "sqlite:$WORK/admin.sqlite" "$WORK/admin.jsonl"
 check "Firebase Admin SDK: users, claims within 5 s, lookups, errors, revocation; PyJWT verifies the tokens" \
   env FIREBASE_AUTH_EMULATOR_HOST="127.0.0.1:$PORT" python3 "$HERE/../identity/admin_sdk.py" "$PROJECT"
 stop_server
+cp "$WORK/admin.jsonl" "$WORK/admin-at-restart.jsonl"
 # Users, password hashes, refresh tokens and keys are in the store: a restarted server knows them.
 start_server "sqlite:$WORK/admin.sqlite" "$WORK/admin.jsonl"
 restarted() {
@@ -48,7 +49,7 @@ restarted() {
 check "after a restart, a user signs in with the password and refreshes a token with the claims" restarted
 curl -fs -X POST "http://127.0.0.1:$PORT/identitytoolkit.googleapis.com/v1/accounts:signUp" -d '{}' > /dev/null
 stop_server
-check "the log goes on after the restart: each topic's offsets count on, none twice" python3 "$HERE/log_offsets_continue.py" "$WORK/admin.jsonl"
+check "the log goes on after the restart: each topic's offsets count on, none twice" python3 "$HERE/log_offsets_continue.py" "$WORK/admin.jsonl" "$WORK/admin-at-restart.jsonl"
 
 # The seed flow for 50 users, into a store of its own (the Admin API's claim changes are not
 # events, so a store they touched does not replay from the traffic alone).
