@@ -62,7 +62,7 @@ check "every user's documents follow SPEC 3.4 (paid: contract, cancelled: nothin
 "$FARESYNC" replay "$WORK/published.jsonl" --store "sqlite:$WORK/replayed.sqlite" > /dev/null 2>&1
 "$FARESYNC" export --store "sqlite:$WORK/replayed.sqlite" --out "$WORK/replayed.jsonl"
 check "the served store's export equals a replay of the published traffic ($(wc -l < "$WORK/published.jsonl") messages)" \
-  cmp "$WORK/served.jsonl" "$WORK/replayed.jsonl"
+  same "$WORK/served.jsonl" "$WORK/replayed.jsonl"
 
 # With a broker: serve publishes to Kafka and a worker applies; the export equals a replay of the
 # recorded topics.
@@ -90,7 +90,7 @@ check "the worker's documents follow SPEC 3.4" python3 "$HERE/seed_outcomes.py" 
 "$FARESYNC" replay "$WORK"/rec-*.jsonl --store "sqlite:$WORK/kafka-replayed.sqlite" > /dev/null 2>&1
 "$FARESYNC" export --store "sqlite:$WORK/kafka-replayed.sqlite" --out "$WORK/kafka-replayed.jsonl"
 check "the worker's export equals a replay of the recorded topics ($(cat "$WORK"/rec-*.jsonl | wc -l) messages)" \
-  cmp "$WORK/kafka-served.jsonl" "$WORK/kafka-replayed.jsonl"
+  same "$WORK/kafka-served.jsonl" "$WORK/kafka-replayed.jsonl"
 
 # schemathesis against the live server's own /openapi.json: every response conforms to the
 # document and none is a 5xx, for the app's calls (with a valid ID token) and the Admin API's.

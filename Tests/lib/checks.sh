@@ -31,8 +31,9 @@ nonempty() {
     [ -s "$f" ] || { echo "missing or empty: $f" >&2; return 1; }
   done
 }
-# same EXPECTED ACTUAL: succeeds when both files are there, not empty, and byte for byte the same.
-same() { nonempty "$1" "$2" && cmp -s "$1" "$2"; }
+# same EXPECTED ACTUAL: succeeds when both files are there, not empty, and byte for byte the same
+# (where they differ goes to standard error).
+same() { nonempty "$1" "$2" && cmp "$1" "$2" >&2; }
 # setup WHAT COMMAND…: runs a step the checks build on; when it fails, the script stops at once with
 # a failure (an EXIT trap still cleans up). Not inside $(…): the exit would leave only the subshell.
 setup() {
