@@ -62,7 +62,7 @@ A=$!
 "$FARESYNC" run --brokers @boot2.txt --group g-two --store sqlite:two.sqlite --batch-size 20 "${TWO_FLAGS[@]}" 2>two-b.err &
 B=$!
 for _ in $(seq 300); do grep -q "assigned" two-a.err && grep -q "assigned" two-b.err && break; sleep 0.1; done
-"$FARESYNC" replay s.jsonl --brokers @boot2.txt >publish2.out
+setup "replay --brokers to the second broker" "$FARESYNC" replay s.jsonl --brokers @boot2.txt >publish2.out
 published=$(sed -n 's/^published \([0-9]*\) messages.*/\1/p' publish2.out)
 # Until every published message's position is committed (up to 60 s), then a graceful stop.
 committed() { sqlite3 two.sqlite "SELECT coalesce(sum(next), 0) FROM offsets WHERE consumer = 'g-two'" 2>/dev/null || echo 0; }
