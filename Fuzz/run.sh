@@ -11,9 +11,24 @@ cp Tests/FareSyncCoreTests/Fixtures/events/valid/*.json Tests/FareSyncCoreTests/
 if [ -x .build/debug/faresync ]; then
   { .build/debug/faresync simulate --users 20 --seed 3 --faults 2>/dev/null | head -40 | split -l 1 - "$CORPUS/line-"; } || true
 fi
+# Findings of this run only: an earlier run's are kept aside in .build-fuzz/crashes.previous.
+rm -rf .build-fuzz/crashes.previous
+mv .build-fuzz/crashes .build-fuzz/crashes.previous
+mkdir -p .build-fuzz/crashes
+# libFuzzer's exit status and every artifact it writes (crash-, timeout-, oom-, leak-, …) count:
+# a finding of any kind, or a fuzzer that does not start or does not run, fails the run.
+set +e
 .build-fuzz/fuzz-decoder "$CORPUS" -max_total_time="$SECONDS_TO_RUN" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix=.build-fuzz/crashes/ -print_final_stats=1 2>&1 | tee .build-fuzz/last-run.log | grep -E "^(stat::|#[0-9]+ *DONE|==[0-9]+==|SUMMARY)" || true
-if ls .build-fuzz/crashes/crash-* >/dev/null 2>&1; then
-  echo "fuzz: crash inputs in .build-fuzz/crashes/"; exit 1
+  -artifact_prefix=.build-fuzz/crashes/ -print_final_stats=1 2>&1 | tee .build-fuzz/last-run.log | grep -E "^(stat::|#[0-9]+ *DONE|==[0-9]+==|SUMMARY)"
+status=${PIPESTATUS[0]}
+set -e
+findings=$(ls .build-fuzz/crashes)
+if [ -n "$findings" ]; then
+  echo "fuzz: findings in .build-fuzz/crashes/:" $findings; exit 1
 fi
-echo "fuzz: corpus $(ls "$CORPUS" | wc -l) inputs"
+if [ "$status" != 0 ]; then
+  echo "fuzz: the fuzzer exited with status $status:"; tail -20 .build-fuzz/last-run.log; exit 1
+fi
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' .build-fuzz/last-run.log)
+[ "${runs:-0}" -gt 0 ] || { echo "fuzz: the fuzzer ran no input"; tail -20 .build-fuzz/last-run.log; exit 1; }
+echo "fuzz: $runs inputs run, corpus $(ls "$CORPUS" | wc -l) inputs"

@@ -46,7 +46,10 @@ import Testing
         return (cluster, messages)
     }
 
-    static func worker(_ cluster: MockCluster, store: any DocumentStore, group: String, topics: [String] = topics) -> KafkaWorker {
+    static func worker(
+        _ cluster: MockCluster, store: any DocumentStore, group: String, topics: [String] = topics,
+        entur: any Entur = SimulatedEntur(clock: VirtualClock())
+    ) -> KafkaWorker {
         var options = WorkerOptions(bootstrap: cluster.bootstrapServers)
         options.group = group
         options.topics = topics
@@ -54,14 +57,7 @@ import Testing
         options.batchSize = 10
         options.sweepInterval = .milliseconds(500)
         options.consumerOverrides = ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "log_level": "0"]
-        return KafkaWorker(options: options, dispatcher: TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock())))
-    }
-
-    /// Waits (up to a minute) until the worker has applied `count` batches: it is working.
-    static func waitForBatches(_ count: Int, of worker: KafkaWorker) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while worker.status.batches < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(worker.status.batches >= count, "the worker made progress")
+        return KafkaWorker(options: options, dispatcher: TriggerDispatcher(store: store, entur: entur))
     }
 
     @Test func theWorkerGivesTheReplaysExport() async throws {
@@ -81,20 +77,30 @@ import Testing
     @Test func brokerFaultsLoseNothingAndDoubleNothing() async throws {
         let (cluster, messages) = try Self.clusterWithTraffic(brokers: 3, users: 120, seed: 31)
         let store = MemoryStore()
-        let worker = Self.worker(cluster, store: store, group: "faulty")
+        let entur = GatedEntur(holdingAfter: 40)
+        let worker = Self.worker(cluster, store: store, group: "faulty", entur: entur)
         // Failing requests from the start: fetches, offset commits, the group's join and heartbeats.
         cluster.pushRequestErrors(.fetch, [KafkaErrorCode.transport, KafkaErrorCode.notLeaderForPartition, KafkaErrorCode.requestTimedOut])
         cluster.pushRequestErrors(.offsetCommit, [KafkaErrorCode.requestTimedOut, KafkaErrorCode.notCoordinator, KafkaErrorCode.transport])
         cluster.pushRequestErrors(.joinGroup, [KafkaErrorCode.coordinatorLoadInProgress])
         cluster.pushRequestErrors(.heartbeat, [KafkaErrorCode.rebalanceInProgress])
-        let run = Task { try await worker.run() }
-        // Once it works, a broker goes down for two seconds and a partition leader moves.
-        try await Self.waitForBatches(3, of: worker)
+        let ended = Flag()
+        let run = Task {
+            defer { ended.set() }
+            try await worker.run()
+        }
+        // Once it works, held inside its backlog with a third of the users provisioned, a broker
+        // goes down and a partition leader moves; then the worker goes on, the broker down for two
+        // seconds more.
+        try await entur.waitUntilHolding()
+        #expect(!ended.isSet, "the worker still runs when the faults land")
         try cluster.setBrokerDown(2)
+        try cluster.setPartitionLeader(topic: "reservations", partition: 1, broker: 3)
+        entur.open()
         try await Task.sleep(for: .seconds(2))
         try cluster.setBrokerUp(2)
-        try cluster.setPartitionLeader(topic: "reservations", partition: 1, broker: 3)
         try await run.value
+        #expect(entur.calls > 40, "users were provisioned after the faults")
         #expect(try await Self.comparable(store) == (try await Self.replayExport(messages)))
     }
 }
@@ -103,18 +109,84 @@ extension KafkaWorkerTests {
     @Test func coordinatorMovesLeaderlessPartitionsAndLatency() async throws {
         let (cluster, messages) = try Self.clusterWithTraffic(brokers: 3, users: 100, seed: 41)
         let store = MemoryStore()
-        let worker = Self.worker(cluster, store: store, group: "moving")
+        let entur = GatedEntur(holdingAfter: 30)
+        let worker = Self.worker(cluster, store: store, group: "moving", entur: entur)
         try cluster.setRoundTripTime(broker: 1, milliseconds: 150)
-        let run = Task { try await worker.run() }
-        try await Self.waitForBatches(2, of: worker)
+        let ended = Flag()
+        let run = Task {
+            defer { ended.set() }
+            try await worker.run()
+        }
+        // Held inside its backlog while the coordinator moves and two partitions lose their
+        // leader; then it goes on, the partitions without a leader for two seconds more.
+        try await entur.waitUntilHolding()
+        #expect(!ended.isSet, "the worker still runs when the faults land")
         try cluster.setCoordinator(group: "moving", broker: 3)
         try cluster.setPartitionLeader(topic: "fare-contracts", partition: 0, broker: -1)
         try cluster.setPartitionLeader(topic: "auth-users", partition: 2, broker: -1)
+        entur.open()
         try await Task.sleep(for: .seconds(2))
         try cluster.setPartitionLeader(topic: "fare-contracts", partition: 0, broker: 2)
         try cluster.setPartitionLeader(topic: "auth-users", partition: 2, broker: 1)
         try cluster.setRoundTripTime(broker: 1, milliseconds: 0)
         try await run.value
+        #expect(entur.calls > 30, "users were provisioned after the faults")
         #expect(try await Self.comparable(store) == (try await Self.replayExport(messages)))
     }
+}
+
+/// Provisions as the simulated Entur does, but holds every call after the first `holdingAfter`
+/// until `open()`: a worker held there is known to be inside its backlog, with users still to apply,
+/// whatever the speed of the machine.
+final class GatedEntur: Entur {
+    private let entur = SimulatedEntur(clock: VirtualClock())
+    private let holdingAfter: Int
+    private let state = Mutex((calls: 0, open: false, held: [CheckedContinuation<Void, Never>]()))
+
+    init(holdingAfter: Int) { self.holdingAfter = holdingAfter }
+
+    /// The calls so far, held ones included.
+    var calls: Int { state.withLock { $0.calls } }
+
+    func provision(uid: String) async -> Result<EnturAccount, Rejection> {
+        let mayHold = state.withLock { s in
+            s.calls += 1
+            return !s.open && s.calls > holdingAfter
+        }
+        if mayHold {
+            await withCheckedContinuation { (held: CheckedContinuation<Void, Never>) in
+                let goOn = state.withLock { s in
+                    if s.open { return true }
+                    s.held.append(held)
+                    return false
+                }
+                if goOn { held.resume() }
+            }
+        }
+        return await entur.provision(uid: uid)
+    }
+
+    /// Waits (up to a minute) until a call is held.
+    func waitUntilHolding() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while state.withLock({ $0.held.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(state.withLock { !$0.held.isEmpty }, "the worker reached the held call")
+    }
+
+    /// Lets the held calls and every later one go on.
+    func open() {
+        let held = state.withLock { s in
+            s.open = true
+            defer { s.held = [] }
+            return s.held
+        }
+        for call in held { call.resume() }
+    }
+}
+
+/// Set once, read from anywhere.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

@@ -69,8 +69,12 @@ import Testing
     func aLogFileRoutedInTwoHalvesEndsLikeBatchByBatch(offsets: Bool) async throws {
         var lines = TrafficSimulator(SimulationOptions(users: 150, seed: 5, faults: true)).lines()
         if !offsets { lines = lines.map(Self.withoutOffset) }
+        // Without offsets, no line keeps its own and the reader numbers them all; with offsets,
+        // every line but the log's unreadable ones carries one.
+        let carryingOffsets = lines.count { String(decoding: $0, as: UTF8.self).contains(#""offset":"#) }
         let messages = Self.messages(lines)
-        #expect(offsets || messages.allSatisfy { $0.readError != nil || $0.coordinates != nil })
+        #expect(carryingOffsets == (offsets ? messages.count { $0.readError == nil } : 0))
+        #expect(messages.allSatisfy { $0.readError != nil || $0.coordinates != nil })
         let baseline = try await Self.batchByBatch(messages)
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("faresync-halves-\(UInt64.random(in: 0...UInt64.max))")

@@ -3,6 +3,7 @@ import FareSyncPostgres
 import FareSyncSQLite
 import Foundation
 import PostgresNIO
+import Testing
 
 /// The stores every contract test runs on: memory, SQLite, and PostgreSQL when
 /// `FARESYNC_TEST_POSTGRES` names a server (`make test` starts one with Tests/lib/with_postgres.sh).
@@ -35,6 +36,18 @@ enum StoreKinds {
         try await connection.close()
         url.database = name
         return url
+    }
+}
+
+/// Under a plain `swift test` (no server), says that the contract tests' PostgreSQL cases were
+/// left out: a skipped test in the report rather than cases silently missing from it.
+@Suite struct PostgresContractCases {
+    @Test(
+        .enabled(
+            if: StoreKinds.postgresServer != nil,
+            "FARESYNC_TEST_POSTGRES names no server: the stores' contract tests ran without their PostgreSQL cases"))
+    func theContractTestsRunOnPostgreSQLToo() {
+        #expect(StoreKinds.all.contains("postgres") && StoreKinds.persistent.contains("postgres"))
     }
 }
 

@@ -31,22 +31,37 @@ cleanup() {
 trap cleanup EXIT
 cd "$WORK"
 RANDOM=$SEED
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-applied() { sqlite3 "$1" "SELECT (SELECT count(*) FROM processed_events) + (SELECT count(*) FROM recent_events)" 2>/dev/null || echo 0; }
+. "$HERE/../lib/checks.sh"
+# rows STORE TABLE…: the rows of the TABLEs together, a table not created yet (or the whole store)
+# counting none. A store sqlite3 cannot read (locked past 5 s, malformed) answers with sqlite3's
+# error, which is not a number, rather than with 0, which would read as empty.
+rows() {
+  local store=$1 present sum=0 table; shift
+  [ -e "$store" ] || { echo 0; return; }
+  present=$(sqlite3 -cmd ".timeout 5000" "$store" \
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ($(printf "'%s'," "$@" | sed 's/,$//'))" 2>&1) \
+    || { echo "unreadable store $store: $present"; return; }
+  for table in $present; do sum="$sum + (SELECT count(*) FROM $table)"; done
+  sqlite3 -cmd ".timeout 5000" "$store" "SELECT $sum" 2>&1 || true
+}
+# applied STORE: the events STORE has claimed; documents STORE: the documents it holds.
+applied() { rows "$1" processed_events recent_events; }
+documents() { rows "$1" documents; }
+number() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
 
 # Starts "$@" in the background, kills it with SIGKILL once STORE has STEP more events applied (or
 # after ~DELAY seconds), and prints how many events were applied then.
 kill_at() { # STORE STEP DELAY COMMAND…
   local store=$1 step=$2 delay=$3; shift 3
-  local target=$(( $(applied "$store") + step ))
+  local before
+  before=$(applied "$store")
+  number "$before" || { echo "$before"; return; }
+  local target=$(( before + step ))
   "$@" >/dev/null 2>&1 &
   local pid=$!
   local polls=$(( delay * 20 ))
   for _ in $(seq "$polls"); do
-    [ "$(applied "$store")" -ge "$target" ] && break
+    [ "$(applied "$store")" -ge "$target" ] 2>/dev/null && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
@@ -60,12 +75,16 @@ kill_at() { # STORE STEP DELAY COMMAND…
 resumed_identical() { # STORE ARGS…
   local store=$1; shift
   "$FARESYNC" replay s.jsonl --store "sqlite:$store.sqlite" "$@" >/dev/null \
-    && "$FARESYNC" export --store "sqlite:$store.sqlite" --out "$store.export" && cmp -s clean.export "$store.export"
+    && "$FARESYNC" export --store "sqlite:$store.sqlite" --out "$store.export" && same clean.export "$store.export" 2>/dev/null
 }
 
-"$FARESYNC" simulate --users 400 --seed "$SEED" --faults --out s.jsonl 2>/dev/null
-"$FARESYNC" replay s.jsonl --store sqlite:clean.sqlite >/dev/null && "$FARESYNC" export --store sqlite:clean.sqlite --out clean.export
+setup "simulate" "$FARESYNC" simulate --users 400 --seed "$SEED" --faults --out s.jsonl 2>/dev/null
+setup "the uninterrupted replay" "$FARESYNC" replay s.jsonl --store sqlite:clean.sqlite >/dev/null
+setup "its export" "$FARESYNC" export --store sqlite:clean.sqlite --out clean.export
 total=$(applied clean.sqlite)
+total_documents=$(documents clean.sqlite)
+setup "an uninterrupted replay applies events and writes documents ($total, $total_documents)" \
+  test "$total" -gt 0 -a "$total_documents" -gt 0 2>/dev/null
 
 # Replay batch by batch: a fresh store per kill.
 points=""
@@ -75,14 +94,15 @@ for i in $(seq "$KILLS"); do
   step=$(( total * (RANDOM % 46 + 5) / 100 + 1 ))
   n=$(kill_at "replay-$i.sqlite" "$step" 30 "$FARESYNC" replay s.jsonl --store "sqlite:replay-$i.sqlite" --no-load-by-account \
       --batch-size $(( RANDOM % 20 + 1 )) --partitions $(( RANDOM % 4 + 1 )))
+  number "$n" || fail "replay kill $i: $n"
   points="$points $n"
-  [ "$n" -gt 0 ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
+  [ "$n" -gt 0 ] 2>/dev/null && [ "$n" -lt "$total" ] && landed=$((landed + 1))
   resumed_identical "replay-$i" --no-load-by-account && identical=$((identical + 1))
   rm -f replay-$i.sqlite*
 done
 echo "     replay SIGKILLed $KILLS times ($landed inside its work), with these events applied of $total:$points"
-[ "$landed" -ge "$KILLS" ] && ok "every replay kill landed inside its work" || bad "only $landed of $KILLS replay kills landed inside its work"
-[ "$identical" = "$KILLS" ] && ok "replay killed $KILLS times and resumed: every export identical" || bad "replay: $((KILLS - identical)) exports differ"
+[ "$landed" -ge "$KILLS" ] && pass "every replay kill landed inside its work" || fail "only $landed of $KILLS replay kills landed inside its work"
+[ "$identical" = "$KILLS" ] && pass "replay killed $KILLS times and resumed: every export identical" || fail "replay: $((KILLS - identical)) exports differ"
 
 # The load of an empty store (all or nothing): a fresh store per kill, killed at a seeded random
 # moment inside an uninterrupted load's duration. A load that ends before its moment (the machine
@@ -118,25 +138,27 @@ for i in $(seq "$KILLS"); do
   if [ "$alive" = yes ]; then
     landed=$((landed + 1))
     n=$(applied "loaded-$i.sqlite")
-    points="$points ${at_ms}ms:$n"
-    [ "$n" = 0 ] || [ "$n" = "$total" ] || whole=no
+    d=$(documents "loaded-$i.sqlite")
+    points="$points ${at_ms}ms:$n/$d"
+    # Empty: no event claimed and no document; complete: every event and every document.
+    { [ "$n" = 0 ] && [ "$d" = 0 ]; } || { [ "$n" = "$total" ] && [ "$d" = "$total_documents" ]; } || whole=no
   fi
   resumed_identical "loaded-$i" && identical=$((identical + 1))
   rm -f "loaded-$i.sqlite"*
 done
-echo "     load SIGKILLed $KILLS times ($landed inside its work; an uninterrupted load took ${duration_ms} ms), at these moments with these events applied of $total:$points"
-[ "$landed" -ge "$KILLS" ] && ok "every load kill landed inside its work" || bad "only $landed of $KILLS load kills landed inside its work"
-[ "$whole" = yes ] && ok "every killed load left the store empty or complete" || bad "a killed load left part of the store:$points"
-[ "$identical" = "$KILLS" ] && ok "load killed $KILLS times and resumed: every export identical" || bad "load: $((KILLS - identical)) exports differ"
+echo "     load SIGKILLed $KILLS times ($landed inside its work; an uninterrupted load took ${duration_ms} ms), at these moments with these events/documents of $total/$total_documents:$points"
+[ "$landed" -ge "$KILLS" ] && pass "every load kill landed inside its work" || fail "only $landed of $KILLS load kills landed inside its work"
+[ "$whole" = yes ] && pass "every killed load left the store empty or complete" || fail "a killed load left part of the store:$points"
+[ "$identical" = "$KILLS" ] && pass "load killed $KILLS times and resumed: every export identical" || fail "load: $((KILLS - identical)) exports differ"
 
 # The worker against a dev broker in another process, killed KILLS times.
 "$FARESYNC" dev-broker --bootstrap-file boot.txt >/dev/null 2>broker.err &
 BROKER_PID=$!
 for _ in $(seq 50); do [ -s boot.txt ] && break; sleep 0.1; done
-"$FARESYNC" replay s.jsonl --brokers @boot.txt >/dev/null
+setup "replay --brokers" "$FARESYNC" replay s.jsonl --brokers @boot.txt >/dev/null
 FLAGS=(--brokers @boot.txt --kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500 --sweep-interval 1
        --log-level error)
-"$FARESYNC" export --store sqlite:clean.sqlite --out clean.comparable --comparable
+setup "the comparable export" "$FARESYNC" export --store sqlite:clean.sqlite --out clean.comparable --comparable
 points=""
 landed=0
 identical=0
@@ -144,18 +166,19 @@ for k in $(seq "$KILLS"); do
   store=worker-$k.sqlite
   step=$(( total * (RANDOM % 46 + 5) / 100 + 1 ))
   n=$(kill_at "$store" "$step" 30 "$FARESYNC" run "${FLAGS[@]}" --group "crash-$k" --store "sqlite:$store" --batch-size $(( RANDOM % 50 + 1 )))
+  number "$n" || fail "worker kill $k: $n"
   points="$points $n"
-  [ "$n" -gt 0 ] && [ "$n" -lt "$total" ] && landed=$((landed + 1))
+  [ "$n" -gt 0 ] 2>/dev/null && [ "$n" -lt "$total" ] && landed=$((landed + 1))
   if "$FARESYNC" run "${FLAGS[@]}" --group "crash-$k" --store "sqlite:$store" --exit-at-end 2>"worker-$k.err" \
-    && "$FARESYNC" export --store "sqlite:$store" --out "worker-$k.export" --comparable && cmp -s clean.comparable "worker-$k.export"; then
+    && "$FARESYNC" export --store "sqlite:$store" --out "worker-$k.export" --comparable && same clean.comparable "worker-$k.export" 2>/dev/null; then
     identical=$((identical + 1))
   else
     echo "     worker $k: $(tail -n 2 "worker-$k.err")"
   fi
 done
 echo "     worker SIGKILLed $KILLS times ($landed inside its work), with these events applied of $total:$points"
-[ "$landed" -ge "$KILLS" ] && ok "every worker kill landed inside its work" || bad "only $landed of $KILLS worker kills landed inside its work"
-[ "$identical" = "$KILLS" ] && ok "worker killed $KILLS times and restarted: every export identical" || bad "worker: $((KILLS - identical)) exports differ"
+[ "$landed" -ge "$KILLS" ] && pass "every worker kill landed inside its work" || fail "only $landed of $KILLS worker kills landed inside its work"
+[ "$identical" = "$KILLS" ] && pass "worker killed $KILLS times and restarted: every export identical" || fail "worker: $((KILLS - identical)) exports differ"
 
 echo "crash: $passed passed, $failed failed"
 [ "$failed" = 0 ]

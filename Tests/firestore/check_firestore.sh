@@ -175,21 +175,31 @@ wait_for_position_above() { # N: waits (up to 60 s) until the mirror's position 
 #    killed and restarted empty: the replay exits 0 once the mirror caught up, and nothing differs.
 "$FARESYNC" simulate --users 15000 --seed 41 --out big.jsonl 2> /dev/null
 events=$(wc -l < big.jsonl)
+# The earlier stores' mirrors go first: the position read below is this replay's only.
+curl -fs -X DELETE "http://127.0.0.1:$PORT/emulator/v1/projects/$PROJECT/databases/(default)/documents" > /dev/null
 "$FARESYNC" replay big.jsonl --store "sqlite:$WORK/big.sqlite" > big.out 2> big.err &
 REPLAY=$!
-if wait_for_position_above 0; then
+# The faults count only when they land on a mirror that moves, inside a replay still running.
+faults=
+if ! wait_for_position_above 0; then faults="the mirror never passed position 0 within 60 s"
+elif ! kill -0 "$REPLAY" 2> /dev/null; then faults="the replay ended before the emulator stopped"
+else
   kill -STOP -- -"$EMULATOR_PID"
   sleep 10
   kill -CONT -- -"$EMULATOR_PID"
-  wait_for_position_above 5000 || true
-  restarted_at=$(mirror_position)
-  stop_emulator
-  sleep 1
-  start_emulator
-else
-  restarted_at="never"
+  if ! wait_for_position_above 5000; then faults="the mirror did not pass position 5000 within 60 s of the emulator's SIGCONT"
+  elif ! kill -0 "$REPLAY" 2> /dev/null; then faults="the replay ended before the emulator restarted"
+  else
+    restarted_at=$(mirror_position)
+    stop_emulator
+    sleep 1
+    start_emulator
+  fi
 fi
-if wait "$REPLAY"; then pass "replay of $events events with --firestore exits 0 (emulator stopped 10 s, then restarted empty at position $restarted_at)"
+if [ -n "$faults" ]; then
+  fail "the emulator's faults inside the replay of $events events: $faults"
+  wait "$REPLAY" || true
+elif wait "$REPLAY"; then pass "replay of $events events with --firestore exits 0 (emulator stopped 10 s, then restarted empty at position $restarted_at)"
 else fail "replay of $events events with --firestore"; tail -5 big.err; fi
 grep "^mirrored to" big.out | sed 's/^/     /'
 check "mirror --verify after the 100 k-event replay and the emulator's faults" "$FARESYNC" mirror --store "sqlite:$WORK/big.sqlite" --verify

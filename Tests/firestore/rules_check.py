@@ -14,7 +14,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from firestore_common import read_export
+from google.cloud import firestore
+
+from firestore_common import differences, read_export, timestamp_members
 
 
 def b64(data):
@@ -78,8 +80,17 @@ def main():
         ok = status == expected
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {status} (expected {expected})")
-    # The contract A may not change is unchanged.
-    print(f"rules: {len(cases) - failures} passed, {failures} failed")
+    # The contract A may not change is unchanged, and A's creation left nothing: read with the
+    # emulator's owner access, which the rules do not restrict.
+    db = firestore.Client(project=project)
+    kept = db.document(contract_a).get()
+    changed = differences(documents[contract_a], kept.to_dict(), contract_a, timestamp_members(contract_a)) if kept.exists else ["gone"]
+    failures += bool(changed)
+    print(f"{'FAIL' if changed else 'ok  '} A's fare contract is as the store has it after A's writes: {'; '.join(changed[:3]) or 'unchanged'}")
+    created = db.document(f"customers/{a}/fareContracts/mine").get().exists
+    failures += created
+    print(f"{'FAIL' if created else 'ok  '} A's refused creation left no document")
+    print(f"rules: {len(cases) + 2 - failures} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
 

@@ -14,6 +14,10 @@ with open(sys.argv[2]) as export:
         documents[entry["path"]] = entry["data"]
 failures = 0
 rows = [line.split() for line in open(sys.argv[1])]
+if not rows:
+    sys.exit(f"no users in {sys.argv[1]}: nothing to check")
+if not documents:
+    sys.exit(f"no documents in {sys.argv[2]}")
 for uid, outcome, order in rows:
     contract = documents.get(f"customers/{uid}/fareContracts/ATB:FareContract:{order}")
     reservation = documents.get(f"customers/{uid}/reservations/{order}")

@@ -47,7 +47,7 @@ def post(path, body, params=""):
 
 # 20 users created by the Admin SDK; each one's claims appear within 5 s.
 started = time.monotonic()
-uids = [auth.create_user(uid=f"admin-user-{i:02d}", email=f"user{i}@example.com", password="secret-{i}").uid for i in range(20)]
+uids = [auth.create_user(uid=f"admin-user-{i:02d}", email=f"user{i}@example.com", password=f"secret-{i}").uid for i in range(20)]
 pending = set(uids)
 deadline = started + 5
 while pending and time.monotonic() < deadline:
@@ -92,8 +92,11 @@ except auth.UserNotFoundError:
 
 # The client API: sign in with the password, the ID token verifies with PyJWT against the JWKS.
 status, session = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword",
-                       {"email": "user1@example.com", "password": "secret-{i}", "returnSecureToken": True})
+                       {"email": "user1@example.com", "password": "secret-1", "returnSecureToken": True})
 check(status == 200 and session.get("localId") == "admin-user-01", f"signInWithPassword answers 200 ({status})")
+status, other = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword",
+                     {"email": "user1@example.com", "password": "secret-2", "returnSecureToken": True})
+check(status == 400, f"another user's password is refused ({status}): each user has a password of its own")
 status, wrong = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword",
                      {"email": "user1@example.com", "password": "wrong-password", "returnSecureToken": True})
 check(status == 400 and wrong["error"]["message"] == "INVALID_PASSWORD", "a wrong password is INVALID_PASSWORD")

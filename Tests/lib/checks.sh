@@ -1,4 +1,14 @@
-# Shared by the integration scripts (source it after setting WORK): counted checks and free ports.
+# Shared by the integration scripts (source it after setting WORK): counted checks, the helpers
+# below, and free ports.
+#
+# The rule every check script follows, so that each check can fail:
+#  - a check verifies the positive case before it counts a negative one: "nothing was published"
+#    counts only once the log is seen to grow when something is published, a fault only once the
+#    process it hits is seen still working, "a member was killed" only once it is seen to have a share;
+#  - a check refuses an empty input: an empty export, log or results file fails it (two empty
+#    files compare equal, and a check over no lines has nothing to disprove it): `nonempty`, `same`;
+#  - a setup step's failure fails the check: a step whose output the checks read runs under `set -e`
+#    or through `setup`, never with its exit status dropped (no `|| true` on what a check reads).
 passed=0
 failed=0
 
@@ -12,5 +22,25 @@ check() {
   else
     fail "$name"; sed 's/^/     /' "$WORK/last.log" | tail -30
   fi
+}
+# nonempty FILE…: succeeds when every FILE exists and is not empty; otherwise names the first that
+# is missing or empty (on standard error) and fails.
+nonempty() {
+  local f
+  for f in "$@"; do
+    [ -s "$f" ] || { echo "missing or empty: $f" >&2; return 1; }
+  done
+}
+# same EXPECTED ACTUAL: succeeds when both files are there, not empty, and byte for byte the same
+# (where they differ goes to standard error).
+same() { nonempty "$1" "$2" && cmp "$1" "$2" >&2; }
+# setup WHAT COMMAND…: runs a step the checks build on; when it fails, the script stops at once with
+# a failure (an EXIT trap still cleans up). Not inside $(…): the exit would leave only the subshell.
+setup() {
+  local what=$1 status=0; shift
+  "$@" || status=$?
+  [ "$status" = 0 ] && return 0
+  echo "FAIL setup: $what (exit status $status); $passed passed, $((failed + 1)) failed"
+  exit 1
 }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
