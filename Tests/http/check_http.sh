@@ -68,12 +68,18 @@ check "the served store's export equals a replay of the published traffic ($(wc 
 # recorded topics.
 "$FARESYNC" dev-broker --bootstrap-file "$WORK/boot.txt" > "$WORK/broker.out" 2>&1 &
 BROKER_PID=$!
-for _ in $(seq 1 100); do [ -s "$WORK/boot.txt" ] && break; sleep 0.1; done
+# waits_for TRIES COMMAND…: true once COMMAND succeeds, tried every 0.1 s, at most TRIES times.
+waits_for() {
+  local tries=$1; shift
+  for _ in $(seq 1 "$tries"); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+setup "the dev broker writes its bootstrap file" waits_for 100 test -s "$WORK/boot.txt"
 RUN_PORT=$(free_port)
 setsid "$FARESYNC" run --brokers "@$WORK/boot.txt" --store "sqlite:$WORK/kafka.sqlite" --sweep-interval 1 --http-port "$RUN_PORT" \
   > "$WORK/run.log" 2>&1 &
 RUN_PID=$!
-for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$RUN_PORT/readyz" > /dev/null 2>&1 && break; sleep 0.1; done
+setup "the worker is ready (/readyz)" waits_for 200 curl -fs -o /dev/null "http://127.0.0.1:$RUN_PORT/readyz"
 start_server "sqlite:$WORK/kafka.sqlite" "" --brokers "@$WORK/boot.txt"
 check "the seed flow for 50 users with serve publishing to Kafka and a worker applying" \
   python3 "$HERE/seed_flow.py" "http://127.0.0.1:$PORT" 50 "$WORK/kafka-outcomes.txt"
@@ -128,6 +134,11 @@ check "serve on a public address needs --admin-token, which then replaces owner"
 
 check "token security matrix (PyJWT, the test's own keys): documented statuses, nothing published" \
   python3 "$HERE/security_matrix.py" "$FARESYNC" "$WORK/matrix" "$(free_port)"
+
+check "serve SIGKILLed 5 times under 50 users' seed flow: every success the app saw is on the topics and in the store" \
+  bash "$HERE/crash_serve.sh" "$FARESYNC"
+check "search's p99 while 6 clients guess passwords, within 5 times its p99 alone; the guesses throttled" \
+  python3 "$HERE/guessing_load.py" "$FARESYNC" "$WORK/guessing"
 
 echo "http: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
