@@ -27,11 +27,12 @@ LAG_BOUND=15
 if [ "$MINUTES" -ge 10 ]; then WARMUP=300; else WARMUP=$((MINUTES * 30)); fi
 . "$HERE/../lib/checks.sh"
 
-EMULATOR_PID= BROKER_PID= RUN_PID= SERVE_PID= SAMPLER_PID= FLOW_PID=
+EMULATOR_PID= BROKER_PID= RUN_PID= SERVE_PID= SAMPLER_PID= FLOW_PID= RECORDER_PIDS=
 stop_group() { [ -n "$1" ] && kill -TERM -- "-$1" 2> /dev/null && wait "$1" 2> /dev/null; return 0; }
 cleanup() {
   [ -n "$FLOW_PID" ] && kill "$FLOW_PID" 2> /dev/null
   [ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2> /dev/null
+  for pid in $RECORDER_PIDS; do stop_group "$pid"; done
   stop_group "$SERVE_PID"; stop_group "$RUN_PID"; stop_group "$BROKER_PID"; stop_group "$EMULATOR_PID"
   rm -rf "$WORK"
 }
@@ -56,6 +57,12 @@ setsid "$FARESYNC" dev-broker --bootstrap-file boot.txt > broker.out 2>&1 &
 BROKER_PID=$!
 for _ in $(seq 1 100); do [ -s boot.txt ] && break; sleep 0.1; done
 [ -s boot.txt ] || { echo "the dev broker did not start:"; cat broker.out; exit 1; }
+# The dev broker (librdkafka's mock cluster) keeps only the latest messages of a partition, so the
+# published log is recorded as it is published, from the start, rather than read back at the end.
+for topic in auth-users reservations fare-contracts; do
+  setsid "$FARESYNC" record --brokers @boot.txt --topic "$topic" --out "rec-$topic.jsonl" 2> "record-$topic.err" &
+  RECORDER_PIDS="$RECORDER_PIDS $!"
+done
 STORE="sqlite:$WORK/store.sqlite"
 RUN_PORT=$(free_port)
 setsid "$FARESYNC" run --brokers @boot.txt --store "$STORE" --firestore "127.0.0.1:$EMULATOR_PORT" --firestore-project "$PROJECT" \
@@ -96,9 +103,16 @@ check "the worker's last catch-up, mirrored (run --exit-at-end)" \
   "$FARESYNC" run --brokers @boot.txt --store "$STORE" --firestore "127.0.0.1:$EMULATOR_PORT" --firestore-project "$PROJECT" --exit-at-end
 check "mirror --verify: the emulator holds what the store holds" \
   "$FARESYNC" mirror --store "$STORE" --firestore "127.0.0.1:$EMULATOR_PORT" --firestore-project "$PROJECT" --verify
-for topic in auth-users reservations fare-contracts; do
-  "$FARESYNC" record --brokers @boot.txt --topic "$topic" --exit-at-end --out "rec-$topic.jsonl" 2> /dev/null
+# The recorders have the whole log once their files stop growing; SIGTERM ends them cleanly.
+previous=
+for _ in $(seq 1 60); do
+  sleep 2
+  now=$(cat rec-*.jsonl | wc -l)
+  [ "$now" = "$previous" ] && break
+  previous=$now
 done
+for pid in $RECORDER_PIDS; do stop_group "$pid"; done
+RECORDER_PIDS=
 stop_group "$BROKER_PID"; BROKER_PID=
 "$FARESYNC" export --store "$STORE" --out served.jsonl
 check "what the app was told went through is on the topics and in the store" \
