@@ -69,6 +69,7 @@ bench: setup
 	$(SWIFT) build -c release --product faresync
 	$(SWIFT) build -c release --product faresync-bench
 	bash Tests/lib/with_postgres.sh .build/release/faresync-bench
+	python3 Tests/http/guessing_load.py .build/release/faresync "$$(mktemp -d)" --latency-goal
 
 ## The crash harness at length: replay and worker, each SIGKILLed 25 times.
 crash: build

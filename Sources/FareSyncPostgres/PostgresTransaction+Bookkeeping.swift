@@ -120,8 +120,13 @@ extension PostgresTransaction {
         }
     }
 
-    func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
-        try session.query("SELECT key, value FROM records WHERE kind = \(kind) ORDER BY key").map {
+    func records(_ kind: String, after key: String?, limit: Int) throws -> [(key: String, value: JSONValue)] {
+        let limit = Int64(clamping: limit)
+        let rows =
+            try key.map { key in
+                try session.query("SELECT key, value FROM records WHERE kind = \(kind) AND key > \(key) ORDER BY key LIMIT \(limit)")
+            } ?? session.query("SELECT key, value FROM records WHERE kind = \(kind) ORDER BY key LIMIT \(limit)")
+        return try rows.map {
             let (key, text) = try $0.decode((String, String).self)
             return (key: key, value: try JSONParser.parse(text, maxDepth: .max))
         }

@@ -17,9 +17,11 @@ extension SQLiteTransaction {
         }
     }
 
-    func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
+    func records(_ kind: String, after key: String?, limit: Int) throws -> [(key: String, value: JSONValue)] {
         // Ordered by the bytes of the key (SQLite's BINARY collation compares UTF-8 bytes).
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM records WHERE kind = ? ORDER BY key"), arguments: [kind])
+        let statement = try db.cachedStatement(
+            sql: "SELECT key, value FROM records WHERE kind = ? AND (? IS NULL OR key > ?) ORDER BY key LIMIT ?")
+        return try Row.fetchAll(statement, arguments: [kind, key, key, Int64(clamping: limit)])
             .map { (key: $0[0], value: try JSONParser.parse($0[1] as String, maxDepth: .max)) }
     }
 }

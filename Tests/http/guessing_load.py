@@ -4,10 +4,13 @@ passwords as fast as they can (for a real user's email, other users' and unknown
 `faresync serve` with its default bcrypt cost and throttles. Two rounds of each; the best p99 of
 each kind is compared, since a noisy machine only ever makes a run slower.
 
-Fails when the search's p99 with the guessers is more than 5 times its p99 alone, when no guess
-was throttled, or when wrk made no requests or got any answer but 200.
+Fails when no guess was throttled, when no guess reached the password check, or when wrk made no
+requests or got any answer but 200. The latency is a speed goal, so it is held only where the
+benchmarks run (`make bench`, the release build, nothing else running): with `--latency-goal`,
+also when the search's p99 with the guessers is more than 5 times its p99 alone. `make test`
+prints both figures.
 
-Usage: python3 guessing_load.py FARESYNC WORKDIR
+Usage: python3 guessing_load.py FARESYNC WORKDIR [--latency-goal]
 """
 import base64
 import json
@@ -23,6 +26,7 @@ import time
 import requests
 
 FARESYNC, WORK = os.path.realpath(sys.argv[1]), sys.argv[2]
+LATENCY_GOAL = "--latency-goal" in sys.argv[3:]
 GUESSERS = 6
 WRK_SECONDS = 5
 SEARCH = {"products": ["ATB:PreassignedFareProduct:8808c360"], "travellers": [{"id": "me", "userType": "ADULT", "count": 1}],
@@ -188,7 +192,7 @@ def main():
         problems.append("wrk made no requests")
     if non_200:
         problems.append(f"{non_200} searches answered other than 2xx")
-    if ratio > 5:
+    if LATENCY_GOAL and ratio > 5:
         problems.append(f"the p99 with guessers is {ratio:.1f} times the p99 alone (at most 5)")
     if through == 0:
         problems.append("no guess reached bcrypt: the guessers did not guess")

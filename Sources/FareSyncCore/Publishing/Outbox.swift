@@ -34,7 +34,7 @@ public enum Outbox {
     /// The first `limit` pending messages, in adding order; a record that does not read back as a
     /// message (written by something else) comes back as nil, to be removed.
     public static func pending(in tx: any StoreTransaction, limit: Int) throws -> [(key: String, message: SourceMessage?)] {
-        try tx.records(kind).prefix(limit).map { record in
+        try tx.records(kind, after: nil, limit: limit).map { record in
             var reader = EventLogReader()
             let message = record.value.stringValue.flatMap { reader.message(fromLine: Array($0.utf8)) }
             return (record.key, message?.readError == nil ? message : nil)

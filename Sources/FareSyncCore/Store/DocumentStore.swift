@@ -128,11 +128,17 @@ public protocol StoreTransaction: AnyObject {
     func record(_ kind: String, _ key: String) throws -> JSONValue?
     /// Sets the record `key` of `kind` (nil: removes it).
     func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws
-    /// Every record of `kind`, ordered by key (UTF-8 bytes).
-    func records(_ kind: String) throws -> [(key: String, value: JSONValue)]
+    /// The records of `kind` whose keys come after `key` (from the first, for nil), ordered by key
+    /// (UTF-8 bytes), at most `limit`: a kind that grows is read a page at a time.
+    func records(_ kind: String, after key: String?, limit: Int) throws -> [(key: String, value: JSONValue)]
 }
 
 extension StoreTransaction {
+    /// Every record of `kind`, ordered by key (UTF-8 bytes).
+    public func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
+        try records(kind, after: nil, limit: .max)
+    }
+
     /// Every change after `position`, in position order, at most `limit`.
     public func changes(after position: Int64, limit: Int) throws -> [DocumentChange] {
         try changes(after: position, limit: limit, under: "")

@@ -275,7 +275,9 @@ package final class MemoryTransaction: StoreAccelerations {
         state.records[kind, default: [:]][key] = value
     }
 
-    package func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
-        (state.records[ByteKey(kind)] ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key.string, value: $0.value) }
+    package func records(_ kind: String, after key: String?, limit: Int) throws -> [(key: String, value: JSONValue)] {
+        let after = key.map(ByteKey.init)
+        return (state.records[ByteKey(kind)] ?? [:]).filter { record in after.map { record.key > $0 } ?? true }
+            .sorted { $0.key < $1.key }.prefix(limit).map { (key: $0.key.string, value: $0.value) }
     }
 }

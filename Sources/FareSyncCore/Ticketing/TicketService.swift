@@ -139,14 +139,29 @@ public final class TicketService: Sendable {
             key: order.uid, subject: order.orderId, data: data.json, source: Self.source)
     }
 
-    /// Forgets the idempotency keys older than `idempotencyLifetime`; returns how many.
+    /// Forgets the idempotency keys older than `idempotencyLifetime`; returns how many. The keys
+    /// are read a page at a time, each page's expired ones removed in a write of its own, so that
+    /// neither memory nor the store's writer is held for all of them at once. A key claimed again
+    /// meanwhile is removed only if it is still the expired claim.
     @discardableResult
     public func pruneIdempotencyKeys() async throws -> Int {
         let before = now() - idempotencyLifetime
-        return try await store.write { tx in
-            let expired = try tx.records(Self.idempotencyKind).filter { ($0.value["created"]?.int64Value ?? 0) <= before }
-            for record in expired { try tx.setRecord(Self.idempotencyKind, record.key, nil) }
-            return expired.count
+        var after: String?
+        var removed = 0
+        while true {
+            let page = try await store.readCommitted { [after] tx in try tx.records(Self.idempotencyKind, after: after, limit: 500) }
+            guard let last = page.last?.key else { return removed }
+            after = last
+            let expired = page.filter { ($0.value["created"]?.int64Value ?? 0) <= before }.map(\.key)
+            guard !expired.isEmpty else { continue }
+            removed += try await store.write { tx in
+                var count = 0
+                for key in expired where (try tx.record(Self.idempotencyKind, key)?["created"]?.int64Value ?? .max) <= before {
+                    try tx.setRecord(Self.idempotencyKind, key, nil)
+                    count += 1
+                }
+                return count
+            }
         }
     }
 
@@ -250,12 +265,18 @@ public final class TicketService: Sendable {
 
     // MARK: The simulated Entur issuing fare contracts
 
-    /// Publishes the fare contracts of captured orders not issued yet (after a restart).
+    /// Publishes the fare contracts of captured orders not issued yet (after a restart), reading
+    /// the orders a page at a time.
     public func issuePending() async throws {
-        let pending = try await store.readCommitted { tx in
-            try tx.records(Order.recordKind).compactMap { Order(record: $0.value) }.filter { $0.state == .captured && !$0.issued }
+        var after: String?
+        while true {
+            let page = try await store.readCommitted { [after] tx in try tx.records(Order.recordKind, after: after, limit: 500) }
+            guard let last = page.last?.key else { return }
+            after = last
+            for order in page.compactMap({ Order(record: $0.value) }) where order.state == .captured && !order.issued {
+                scheduleIssue(order)
+            }
         }
-        for order in pending { scheduleIssue(order) }
     }
 
     /// Waits until every scheduled fare contract is published.
