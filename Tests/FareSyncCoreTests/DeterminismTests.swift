@@ -3,7 +3,7 @@ import FareSyncReplay
 import FareSyncSimulation
 import Testing
 
-/// SPEC §4: replaying the same events — with any number of partitions, duplicated lines, topics
+/// docs/reference.md#delivery-and-determinism: replaying the same events — with any number of partitions, duplicated lines, topics
 /// interleaved differently, interrupted and resumed — yields a byte-identical export.
 @Suite struct DeterminismTests {
     static func messages(_ lines: [[UInt8]]) -> [SourceMessage] {

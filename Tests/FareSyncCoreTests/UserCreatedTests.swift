@@ -1,12 +1,12 @@
 import FareSyncCore
 import Testing
 
-/// One test (at least) per rule of SPEC §3: each fails if its rule is broken.
+/// One test (at least) per rule of docs/reference.md#triggers: each fails if its rule is broken.
 @Suite struct UserCreatedTests {
     @Test func createsCustomerAccountAndClaimsWithSpecIds() async throws {
         let h = Harness()
         try await h.send(Make.user("u1", claims: JSONObject([("tier", .string("gold"))])))
-        // Expected ids computed outside Swift (Python hashlib) from SPEC §3.1.
+        // Expected ids computed outside Swift (Python hashlib) from docs/reference.md#triggers.
         let customer = try #require(try await h.doc("customers/u1"))
         #expect(customer["abtAccountId"]?.stringValue == "ATB:CustomerAccount:bb82030dbc2bcaba")
         #expect(customer["customerNumber"]?.int64Value == 62_641_482)

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct IdentityServiceTests {
     /// Sign-up creates the user, the trigger provisions it, and the first token carries the claims
-    /// SPEC §3.1 derives from the uid.
+    /// docs/reference.md#triggers derives from the uid.
     @Test func signUpProvisionsTheUserAndTheTokenCarriesTheClaims() async throws {
         let f = IdentityFixture()
         let session = try await f.identity.signUp(email: nil, password: nil)

@@ -86,7 +86,7 @@ extension KafkaWorkerTests {
         return (users, messages)
     }
 
-    /// SPEC §4 with two workers: a sweep changes the whole store, so the partitions another member
+    /// docs/reference.md#delivery-and-determinism with two workers: a sweep changes the whole store, so the partitions another member
     /// of the group lags on hold its watermark back. Each `reservations` partition has a user whose
     /// reservation (created at t0, already applied: the group's position is after it) gets a REJECT
     /// payment ten minutes later, then a newer event at t0 + 3 h. The worker catches up on its share

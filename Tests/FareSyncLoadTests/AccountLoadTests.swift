@@ -110,7 +110,7 @@ import Testing
     /// A key that is not its event's account (here: every third message takes the next one's key)
     /// sends the event to another partition. It is set aside and applied after all the others, in
     /// arrival order: the load ends like a replay of the messages in that order. (Keys that disagree
-    /// with payloads void SPEC §4's per-key order for those events: batch by batch, the store then
+    /// with payloads void docs/reference.md#delivery-and-determinism's per-key order for those events: batch by batch, the store then
     /// ends differently with different numbers of partitions too.)
     @Test(arguments: [3 as UInt64, 4])
     func eventsWhoseKeyIsNotTheirAccountAreAppliedLast(seed: UInt64) async throws {

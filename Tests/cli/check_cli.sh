@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of the faresync command line, run by `make test`:
-# exit statuses and one-line usage errors, the determinism of SPEC §4 through the real CLI and
+# exit statuses and one-line usage errors, the determinism of docs/reference.md#delivery-and-determinism through the real CLI and
 # SQLite store, and the JSON Schemas (Python's jsonschema) over what
 # simulate and export write. (SIGKILL and resume: Tests/crash/crash.sh.)
 set -u
