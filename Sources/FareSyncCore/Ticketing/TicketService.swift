@@ -109,6 +109,7 @@ public final class TicketService: Sendable {
             if let idempotency {
                 let claim = JSONObject([("answer", order.record), ("created", .int(created)), ("fingerprint", .string(fingerprint))])
                 try tx.setRecord(Self.idempotencyKind, idempotency, .object(claim))
+                try tx.setRecord(Self.idempotencyExpiryKind, Self.expiryKey(created, idempotency), .bool(true))
             }
             return (order, try Outbox.add(reservationCreated(order), in: tx))
         }
@@ -139,30 +140,49 @@ public final class TicketService: Sendable {
             key: order.uid, subject: order.orderId, data: data.json, source: Self.source)
     }
 
-    /// Forgets the idempotency keys older than `idempotencyLifetime`; returns how many. The keys
-    /// are read a page at a time, each page's expired ones removed in a write of its own, so that
-    /// neither memory nor the store's writer is held for all of them at once. A key claimed again
-    /// meanwhile is removed only if it is still the expired claim.
+    /// Forgets the idempotency keys older than `idempotencyLifetime`; returns how many.
+    ///
+    /// Every claim has an entry in `idempotencyExpiryKind` whose key starts with the claim's time,
+    /// so the prune reads those entries from the first, a page in each write, and stops at the first
+    /// one still alive: it reads what it removes and nothing else, however many keys are alive. A
+    /// key claimed again after it expired has a newer entry too; its older entry goes without it.
     @discardableResult
     public func pruneIdempotencyKeys() async throws -> Int {
         let before = now() - idempotencyLifetime
-        var after: String?
         var removed = 0
         while true {
-            let page = try await store.readCommitted { [after] tx in try tx.records(Self.idempotencyKind, after: after, limit: 500) }
-            guard let last = page.last?.key else { return removed }
-            after = last
-            let expired = page.filter { ($0.value["created"]?.int64Value ?? 0) <= before }.map(\.key)
-            guard !expired.isEmpty else { continue }
-            removed += try await store.write { tx in
+            let (count, more) = try await store.write { tx -> (Int, Bool) in
+                let page = try tx.records(Self.idempotencyExpiryKind, after: nil, limit: 500)
                 var count = 0
-                for key in expired where (try tx.record(Self.idempotencyKind, key)?["created"]?.int64Value ?? .max) <= before {
-                    try tx.setRecord(Self.idempotencyKind, key, nil)
-                    count += 1
+                for entry in page {
+                    let parsed = Self.expiryEntry(entry.key)
+                    if let parsed, parsed.created > before { return (count, false) }
+                    try tx.setRecord(Self.idempotencyExpiryKind, entry.key, nil)
+                    guard let key = parsed?.key else { continue }
+                    if (try tx.record(Self.idempotencyKind, key)?["created"]?.int64Value ?? .max) <= before {
+                        try tx.setRecord(Self.idempotencyKind, key, nil)
+                        count += 1
+                    }
                 }
-                return count
+                return (count, page.count == 500)
             }
+            removed += count
+            if !more { return removed }
         }
+    }
+
+    /// The idempotency claims by the time they were made: `expiryKey(created, key)` sorts by
+    /// `created` in the store's key order (sixteen digits, then the claim's key).
+    public static let idempotencyExpiryKind = "ticket.idempotency.expiry"
+
+    static func expiryKey(_ created: Int64, _ key: String) -> String {
+        let digits = String(max(0, created))
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + "\n" + key
+    }
+
+    static func expiryEntry(_ entry: String) -> (created: Int64, key: String)? {
+        guard let newline = entry.firstIndex(of: "\n"), let created = Int64(entry[..<newline]) else { return nil }
+        return (created, String(entry[entry.index(after: newline)...]))
     }
 
     public func order(_ orderId: String) async throws -> Order? {
