@@ -75,11 +75,13 @@ bench: setup
 crash: build
 	bash Tests/crash/crash.sh $(FARESYNC) 25 $${SEED:-2026}
 
-## The soak (not part of `make test`): the worker mirroring into the Firestore emulator, serve and 50 users'
-## app loop for SOAK_MINUTES (default 30); resident sets flat, mirror lag bounded, out/soak/soak.png.
-soak: build
+## The soak (not part of `make test`; the release build, as deployed): the worker mirroring into the
+## Firestore emulator, serve and 50 users' app loop for SOAK_MINUTES (default 30); resident sets flat,
+## mirror lag bounded, out/soak/soak.png.
+soak: setup
 	@python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
-	bash Tests/soak/soak.sh $(FARESYNC)
+	$(SWIFT) build -c release --product faresync
+	bash Tests/soak/soak.sh .build/release/faresync
 
 ## libFuzzer over the event decoder and the log-line parser (FUZZ_SECONDS, default 600).
 fuzz: build

@@ -1,6 +1,7 @@
 import FareSyncCore
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// The embedded store, `sqlite:PATH`: SQLite through GRDB, in WAL mode.
@@ -159,4 +160,12 @@ public final class SQLiteStore: DocumentStore {
             }
         }
     }
+}
+
+extension SQLiteStore {
+    /// The bytes SQLite holds in this process (`sqlite3_memory_used`): every connection's page
+    /// cache, prepared statements and the rest of its heap. `/metrics` reports it as
+    /// `faresync_sqlite_memory_bytes`, so that a growing resident set can be told apart from the
+    /// caches filling up to their bounds.
+    public static var memoryUsed: Int64 { sqlite3_memory_used() }
 }

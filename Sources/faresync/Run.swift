@@ -41,17 +41,8 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        let level = Logger.Level(rawValue: logLevel)!
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let logger = Logger(label: "faresync")
-
+    /// The worker's options from the command line.
+    func workerOptions() throws -> WorkerOptions {
         var options = WorkerOptions(bootstrap: try resolveBrokers(brokers))
         options.group = group
         options.exitAtEnd = exitAtEnd
@@ -63,9 +54,23 @@ struct Run: AsyncParsableCommand {
             let parts = setting.split(separator: "=", maxSplits: 1)
             options.consumerOverrides[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
+        return options
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let logger = Logger(label: "faresync")
+
         let opened = try await store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
-        let worker = KafkaWorker(options: options, dispatcher: dispatcher, logger: logger)
+        let worker = KafkaWorker(options: try workerOptions(), dispatcher: dispatcher, logger: logger)
 
         var services = [ServiceGroupConfiguration.ServiceConfiguration(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)]
         // While the worker has more than a batch waiting, the mirror commits at most four pages a
@@ -78,7 +83,7 @@ struct Run: AsyncParsableCommand {
             services.append(.init(service: mirror))
         }
         if let httpPort {
-            let http = HTTPApplication(readiness: Self.readiness(worker: worker, store: opened), metrics: { registry.emitToString() })
+            let http = HTTPApplication(readiness: Self.readiness(worker: worker, store: opened), metrics: { ProcessMetrics.text(registry) })
             services.append(.init(service: http.build(host: httpHost, port: httpPort, logger: logger)))
         }
         let group = ServiceGroup(

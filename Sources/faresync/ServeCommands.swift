@@ -170,7 +170,7 @@ struct ServeOptions: ParsableArguments {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let http = HTTPApplication(
-            readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { registry.emitToString() },
+            readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { ProcessMetrics.text(registry) },
             services: HTTPServices(identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken)),
             limits: serverLimits)
         let (host, port, project) = (httpHost, httpPort, project)

@@ -1,11 +1,14 @@
 """Samples the soak's processes every INTERVAL seconds into a CSV until SIGTERM: each process's
-resident set (VmRSS of /proc/PID/status, KiB) and the worker's mirror gauges from its /metrics
+resident set (VmRSS of /proc/PID/status, KiB) and its anonymous part (RssAnon: the heap and the
+stacks, without the mapped executable and libraries); for a process given a /metrics URL, the
+memory SQLite holds in it (faresync_sqlite_memory_bytes, KiB); and the worker's mirror gauges
 (the mirror's position, how many feed positions it is behind, and for how long it has been behind).
 The gauges are read every second, and a row holds the greatest lag of its interval, so that a
 spike between two rows is not missed. A sample that cannot be read (a process gone, /metrics not
 answering) is written empty, so that the report sees the gap instead of a made-up value.
 
-Usage: python3 sample.py CSV INTERVAL METRICS_URL NAME=PID…
+Usage: python3 sample.py CSV INTERVAL METRICS_URL NAME=PID[,URL]…
+  METRICS_URL: the worker's /metrics; URL: the process's own /metrics.
 """
 import csv
 import signal
@@ -14,7 +17,11 @@ import time
 import urllib.request
 
 path, interval, metrics_url = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-processes = [arg.split("=", 1) for arg in sys.argv[4:]]
+processes = []
+for arg in sys.argv[4:]:
+    name, _, rest = arg.partition("=")
+    pid, _, url = rest.partition(",")
+    processes.append((name, pid, url))
 GAUGES = ["faresync_mirror_position", "faresync_mirror_lag_positions", "faresync_mirror_lag_seconds"]
 stopping = False
 
@@ -27,20 +34,30 @@ def stop(*_):
 signal.signal(signal.SIGTERM, stop)
 
 
-def rss_kib(pid):
+def memory_kib(pid):
+    """VmRSS and RssAnon of the process, KiB (empty when it cannot be read)."""
+    found = {"VmRSS:": "", "RssAnon:": ""}
     try:
         for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+            key = line.split(":", 1)[0] + ":"
+            if key in found:
+                found[key] = int(line.split()[1])
     except OSError:
         pass
-    return ""
+    return [found["VmRSS:"], found["RssAnon:"]]
 
 
-def gauges():
-    values = dict.fromkeys(GAUGES, "")
+def sqlite_kib(url):
+    if not url:
+        return ""
+    value = gauges(url, ["faresync_sqlite_memory_bytes"])["faresync_sqlite_memory_bytes"]
+    return "" if value == "" else round(value / 1024)
+
+
+def gauges(url=metrics_url, names=GAUGES):
+    values = dict.fromkeys(names, "")
     try:
-        text = urllib.request.urlopen(metrics_url, timeout=5).read().decode()
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
     except OSError:
         return values
     for line in text.splitlines():
@@ -52,10 +69,15 @@ def gauges():
 
 with open(path, "w", newline="") as out:
     writer = csv.writer(out)
-    writer.writerow(["seconds"] + [f"rss_{name}" for name, _ in processes] + GAUGES)
+    header = ["seconds"]
+    for name, _, url in processes:
+        header += [f"rss_{name}", f"anon_{name}"] + ([f"sqlite_{name}"] if url else [])
+    writer.writerow(header + GAUGES)
     started = time.monotonic()
     while not stopping:
-        row = [round(time.monotonic() - started, 1)] + [rss_kib(pid) for _, pid in processes]
+        row = [round(time.monotonic() - started, 1)]
+        for _, pid, url in processes:
+            row += memory_kib(pid) + ([sqlite_kib(url)] if url else [])
         worst = gauges()
         deadline = time.monotonic() + interval
         while not stopping and time.monotonic() < deadline:

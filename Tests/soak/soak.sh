@@ -76,7 +76,8 @@ SERVE_PID=$!
 wait_for 20 "http://127.0.0.1:$PORT/healthz" || { echo "serve did not start:"; tail -20 serve.log; exit 1; }
 
 python3 "$HERE/sample.py" samples.csv 10 "http://127.0.0.1:$RUN_PORT/metrics" \
-  "worker=$RUN_PID" "serve=$SERVE_PID" "dev-broker=$BROKER_PID" "emulator=$EMULATOR_PID" &
+  "worker=$RUN_PID,http://127.0.0.1:$RUN_PORT/metrics" "serve=$SERVE_PID,http://127.0.0.1:$PORT/metrics" \
+  "dev-broker=$BROKER_PID" "emulator=$EMULATOR_PID" &
 SAMPLER_PID=$!
 echo "     soak: $USERS users for $MINUTES min (seed $SEED), sampled every 10 s, the fit after $((WARMUP / 60)) min"
 # A user pauses a second between orders on average, and starts over with a new account before one

@@ -61,6 +61,18 @@ for name in checked + shown:
         verdict = "not checked"
     print(f"rss {name}: {numpy.nanmin(mib):.1f}..{numpy.nanmax(mib):.1f} MiB, after {warmup / 60:.1f} min mean {mean:.1f} MiB, "
           f"slope {slope * 600:+.3f} MiB per 10 min = {share:+.2f} % per 10 min ({verdict})")
+    # What the resident set is made of, printed and plotted to tell a leak from caches filling up:
+    # the anonymous part (heap and stacks) and, of it, what SQLite holds.
+    for part, label in (("anon", "anonymous"), ("sqlite", "SQLite's")):
+        if f"{part}_{name}" not in rows[0]:
+            continue
+        values, _ = column(f"{part}_{name}")
+        values = values / 1024
+        rss_axes.plot(seconds / 60, values, ":" if part == "anon" else "-.", linewidth=0.9, label=f"{name}: {label}")
+        fit = after & ~numpy.isnan(values)
+        if fit.sum() >= 3:
+            part_slope, _ = numpy.polyfit(seconds[fit], values[fit], 1)
+            print(f"    {label} {numpy.nanmin(values):.1f}..{numpy.nanmax(values):.1f} MiB, slope {part_slope * 600:+.3f} MiB per 10 min")
 rss_axes.set_ylabel("resident set (MiB)")
 rss_axes.axvline(warmup / 60, color="gray", linestyle=":", linewidth=0.8)
 rss_axes.legend(loc="upper left")

@@ -1,0 +1,15 @@
+import FareSyncSQLite
+import Metrics
+import Prometheus
+
+/// The `/metrics` text of a process that serves HTTP: the registry's series, with the gauges
+/// that describe the process itself brought up to date first.
+enum ProcessMetrics {
+    static let sqliteMemory = Gauge(label: "faresync_sqlite_memory_bytes")
+
+    /// The registry's Prometheus text, read after the process gauges are recorded.
+    static func text(_ registry: PrometheusCollectorRegistry) -> String {
+        sqliteMemory.record(SQLiteStore.memoryUsed)
+        return registry.emitToString()
+    }
+}
