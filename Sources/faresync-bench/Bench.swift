@@ -276,10 +276,8 @@ struct Bench: AsyncParsableCommand {
         }
     }
 
-    func firestore(_ run: Run, _ e2e: EndToEnd) async throws {
-        run.say("firestore: the mirror into a fresh Cloud Firestore emulator, and the worker with and without --firestore")
-        let emulator = try await FirestoreBench.Emulator.start()
-        defer { emulator.stop() }
+    /// The mirror into the emulator against the minimal client: `mirror_ratio`.
+    func mirror(_ run: Run, _ emulator: FirestoreBench.Emulator) async throws -> Double {
         let mirrorLog = run.dir + "/mirror.jsonl"
         let mirrorCount = try ReplayBench.writeLog(events: mirrorEvents, to: mirrorLog, seed: 17)
         let loaded = try Child.run([run.exe, "replay", mirrorLog, "--store", "sqlite:\(run.dir)/mirror.sqlite"])
@@ -299,6 +297,14 @@ struct Bench: AsyncParsableCommand {
             String(
                 format: "  %d documents (%d events): minimal client %.0f, faresync mirror %.0f documents/s   mirror_ratio %.3f (goal >= 0.9)",
                 m.documents, mirrorCount, m.floorRate, m.mirrorRate, mirrorRatio))
+        return mirrorRatio
+    }
+
+    func firestore(_ run: Run, _ e2e: EndToEnd) async throws {
+        run.say("firestore: the mirror into a fresh Cloud Firestore emulator, and the worker with and without --firestore")
+        let emulator = try await FirestoreBench.Emulator.start()
+        defer { emulator.stop() }
+        let mirrorRatio = try await mirror(run, emulator)
         // The worker's own time from its first message (its summary line), without the group join,
         // which the mock cluster answers in 3 to 9 s whatever the worker does, and without the
         // mirror's catch-up after it. Each run in a group and a store of its own, into an emptied

@@ -137,21 +137,28 @@ extension KafkaWorkerTests {
 
         await member.stop()
 
-        // The lagging member's share is then applied as a worker would (what the group has not applied,
-        // in partition order), with the final sweep at the newest event time: the replay's export.
-        // (Not by a second worker: the mock coordinator leaves a later join unanswered here.)
-        var rest: [SourceMessage] = []
-        for m in messages {
-            let next = try await store.read { try $0.position(consumer: "lagging", topic: m.topic, partition: m.coordinates!.partition)?.next }
-            if let next, m.coordinates!.offset >= next { rest.append(m) }
-        }
-        #expect(rest.count == 2 * (3 - caughtUp.filter { $0 == 3 }.count))
-        try await dispatcher.process(rest, consumer: "lagging")
-        try await dispatcher.sweep(watermark: t0 + 3 * 3_600_000)
+        // The lagging member's share is then applied as a worker would, with the final sweep: the
+        // replay's export. (Not by a second worker: the mock coordinator leaves a later join
+        // unanswered here.)
+        let rest = try await Self.applyTheRest(messages, store: store, dispatcher: dispatcher, sweepAt: t0 + 3 * 3_600_000)
+        #expect(rest == 2 * (3 - caughtUp.filter { $0 == 3 }.count))
         #expect(try await Self.comparable(store) == (try await Self.replayExport(messages)))
         for uid in users.values {
             let kept = try await store.read { try $0.document("customers/\(uid)/reservations/early-\(uid)") }
             #expect(kept?["paymentStatus"]?.stringValue == "REJECT")
         }
+    }
+
+    /// Applies what the group has not applied (in partition order), then sweeps at `sweepAt`; how
+    /// many messages that was.
+    static func applyTheRest(_ messages: [SourceMessage], store: MemoryStore, dispatcher: TriggerDispatcher, sweepAt: Int64) async throws -> Int {
+        var rest: [SourceMessage] = []
+        for m in messages {
+            let next = try await store.read { try $0.position(consumer: "lagging", topic: m.topic, partition: m.coordinates!.partition)?.next }
+            if let next, m.coordinates!.offset >= next { rest.append(m) }
+        }
+        try await dispatcher.process(rest, consumer: "lagging")
+        try await dispatcher.sweep(watermark: sweepAt)
+        return rest.count
     }
 }

@@ -5,6 +5,42 @@ import Testing
 
 /// `KafkaTopicReader` against librdkafka's mock cluster: what it delivers is what was produced.
 struct TopicReaderTests {
+    /// The content type most messages carry.
+    static let common = [MessageHeader("content-type", "application/cloudevents+json")]
+    /// The headers of the produced messages, one list a message: repeats, near-misses of the
+    /// content type, nulls, empties, and more headers than the common case.
+    static let lists: [[MessageHeader]] = [
+        common, common,
+        [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-1")],
+        common,
+        [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-2")],
+        [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-2")],
+        [], common,
+        [MessageHeader("content-type", "application/cloudevents+jsoN")],
+        [MessageHeader("content-typf", "application/cloudevents+json")],
+        [MessageHeader("content-type", nil)],
+        [MessageHeader("content-type", [])],
+        [MessageHeader("", "x")], [MessageHeader("", "x")],
+        [MessageHeader("a", "1"), MessageHeader("b", "2"), MessageHeader("c", "3"), MessageHeader("d", "4"), MessageHeader("e", "5")],
+        common,
+        [MessageHeader("a", "1"), MessageHeader("b", "2"), MessageHeader("c", "3"), MessageHeader("d", "4"), MessageHeader("e", "6")],
+        common, [MessageHeader("content-type", nil)], [MessageHeader("content-type", [])],
+    ]
+
+    /// Every message of the topic `headers`, read by a reader closed (and released) before the
+    /// caller looks at them.
+    static func readAll(_ cluster: MockCluster, count total: Int) throws -> [SourceMessage] {
+        let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["headers"])
+        defer { reader.close() }
+        try reader.start()
+        var read: [SourceMessage] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while read.count < total, ContinuousClock.now < deadline {
+            if let m = try reader.next(100) { read.append(m) }
+        }
+        return read
+    }
+
     /// Header lists that repeat, alternate and differ in one byte, one name, or a missing value, each
     /// delivered as it was produced. Key and value are read in place from the C message and headers
     /// parsed from it when first asked for — here only after the reader was closed and released, which
@@ -12,24 +48,7 @@ struct TopicReaderTests {
     /// gives the first's list. Null keys, tombstones and empty values come as they went; a message
     /// changed after it was read keeps what was not changed.
     @Test func headersAreDeliveredAsProduced() throws {
-        let common = [MessageHeader("content-type", "application/cloudevents+json")]
-        let lists: [[MessageHeader]] = [
-            common, common,
-            [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-1")],
-            common,
-            [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-2")],
-            [MessageHeader("content-type", "application/json"), MessageHeader("ce_id", "evt-2")],
-            [], common,
-            [MessageHeader("content-type", "application/cloudevents+jsoN")],
-            [MessageHeader("content-typf", "application/cloudevents+json")],
-            [MessageHeader("content-type", nil)],
-            [MessageHeader("content-type", [])],
-            [MessageHeader("", "x")], [MessageHeader("", "x")],
-            [MessageHeader("a", "1"), MessageHeader("b", "2"), MessageHeader("c", "3"), MessageHeader("d", "4"), MessageHeader("e", "5")],
-            common,
-            [MessageHeader("a", "1"), MessageHeader("b", "2"), MessageHeader("c", "3"), MessageHeader("d", "4"), MessageHeader("e", "6")],
-            common, [MessageHeader("content-type", nil)], [MessageHeader("content-type", [])],
-        ]
+        let (common, lists) = (Self.common, Self.lists)
         let cluster = try MockCluster(brokers: 1)
         try cluster.createTopic("headers", partitions: 1)
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers))
@@ -41,18 +60,7 @@ struct TopicReaderTests {
         try producer.flush()
         let total = lists.count + odd.count
 
-        func readAll() throws -> [SourceMessage] {
-            let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["headers"])
-            defer { reader.close() }
-            try reader.start()
-            var read: [SourceMessage] = []
-            let deadline = ContinuousClock.now + .seconds(30)
-            while read.count < total, ContinuousClock.now < deadline {
-                if let m = try reader.next(100) { read.append(m) }
-            }
-            return read
-        }
-        let read = try readAll()
+        let read = try Self.readAll(cluster, count: total)
         try #require(read.count == total)
         for (i, m) in read.prefix(lists.count).enumerated() {
             #expect(m.key == Array("k\(i)".utf8))
