@@ -138,6 +138,7 @@ let package = Package(
         ),
         // librdkafka (Debian: librdkafka-dev) and its mock cluster, imported by FareSyncKafka and by
         // the benchmark's plain C loop, and nowhere else.
+        .systemLibrary(name: "CMalloc"),
         .systemLibrary(
             name: "CRdKafka",
             pkgConfig: "rdkafka",
@@ -159,6 +160,7 @@ let package = Package(
         .executableTarget(
             name: "faresync",
             dependencies: [
+                "CMalloc",
                 "FareSyncCore",
                 "FareSyncSimulation",
                 "FareSyncReplay",

@@ -17,7 +17,7 @@ struct FareSync: AsyncParsableCommand {
 @main
 enum Entry {
     static func main() async {
-        fixMmapThreshold()
+        ProcessMemory.configure()
         let command: any ParsableCommand
         do {
             command = try FareSync.parseAsRoot()
@@ -61,20 +61,6 @@ enum Entry {
         standardError("faresync: \(text) (see 'faresync --help')")
         exit(2)
     }
-}
-
-/// Buffers of 128 KiB and more (large messages, log lines, documents) come from mmap and go back to
-/// the system when freed. glibc's default raises this threshold as large blocks are freed, after
-/// which freed megabyte buffers pile up in per-thread arenas and memory grows with the number of
-/// large messages instead of staying bounded. (`mallopt` is looked up at run time: `<malloc.h>` is
-/// not part of Swift's Glibc module, and CRdKafka stays the only C import.)
-func fixMmapThreshold() {
-    #if os(Linux)
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(mmapThreshold, 128 * 1024)
-    #endif
 }
 
 /// Runs `work` until it returns or SIGINT or SIGTERM comes, which cancels it; its result, or nil

@@ -72,7 +72,9 @@ struct Run: AsyncParsableCommand {
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
         let worker = KafkaWorker(options: try workerOptions(), dispatcher: dispatcher, logger: logger)
 
-        var services = [ServiceGroupConfiguration.ServiceConfiguration(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup), .init(service: ProcessMemory.Trimmer()),
+        ]
         // While the worker has more than a batch waiting, the mirror commits at most four pages a
         // second: on a small machine the emulator's work would otherwise slow the worker down.
         let mirror = firestoreOptions.mirror(of: opened) { [batchSize] in

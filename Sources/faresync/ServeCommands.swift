@@ -179,7 +179,7 @@ struct ServeOptions: ParsableArguments {
         }
         // A service group stops its services in reverse order: first the server, then the relay
         // (its last pass delivers what the last requests added), the sweeper, the mirror.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ProcessMemory.Trimmer())]
         if let mirror {
             try await mirror.register()
             services.append(.init(service: mirror))

@@ -1,7 +1,8 @@
 """Samples the soak's processes every INTERVAL seconds into a CSV until SIGTERM: each process's
 resident set (VmRSS of /proc/PID/status, KiB) and its anonymous part (RssAnon: the heap and the
 stacks, without the mapped executable and libraries); for a process given a /metrics URL, the
-memory SQLite holds in it (faresync_sqlite_memory_bytes, KiB); and the worker's mirror gauges
+memory SQLite holds in it (faresync_sqlite_memory_bytes) and its heap in use (allocated and not
+freed: faresync_heap_in_use_bytes), both KiB; and the worker's mirror gauges
 (the mirror's position, how many feed positions it is behind, and for how long it has been behind).
 The gauges are read every second, and a row holds the greatest lag of its interval, so that a
 spike between two rows is not missed. A sample that cannot be read (a process gone, /metrics not
@@ -47,11 +48,13 @@ def memory_kib(pid):
     return [found["VmRSS:"], found["RssAnon:"]]
 
 
-def sqlite_kib(url):
-    if not url:
-        return ""
-    value = gauges(url, ["faresync_sqlite_memory_bytes"])["faresync_sqlite_memory_bytes"]
-    return "" if value == "" else round(value / 1024)
+PROCESS_GAUGES = {"sqlite": "faresync_sqlite_memory_bytes", "heap": "faresync_heap_in_use_bytes"}
+
+
+def process_kib(url):
+    """The process's own memory gauges, KiB, in PROCESS_GAUGES' order (empty where not answered)."""
+    values = gauges(url, list(PROCESS_GAUGES.values()))
+    return ["" if values[name] == "" else round(values[name] / 1024) for name in PROCESS_GAUGES.values()]
 
 
 def gauges(url=metrics_url, names=GAUGES):
@@ -71,13 +74,13 @@ with open(path, "w", newline="") as out:
     writer = csv.writer(out)
     header = ["seconds"]
     for name, _, url in processes:
-        header += [f"rss_{name}", f"anon_{name}"] + ([f"sqlite_{name}"] if url else [])
+        header += [f"rss_{name}", f"anon_{name}"] + ([f"{part}_{name}" for part in PROCESS_GAUGES] if url else [])
     writer.writerow(header + GAUGES)
     started = time.monotonic()
     while not stopping:
         row = [round(time.monotonic() - started, 1)]
         for _, pid, url in processes:
-            row += memory_kib(pid) + ([sqlite_kib(url)] if url else [])
+            row += memory_kib(pid) + (process_kib(url) if url else [])
         worst = gauges()
         deadline = time.monotonic() + interval
         while not stopping and time.monotonic() < deadline:

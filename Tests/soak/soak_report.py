@@ -36,11 +36,12 @@ def column(name):
     return numpy.array([float(v) if v != "" else numpy.nan for v in values]), missing
 
 
-figure, (rss_axes, lag_axes) = plt.subplots(2, 1, figsize=(10, 8), sharex=True)
+figure, (rss_axes, shown_axes, lag_axes) = plt.subplots(3, 1, figsize=(10, 11), sharex=True, height_ratios=[3, 1.5, 2])
 for name in checked + shown:
+    axes = rss_axes if name in checked else shown_axes
     rss, missing = column(f"rss_{name}")
     mib = rss / 1024
-    rss_axes.plot(seconds / 60, mib, label=name + ("" if name in checked else " (not checked)"))
+    axes.plot(seconds / 60, mib, label=name + ("" if name in checked else " (not checked)"))
     after = (seconds >= warmup) & ~numpy.isnan(rss)
     if after.sum() < 3:
         problems.append(f"{name}: {after.sum()} samples after the warm-up, too few to fit")
@@ -62,20 +63,22 @@ for name in checked + shown:
     print(f"rss {name}: {numpy.nanmin(mib):.1f}..{numpy.nanmax(mib):.1f} MiB, after {warmup / 60:.1f} min mean {mean:.1f} MiB, "
           f"slope {slope * 600:+.3f} MiB per 10 min = {share:+.2f} % per 10 min ({verdict})")
     # What the resident set is made of, printed and plotted to tell a leak from caches filling up:
-    # the anonymous part (heap and stacks) and, of it, what SQLite holds.
-    for part, label in (("anon", "anonymous"), ("sqlite", "SQLite's")):
+    # the anonymous part (heap and stacks), the heap in use, and what SQLite holds.
+    for part, label in (("anon", "anonymous"), ("heap", "heap in use"), ("sqlite", "SQLite's")):
         if f"{part}_{name}" not in rows[0]:
             continue
         values, _ = column(f"{part}_{name}")
         values = values / 1024
-        rss_axes.plot(seconds / 60, values, ":" if part == "anon" else "-.", linewidth=0.9, label=f"{name}: {label}")
+        axes.plot(seconds / 60, values, {"anon": ":", "heap": "--", "sqlite": "-."}[part], linewidth=0.9, label=f"{name}: {label}")
         fit = after & ~numpy.isnan(values)
         if fit.sum() >= 3:
             part_slope, _ = numpy.polyfit(seconds[fit], values[fit], 1)
             print(f"    {label} {numpy.nanmin(values):.1f}..{numpy.nanmax(values):.1f} MiB, slope {part_slope * 600:+.3f} MiB per 10 min")
-rss_axes.set_ylabel("resident set (MiB)")
-rss_axes.axvline(warmup / 60, color="gray", linestyle=":", linewidth=0.8)
-rss_axes.legend(loc="upper left")
+for axes, title in ((rss_axes, "checked: resident set and its parts (MiB)"), (shown_axes, "not checked (MiB)")):
+    axes.set_ylabel(title)
+    axes.axvline(warmup / 60, color="gray", linestyle=":", linewidth=0.8)
+    axes.legend(loc="upper left", fontsize="small", ncol=2)
+rss_axes.set_ylim(bottom=0)
 
 lag_seconds, missing_lag = column("faresync_mirror_lag_seconds")
 lag_positions, _ = column("faresync_mirror_lag_positions")
