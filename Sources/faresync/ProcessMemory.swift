@@ -1,7 +1,8 @@
+import ServiceLifecycle
+
 #if canImport(CMalloc) && os(Linux)
     import CMalloc
 #endif
-import ServiceLifecycle
 
 /// How a long-running FareSync process keeps its resident set to what it uses (glibc's allocator).
 ///
