@@ -324,7 +324,7 @@ final class WorkerLoop {
         let positions: [ConsumerPosition?]
         do {
             positions = try await worker.dispatcher.store.read { tx in
-                try tx.storedPositions(consumer: group, partitions: partitions)
+                try tx.positions(consumer: group, partitions: partitions)
             }
         } catch {
             // Without the stored positions the worker cannot place itself: stop rather than guess.

@@ -38,7 +38,7 @@ extension WorkerLoop {
             let group = options.group
             let watermarks = try others.map { tp throws(KafkaError) in try cluster.watermarks(tp) }
             let positions = try await worker.dispatcher.store.read { tx in
-                try tx.storedPositions(consumer: group, partitions: others)
+                try tx.positions(consumer: group, partitions: others)
             }
             return zip(positions, watermarks).map { PartitionTracker.othersState(position: $0, low: $1.low, high: $1.high) }
         } catch {

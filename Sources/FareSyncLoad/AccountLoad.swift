@@ -216,17 +216,17 @@ struct AccountLoad {
         return try await dispatcher.store.write { tx in
             if claims {
                 let ids = applied.claims
-                let fresh = try tx.claim(ids)
+                let fresh = try tx.claimEvents(ids)
                 let collided = zip(ids, fresh).filter { !$0.1 }.map(\.0)
                 if !collided.isEmpty { return collided }
             }
-            try tx.loadPartition(applied.rows)
+            try tx.load(applied.rows)
             for letter in applied.deadLetters { try DeadLetter.merge(letter.document, at: letter.path, into: tx) }
             var triggers = Triggers(tx: tx, rules: rules)
             for id in applied.parkedContracts { try triggers.refreshParkedDocument(id) }
             // The load is one long transaction: what it wrote through the store's overlay (dead
             // letters can be large) goes to the store now, not all at the commit.
-            try tx.writeBackHeldWrites()
+            try tx.flush()
             return []
         }
     }

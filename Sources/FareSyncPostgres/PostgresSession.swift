@@ -6,7 +6,7 @@ import PostgresNIO
 /// decide on the spot. So `PostgresStore` runs each transaction's body on a thread of NIO's thread
 /// pool — never on an event loop or in Swift's cooperative pool — and the body waits there on
 /// postgres-nio's `EventLoopFuture` interface, while the connection's I/O runs on its event loop.
-/// The read-ahead of `StoreAccelerations` keeps the waits few: one set query per batch, not one
+/// The read-ahead (`StoreReadAhead`) keeps the waits few: one set query per batch, not one
 /// query per event.
 struct PostgresSession {
     let connection: PostgresConnection

@@ -6,50 +6,30 @@ import PostgresNIO
 extension PostgresTransaction {
     // MARK: Reconciler
 
-    func hasContractOrder(uid: String, orderId: String) throws -> Bool {
-        let key = OrderKey(uid, orderId)
-        if orders.contains(key) { return true }
-        if let known = storedOrders[key] { return known }
-        let found = try session.query("SELECT 1 FROM contract_orders WHERE uid = \(uid) AND order_id = \(orderId)").first
-        storedOrders[key] = found != nil
-        return found != nil
+    func selectContractOrder(_ order: ContractOrderKey) throws -> Bool {
+        try session.query("SELECT 1 FROM contract_orders WHERE uid = \(order.uid.string) AND order_id = \(order.orderId.string)").first != nil
     }
 
-    func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
-        let keys = pairs.map { OrderKey($0.uid, $0.orderId) }.filter { !orders.contains($0) && storedOrders[$0] == nil }
-        guard !keys.isEmpty else { return }
-        for key in keys { storedOrders[key] = false }
-        let rows = try session.query(
+    func selectContractOrders(_ orders: [ContractOrderKey]) throws -> [ContractOrderKey]? {
+        try session.query(
             """
             SELECT uid, order_id FROM contract_orders
-            WHERE (uid, order_id) IN (SELECT * FROM unnest(\(keys.map(\.uid.string))::text[], \(keys.map(\.orderId.string))::text[]))
-            """)
-        for row in rows {
-            let (uid, orderId) = try row.decode((String, String).self)
-            storedOrders[OrderKey(uid, orderId)] = true
+            WHERE (uid, order_id) IN (SELECT * FROM unnest(\(orders.map(\.uid.string))::text[], \(orders.map(\.orderId.string))::text[]))
+            """
+        ).map {
+            let (uid, orderId) = try $0.decode((String, String).self)
+            return ContractOrderKey(uid, orderId)
         }
     }
 
-    /// The stored open reservations that match, with this transaction's own tracking laid over them
-    /// (no flush: the feed's lock is taken only at the end of a transaction).
-    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
-        var paths = Set<ByteKey>()
-        for row in try session.query(
+    /// Ordered by path: the keys are `COLLATE "C"`, so by their UTF-8 bytes.
+    func selectOpenReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
+        try session.query(
             """
             SELECT path FROM open_reservations
-            WHERE (NOT rejected AND created < \(before)) OR (rejected AND created < \(rejectedBefore))
-            """)
-        {
-            paths.insert(ByteKey(try row.decode(String.self)))
-        }
-        for (path, entry) in reservations {
-            if let entry, entry.rejected ? entry.created < rejectedBefore : entry.created < before {
-                paths.insert(path)
-            } else {
-                paths.remove(path)
-            }
-        }
-        return paths.sorted().map(\.string)
+            WHERE (NOT rejected AND created < \(before)) OR (rejected AND created < \(rejectedBefore)) ORDER BY path
+            """
+        ).map { try $0.decode(String.self) }
     }
 
     // MARK: Offsets

@@ -15,33 +15,28 @@ extension PostgresTransaction {
     /// written, and those rows are written nowhere else: a transaction that holds the lock never
     /// waits for a row held by one that waits for the lock.
     func flush() throws {
-        guard !documents.isEmpty || !newAccounts.isEmpty || !orders.isEmpty || !reservations.isEmpty || park.hasChanges else { return }
+        guard overlay.hasChanges || park.hasChanges else { return }
         try lockFeed()
-        // Reservations first: what is known missing is read before the documents' flush changes it.
-        if !reservations.isEmpty { try flushReservations() }
-        if !documents.isEmpty { try flushDocuments() }
+        let changes = overlay.takeChanges()
+        if !changes.reservations.isEmpty { try flushReservations(changes.reservations) }
+        if !changes.documents.isEmpty { try flushDocuments(changes.documents) }
         if park.hasChanges { try flushPark() }
-        if !newAccounts.isEmpty {
-            let keys = newAccounts.keys.sorted()
-            let records = keys.map { newAccounts[$0]! }
+        if !changes.accounts.isEmpty {
+            let records = changes.accounts.map(\.record)
             try session.execute(
                 """
                 INSERT INTO accounts(abt_id, uid, created)
-                SELECT * FROM unnest(\(keys.map(\.string))::text[], \(records.map(\.uid))::text[], \(records.map(\.created))::int8[])
+                SELECT * FROM unnest(\(changes.accounts.map(\.abtId))::text[], \(records.map(\.uid))::text[], \(records.map(\.created))::int8[])
                 ON CONFLICT (abt_id) DO UPDATE SET uid = excluded.uid, created = excluded.created
                 """)
-            newAccounts = [:]
         }
-        if !orders.isEmpty {
-            let keys = orders.sorted { ($0.uid, $0.orderId) < ($1.uid, $1.orderId) }
+        if !changes.orders.isEmpty {
             try session.execute(
                 """
                 INSERT INTO contract_orders(uid, order_id)
-                SELECT * FROM unnest(\(keys.map(\.uid.string))::text[], \(keys.map(\.orderId.string))::text[])
+                SELECT * FROM unnest(\(changes.orders.map(\.uid.string))::text[], \(changes.orders.map(\.orderId.string))::text[])
                 ON CONFLICT DO NOTHING
                 """)
-            for key in keys { storedOrders[key] = true }
-            orders = []
         }
     }
 
@@ -52,16 +47,17 @@ extension PostgresTransaction {
         holdsFeedLock = true
     }
 
-    private func flushDocuments() throws {
-        let keys = documents.keys.sorted()
-        let deletions = keys.filter { documents[$0]! == nil && !isMissing($0) }.map(\.string)
+    /// Deletes, then upserts, and gives each document that changed (set, or deleted while stored)
+    /// the next feed position in key order; a deletion gets a tombstone.
+    private func flushDocuments(_ documents: [(path: String, document: PendingDocument?)]) throws {
+        let deletions = documents.filter { $0.document == nil }.map(\.path)
         var deleted = Set<ByteKey>()
         if !deletions.isEmpty {
             for row in try session.query("DELETE FROM documents WHERE path = ANY(\(deletions)::text[]) RETURNING path") {
                 deleted.insert(ByteKey(try row.decode(String.self)))
             }
         }
-        let changed = keys.filter { documents[$0]! != nil || deleted.contains($0) }
+        let changed = documents.filter { $0.document != nil || deleted.contains(ByteKey($0.path)) }
         var positions: [Int64] = []
         if !changed.isEmpty {
             for row in try session.query("SELECT nextval('feed_positions') FROM generate_series(1, \(changed.count))") {
@@ -76,15 +72,15 @@ extension PostgresTransaction {
         var written: [Int64] = []
         var tombstonePaths: [String] = []
         var tombstonePositions: [Int64] = []
-        for (key, position) in zip(changed, positions) {
-            if let pending = documents[key]! {
-                paths.append(key.string)
-                texts.append(pending.canonicalText)
-                versions.append(pending.version ?? "")
-                hasVersion.append(pending.version != nil)
+        for ((path, document), position) in zip(changed, positions) {
+            if let document {
+                paths.append(path)
+                texts.append(document.canonicalText())
+                versions.append(document.version ?? "")
+                hasVersion.append(document.version != nil)
                 written.append(position)
             } else {
-                tombstonePaths.append(key.string)
+                tombstonePaths.append(path)
                 tombstonePositions.append(position)
             }
         }
@@ -101,40 +97,21 @@ extension PostgresTransaction {
             try session.execute(
                 "INSERT INTO tombstones(position, path) SELECT * FROM unnest(\(tombstonePositions)::int8[], \(tombstonePaths)::text[])")
         }
-        for key in keys {
-            if let pending = documents[key]! {
-                stored[key] = pending.text.map { .loaded(text: $0) } ?? .version(pending.version)
-            } else {
-                stored[key] = .missing
-            }
-        }
-        documents = [:]
     }
 
-    private func flushReservations() throws {
-        let keys = reservations.keys.sorted()
-        let tracked = keys.filter { reservations[$0]! != nil }
-        let untracked = keys.filter { reservations[$0]! == nil && !isMissing($0) }.map(\.string)
+    private func flushReservations(_ reservations: [(path: String, entry: (created: Int64, rejected: Bool)?)]) throws {
+        let tracked = reservations.compactMap { r in r.entry.map { (path: r.path, created: $0.created, rejected: $0.rejected) } }
+        let untracked = reservations.filter { $0.entry == nil }.map(\.path)
         if !tracked.isEmpty {
-            let entries = tracked.map { reservations[$0]!! }
             try session.execute(
                 """
                 INSERT INTO open_reservations(path, created, rejected)
-                SELECT * FROM unnest(\(tracked.map(\.string))::text[], \(entries.map(\.created))::int8[], \(entries.map(\.rejected))::bool[])
+                SELECT * FROM unnest(\(tracked.map(\.path))::text[], \(tracked.map(\.created))::int8[], \(tracked.map(\.rejected))::bool[])
                 ON CONFLICT (path) DO UPDATE SET created = excluded.created, rejected = excluded.rejected
                 """)
         }
         if !untracked.isEmpty {
             try session.execute("DELETE FROM open_reservations WHERE path = ANY(\(untracked)::text[])")
         }
-        reservations = [:]
-    }
-
-    /// Whether the document at `path` is known not to be stored (read ahead or looked up before
-    /// this transaction changed it): its deletion, and the untracking of its reservation, need
-    /// no statement.
-    func isMissing(_ path: ByteKey) -> Bool {
-        if case .missing = stored[path] { return true }
-        return false
     }
 }

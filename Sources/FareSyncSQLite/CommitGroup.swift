@@ -5,7 +5,7 @@ import GRDB
 ///
 /// A commit writes every page the transaction dirtied to the WAL, and a replay's random keys (event
 /// ids, paths, accounts) dirty pages all over the store, so fewer commits write fewer pages; and one
-/// overlay (`SQLiteTransaction`) over several batches coalesces more — a reservation written, paid
+/// overlay (`WriteBackOverlay`) over several batches coalesces more — a reservation written, paid
 /// and reconciled within the group never reaches SQLite.
 ///
 /// Touched only on the writer connection's queue (inside `writeWithoutTransaction`), one call at a

@@ -6,7 +6,7 @@ import Synchronization
 /// transaction the truth.
 ///
 /// A reader sees the last commit. The writer sees that plus its open transaction, whose documents,
-/// accounts and contract orders stay in the overlay (`SQLiteTransaction`) until `flush()` writes
+/// accounts and contract orders stay in the overlay (`WriteBackOverlay`) until `flush()` writes
 /// them, and the overlay answers first. So what a reader learned about those holds for the writer
 /// as long as nothing was flushed or committed after the commit the reader saw. Each flush and each
 /// commit counts one epoch; a reader notes the epoch of the last commit before it starts reading,
@@ -44,38 +44,29 @@ final class ReadAheadEpochs: Sendable {
     }
 }
 
-/// What a reader connection learned for a write transaction (`SQLiteTransaction.adopt`).
-struct SQLiteReadAhead: Sendable {
-    let epoch: Int
-    let stored: [ByteKey: SQLiteTransaction.Known]
-    let accounts: [ByteKey: AccountRecord?]
-    let orders: [ContractOrderKey: Bool]
-}
-
-extension SQLiteStore: ReadsAhead {
+extension SQLiteStore {
     /// Runs `body` on a reader connection, which sees the last commit, while the writer works on.
-    public func readAhead(_ body: @escaping @Sendable (any StoreAccelerations) throws -> Void) async throws -> any Sendable {
+    public func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead? {
         let epoch = epochs.ofLastCommit  // before the reader's first read, which fixes what it sees
+        let origin = ObjectIdentifier(epochs)
         return try await pool.read { db in
             let tx = SQLiteTransaction(db)
             try body(tx)
-            return SQLiteReadAhead(epoch: epoch, stored: tx.stored, accounts: tx.accounts, orders: tx.storedOrders)
+            return ReadAhead(origin: origin, mark: epoch, reads: tx.overlay.reads)
         }
     }
 }
 
 extension SQLiteTransaction {
-    /// Takes what a reader connection read ahead if it still holds (`ReadAheadEpochs`): documents,
-    /// accounts and contract orders, which change only in `flush()`. What this transaction already
-    /// knows stays.
-    func adopt(_ readAhead: any Sendable) -> Bool {
-        guard let ahead = readAhead as? SQLiteReadAhead, let epochs, let version = try? Int.fetchOne(db, sql: "PRAGMA data_version")
+    /// Takes what a reader connection of this store read ahead if it still holds
+    /// (`ReadAheadEpochs`): documents, accounts and contract orders, which change only in `flush()`.
+    /// What this transaction already knows stays.
+    func adopt(_ readAhead: ReadAhead) -> Bool {
+        guard let epochs, readAhead.origin == ObjectIdentifier(epochs), let version = try? Int.fetchOne(db, sql: "PRAGMA data_version")
         else { return false }
         epochs.observe(dataVersion: version)
-        guard epochs.holds(ahead.epoch) else { return false }
-        stored.merge(ahead.stored) { mine, _ in mine }
-        accounts.merge(ahead.accounts) { mine, _ in mine }
-        storedOrders.merge(ahead.orders) { mine, _ in mine }
+        guard epochs.holds(readAhead.mark) else { return false }
+        overlay.adopt(readAhead.reads)
         return true
     }
 }

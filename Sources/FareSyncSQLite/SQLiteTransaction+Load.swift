@@ -4,8 +4,6 @@ import GRDB
 /// Loading an empty store (`AccountLoad`): partitions of final rows written straight through
 /// prepared statements, past the transaction's overlay.
 extension SQLiteTransaction {
-    func writeBack() throws { try flush() }
-
     func isEmpty() throws -> Bool {
         try flush()
         return try Bool.fetchOne(
@@ -20,40 +18,26 @@ extension SQLiteTransaction {
 
     /// Inserts the rows with prepared statements, in the order they come (sorted by key), past the
     /// overlay: a partition's documents are its own, and the overlay would only hold them until the
-    /// commit. What the overlay held or had read of the same keys is forgotten (normally nothing:
-    /// the loader writes each partition's keys once), so later reads go to SQLite and see the rows.
+    /// commit. What the overlay held or knew of the same keys is forgotten first.
     func load(_ rows: PartitionRows) throws {
+        overlay.forget(rows)
         let upsert = try db.cachedStatement(sql: Self.upsertDocument)
-        let forgetDocuments = !documents.isEmpty || !stored.isEmpty
         var head = try feedHead()
         for d in rows.documents {
-            if forgetDocuments {
-                documents[ByteKey(d.path)] = nil
-                stored[ByteKey(d.path)] = nil
-            }
             head += 1
             try StatementStep.run(upsert, .text(d.path), .text(d.text), .text(d.version), .int(head), in: db)
         }
         try setFeedHead(head)
         let account = try db.cachedStatement(sql: Self.insertAccount)
-        let forgetAccounts = !accounts.isEmpty || !newAccounts.isEmpty
         for a in rows.accounts {
-            if forgetAccounts {
-                accounts[ByteKey(a.abtId)] = nil
-                newAccounts[ByteKey(a.abtId)] = nil
-            }
             try StatementStep.run(account, .text(a.abtId), .text(a.record.uid), .int(a.record.created), in: db)
         }
         let order = try db.cachedStatement(sql: Self.insertContractOrder)
-        let forgetOrders = !storedOrders.isEmpty
         for o in rows.contractOrders {
-            if forgetOrders { storedOrders[OrderKey(o.uid, o.orderId)] = nil }
             try StatementStep.run(order, .text(o.uid), .text(o.orderId), in: db)
         }
         let track = try db.cachedStatement(sql: Self.insertOpenReservation)
-        let forgetReservations = !reservations.isEmpty
         for r in rows.openReservations {
-            if forgetReservations { reservations[ByteKey(r.path)] = nil }
             try StatementStep.run(track, .text(r.path), .int(r.created), .int(r.rejected ? 1 : 0), in: db)
         }
         for e in rows.parked { try park(e) }

@@ -210,11 +210,11 @@ import Testing
         let data = JSONObject([("id", .string("FC")), ("version", .string("12")), ("travelRights", .array([.object(JSONObject([("a", .int(1))]))]))])
         let text = JSONWriter.string(.object(data))
         try await store.write { tx in
-            try tx.setDocument("customers/u/fareContracts/FC", .object(data), knownText: text)
+            try tx.setDocument("customers/u/fareContracts/FC", .object(data), canonicalText: text)
             try tx.setDocument("users/u", .object(JSONObject([("uid", .string("u"))])))
         }
         let read = try await store.read { tx in
-            (try tx.document("customers/u/fareContracts/FC"), try tx.storedVersion("customers/u/fareContracts/FC"))
+            (try tx.document("customers/u/fareContracts/FC"), try tx.documentVersion("customers/u/fareContracts/FC"))
         }
         #expect(read.0 == .object(data))
         #expect(read.1 == "12")

@@ -10,14 +10,14 @@ import Testing
 @Suite struct ReadAheadTests {
     func doc(_ n: Int) -> JSONValue { .object(JSONObject([("n", .string("\(n)"))])) }
 
-    func readAhead(_ store: SQLiteStore, _ paths: [String]) async throws -> any Sendable {
-        try await store.readAhead { tx in try tx.prefetch(documents: paths, versions: [], presence: [], accounts: []) }
+    func readAhead(_ store: SQLiteStore, _ paths: [String]) async throws -> ReadAhead {
+        try #require(try await store.readAhead { tx in try tx.prefetch(documents: paths, versions: [], presence: [], accounts: []) })
     }
 
     /// Whether a write took `ahead`, and what it then read at `path`.
-    func adopt(_ store: SQLiteStore, _ ahead: any Sendable, reading path: String) async throws -> (Bool, JSONValue?) {
+    func adopt(_ store: SQLiteStore, _ ahead: ReadAhead, reading path: String) async throws -> (Bool, JSONValue?) {
         try await store.write { tx in
-            let taken = tx.accelerations?.adopt(ahead) ?? false
+            let taken = tx.adopt(ahead)
             return (taken, try tx.document(path))
         }
     }

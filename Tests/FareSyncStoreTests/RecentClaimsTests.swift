@@ -25,25 +25,25 @@ import Testing
         var fresh = 0
         for start in stride(from: 0, to: limit - chunk, by: chunk) {
             let ids = (start..<start + chunk).map { "id-\($0)" }
-            fresh += try await store.write { tx in try tx.claim(ids) }.filter { $0 }.count
+            fresh += try await store.write { tx in try tx.claimEvents(ids) }.filter { $0 }.count
         }
         // One short of the move: every claim waits in the recent table.
         let before = try counts(tmp.path)
         #expect(before.recent == limit - chunk)
         #expect(before.settled == 0)
-        let waiting = try await store.write { tx in try tx.claim(["id-0", "id-\(limit - chunk - 1)"]) }
+        let waiting = try await store.write { tx in try tx.claimEvents(["id-0", "id-\(limit - chunk - 1)"]) }
         #expect(waiting == [false, false])
 
         // The batch that reaches the limit moves them all, its own included.
         let last = (limit - chunk..<limit).map { "id-\($0)" }
-        fresh += try await store.write { tx in try tx.claim(last) }.filter { $0 }.count
+        fresh += try await store.write { tx in try tx.claimEvents(last) }.filter { $0 }.count
         #expect(fresh == limit)
         let after = try counts(tmp.path)
         #expect(after.recent == 0)
         #expect(after.settled == limit)
 
         // Moved ids are still claimed; new ones are new once.
-        let again = try await store.write { tx in try tx.claim(["id-5", "new", "new", "id-\(limit - 1)"]) }
+        let again = try await store.write { tx in try tx.claimEvents(["id-5", "new", "new", "id-\(limit - 1)"]) }
         #expect(again == [false, true, false, false])
         let once = try await store.write { tx in try tx.claimEvent("new") }
         #expect(!once)

@@ -46,19 +46,19 @@ final class TemporaryStore {
         try await store.write { tx in try tx.setDocument("c/v", contract) }
         let seen = try await store.write { tx -> [Bool] in
             // A document read ahead by version only still reads whole, and a later write wins.
-            try accelerated(tx).prefetch(documents: ["c/a"], versions: ["c/v", "c/w"], presence: ["c/b"], accounts: ["acct"])
-            guard try tx.storedVersion("c/v") == "1", try tx.document("c/v") == contract, try tx.hasDocument("c/v"),
-                try !tx.hasDocument("c/w"), try tx.storedVersion("c/w") == nil
+            try tx.prefetch(documents: ["c/a"], versions: ["c/v", "c/w"], presence: ["c/b"], accounts: ["acct"])
+            guard try tx.documentVersion("c/v") == "1", try tx.document("c/v") == contract, try tx.hasDocument("c/v"),
+                try !tx.hasDocument("c/w"), try tx.documentVersion("c/w") == nil
             else { return [false] }
             try tx.setDocument("c/v", .object(JSONObject([("version", .string("3"))])))
-            guard try tx.storedVersion("c/v") == "3" else { return [false] }
+            guard try tx.documentVersion("c/v") == "3" else { return [false] }
             try tx.setDocument("c/a", .object(JSONObject([("version", .string("2"))])))
             try tx.setDocument("c/b", .object(JSONObject()))
             try tx.setAccount("acct", AccountRecord(uid: "u", created: 1))
             _ = try tx.countDocuments(inCollection: "c")
             try tx.deleteDocument("c/b")
             return [
-                try tx.hasDocument("c/a"), try tx.storedVersion("c/a") == "2", try tx.hasDocument("c/b") == false,
+                try tx.hasDocument("c/a"), try tx.documentVersion("c/a") == "2", try tx.hasDocument("c/b") == false,
                 try tx.account("acct")?.uid == "u",
             ]
         }
@@ -74,8 +74,8 @@ final class TemporaryStore {
     func batchClaimsAgreeWithOneByOneClaims(kind: String) async throws {
         let tmp = try TemporaryStore()
         let store = try await StoreKinds.open(kind, tmp)
-        let first = try await store.write { tx in try tx.claim(["a", "b", "a", "c", ""]) }
-        let second = try await store.write { tx in try tx.claim(["c", "d", "d", "b", "e\u{1}", "", "é"]) }
+        let first = try await store.write { tx in try tx.claimEvents(["a", "b", "a", "c", ""]) }
+        let second = try await store.write { tx in try tx.claimEvents(["c", "d", "d", "b", "e\u{1}", "", "é"]) }
         let third = try await store.write { tx in
             [try tx.claimEvent("e\u{1}"), try tx.claimEvent("a"), try tx.claimEvent("f"), try tx.claimEvent("e\u{301}"), try tx.claimEvent("é")]
         }
@@ -93,7 +93,7 @@ final class TemporaryStore {
         let store = try await StoreKinds.open(kind, tmp)
         try await store.write { tx in try tx.addContractOrder(uid: "u1", orderId: "o1") }
         let seen = try await store.write { tx -> [Bool] in
-            try accelerated(tx).prefetchContractOrders([("u1", "o1"), ("u1", "o2"), ("u2", "o1")])
+            try tx.prefetchContractOrders([("u1", "o1"), ("u1", "o2"), ("u2", "o1")])
             try tx.addContractOrder(uid: "u1", orderId: "o2")
             let before = [
                 try tx.hasContractOrder(uid: "u1", orderId: "o1"), try tx.hasContractOrder(uid: "u1", orderId: "o2"),
@@ -163,7 +163,7 @@ final class TemporaryStore {
         let tree = JSONValue.object(JSONObject([("version", .string("7")), ("rights", .array([.object(JSONObject([("n", .int(1))]))]))]))
         let seen = try await store.withGroupedCommits(3) { () async throws -> [Bool] in
             try await store.write { tx in
-                try accelerated(tx).prefetch(documents: ["c/old"], versions: [], presence: ["c/new"], accounts: ["old", "new"])
+                try tx.prefetch(documents: ["c/old"], versions: [], presence: ["c/new"], accounts: ["old", "new"])
                 try tx.setAccount("new", AccountRecord(uid: "u1", created: 2))
                 try tx.setDocument("c/new", .string("pending"))
                 try tx.setDocument("c/tree", tree)
@@ -175,7 +175,7 @@ final class TemporaryStore {
                 [
                     try tx.account("new")?.uid == "u1", try tx.account("old")?.uid == "u0", try tx.hasDocument("c/new"),
                     try tx.document("c/old") == nil, try tx.hasContractOrder(uid: "u1", orderId: "o1"),
-                    try tx.document("c/tree") == tree, try tx.storedVersion("c/tree") == "7",
+                    try tx.document("c/tree") == tree, try tx.documentVersion("c/tree") == "7",
                 ]
             }
         }
@@ -330,20 +330,20 @@ final class TemporaryStore {
             try tx.setPosition(consumer: "g", topic: a.topic, partition: a.partition, ConsumerPosition(next: 3, newestEventTime: 30))
             try tx.setPosition(consumer: "other", topic: b.topic, partition: b.partition, ConsumerPosition(next: 99, newestEventTime: nil))
         }
-        let before = try await store.read { tx in try tx.storedPositions(consumer: "g", partitions: [c, a, b]) }
+        let before = try await store.read { tx in try tx.positions(consumer: "g", partitions: [c, a, b]) }
         #expect(before == [nil, ConsumerPosition(next: 3, newestEventTime: 30), nil])
         try await store.write { tx in
-            try tx.storePositions(
+            try tx.setPositions(
                 consumer: "g",
                 [(a, ConsumerPosition(next: 8, newestEventTime: nil)), (b, ConsumerPosition(next: 5, newestEventTime: 50))])
         }
         try await store.read { tx in
-            let together = try tx.storedPositions(consumer: "g", partitions: [a, b, c])
+            let together = try tx.positions(consumer: "g", partitions: [a, b, c])
             let oneByOne = try [a, b, c].map { try tx.position(consumer: "g", topic: $0.topic, partition: $0.partition) }
             #expect(together == [ConsumerPosition(next: 8, newestEventTime: nil), ConsumerPosition(next: 5, newestEventTime: 50), nil])
             #expect(together == oneByOne)
-            #expect(try tx.storedPositions(consumer: "other", partitions: [b]) == [ConsumerPosition(next: 99, newestEventTime: nil)])
-            #expect(try tx.storedPositions(consumer: "g", partitions: []).isEmpty)
+            #expect(try tx.positions(consumer: "other", partitions: [b]) == [ConsumerPosition(next: 99, newestEventTime: nil)])
+            #expect(try tx.positions(consumer: "g", partitions: []).isEmpty)
         }
     }
 }
@@ -372,10 +372,4 @@ final class FailingStore: DocumentStore, @unchecked Sendable {
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws { try await inner.exportDocuments(sink) }
     func withGroupedCommits<T: Sendable>(_ n: Int, _ body: () async throws -> T) async throws -> T { try await inner.withGroupedCommits(n, body) }
     func commitGroupedWrites() async throws { try await inner.commitGroupedWrites() }
-}
-
-/// The transaction's accelerations, which the SQLite store has.
-func accelerated(_ tx: any StoreTransaction) throws -> any StoreAccelerations {
-    guard let fast = tx.accelerations else { throw StoreError("the transaction has no accelerations") }
-    return fast
 }

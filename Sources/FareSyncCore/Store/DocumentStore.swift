@@ -37,6 +37,20 @@ public protocol DocumentStore: Sendable {
     /// }
     /// ```
     func commitGroupedWrites() async throws
+
+    /// Runs `body`, which only reads (the `StoreReadAhead` hints of a batch), against the last
+    /// commit on a connection other than the writer's, so that the reads of the next batch run
+    /// beside the write of the one before it; returns what it learned, for a later write
+    /// transaction to `adopt`. nil: the store does not read ahead (by default).
+    ///
+    /// ```swift
+    /// let ahead = try await store.readAhead { tx in try tx.prefetch(documents: paths, versions: [], presence: [], accounts: []) }
+    /// try await store.write { tx in
+    ///     if ahead.map(tx.adopt) != true { try tx.prefetch(documents: paths, versions: [], presence: [], accounts: []) }
+    ///     …
+    /// }
+    /// ```
+    func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead?
 }
 
 extension DocumentStore {
@@ -50,99 +64,8 @@ extension DocumentStore {
     }
 
     public func commitGroupedWrites() async throws {}
-}
 
-/// What a trigger may read and change inside one transaction.
-public protocol StoreTransaction: AnyObject {
-    // MARK: Documents
-    func document(_ path: String) throws -> JSONValue?
-    /// Whether a document exists (without reading it).
-    func hasDocument(_ path: String) throws -> Bool
-    func setDocument(_ path: String, _ value: JSONValue) throws
-    func deleteDocument(_ path: String) throws
-    /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).
-    func countDocuments(inCollection collection: String) throws -> Int
-
-    // MARK: Effectively once
-    /// Records that event `id` is applied. Returns false if it already was.
-    func claimEvent(_ id: String) throws -> Bool
-
-    // MARK: Accounts
-    /// The owner of ABT account `abtId`, once its user-created trigger has run.
-    func account(_ abtId: String) throws -> AccountRecord?
-    func setAccount(_ abtId: String, _ record: AccountRecord) throws
-
-    // MARK: The park (contracts whose account is not known yet)
-    /// Parks an event; the store assigns `sequence` (arrival order).
-    func park(_ event: ParkedEvent) throws
-    /// Parked events of an account, in arrival order.
-    func parkedEvents(account: String) throws -> [ParkedEvent]
-    /// Parked events of a fare contract id, in arrival order.
-    func parkedEvents(contractId: String) throws -> [ParkedEvent]
-    /// Parked events whose event time is before `time`, in arrival order.
-    func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent]
-    func unpark(sequence: Int64) throws
-
-    // MARK: Reconciler bookkeeping
-    /// Whether a fare contract with this order id has ever been stored for the user.
-    func hasContractOrder(uid: String, orderId: String) throws -> Bool
-    func addContractOrder(uid: String, orderId: String) throws
-    /// Indexes an open reservation by its `created` time for the expiry sweep.
-    func trackReservation(path: String, created: Int64, rejected: Bool) throws
-    func untrackReservation(path: String) throws
-    /// Paths of open reservations: not rejected and created before `before`, or rejected and
-    /// created before `rejectedBefore`. Sorted by path.
-    func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String]
-
-    // MARK: Loading an empty store
-    /// Whether the store holds nothing the triggers read: no documents, claimed events, accounts,
-    /// parked events, contract orders or open reservations (consumer positions do not count).
-    func isEmpty() throws -> Bool
-
-    // MARK: Offsets
-    /// Where a consumer stands in a topic's partition, if it ever stored a position.
-    func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition?
-    func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws
-
-    // MARK: The change feed (`DocumentChange`)
-    /// The store's identity: positions of one store's feed mean nothing in another's.
-    func feedIdentity() throws -> String
-    /// The position of the newest committed change (0 when there is none).
-    func feedHead() throws -> Int64
-    /// The changes after `position` of the documents whose path starts with `prefix` (all of
-    /// them for ""), in position order, at most `limit`.
-    func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange]
-    /// Where a registered consumer of the feed (the mirror, the dead-letter publisher) stands.
-    func feedPosition(consumer: String) throws -> Int64?
-    /// Registers a consumer at `position` (nil: forgets it). Tombstones are kept until every
-    /// registered consumer has passed them.
-    func setFeedPosition(consumer: String, _ position: Int64?) throws
-    /// Removes the tombstones every registered consumer has passed — all of them when none is
-    /// registered — and returns how many.
-    @discardableResult
-    func pruneTombstones() throws -> Int
-
-    // MARK: Records
-    /// The record `key` of `kind`: the services' own state (users, signing keys, orders), which
-    /// is neither a document of the reference (docs/reference.md#documents) nor in the export or the change feed.
-    func record(_ kind: String, _ key: String) throws -> JSONValue?
-    /// Sets the record `key` of `kind` (nil: removes it).
-    func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws
-    /// The records of `kind` whose keys come after `key` (from the first, for nil), ordered by key
-    /// (UTF-8 bytes), at most `limit`: a kind that grows is read a page at a time.
-    func records(_ kind: String, after key: String?, limit: Int) throws -> [(key: String, value: JSONValue)]
-}
-
-extension StoreTransaction {
-    /// Every record of `kind`, ordered by key (UTF-8 bytes).
-    public func records(_ kind: String) throws -> [(key: String, value: JSONValue)] {
-        try records(kind, after: nil, limit: .max)
-    }
-
-    /// Every change after `position`, in position order, at most `limit`.
-    public func changes(after position: Int64, limit: Int) throws -> [DocumentChange] {
-        try changes(after: position, limit: limit, under: "")
-    }
+    public func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead? { nil }
 }
 
 /// The final state of one partition of accounts, computed in memory by `AccountLoad`, each list

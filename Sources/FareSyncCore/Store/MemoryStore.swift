@@ -74,7 +74,7 @@ struct MemoryFeed: Sendable {
 }
 
 /// A transaction that changes the state in place and keeps an undo log to roll back.
-package final class MemoryTransaction: StoreAccelerations {
+package final class MemoryTransaction: StoreTransaction {
     package var state: MemoryState
     private let recordingUndo: Bool
     /// The canonical text documents were set with, where given (kept only if not nil; no undo).

@@ -18,7 +18,7 @@ public struct DecodedBatch: Sendable {
     public let messages: [SourceMessage]
     public let decoded: [Result<CloudEvent, Rejection>]
     /// What the store read ahead for the batch (`TriggerDispatcher.readAhead(_:)`), if it did.
-    public var readAhead: (any Sendable)?
+    public var readAhead: ReadAhead?
 
     public init(messages: [SourceMessage], decoded: [Result<CloudEvent, Rejection>]) {
         self.messages = messages
@@ -87,11 +87,10 @@ public final class TriggerDispatcher: Sendable {
     }
 
     /// Reads ahead what the batch's triggers will look up, on a connection of its own where the store
-    /// has one (`ReadsAhead`), so that the reads run beside the write of the batch before it. Users
-    /// the batch creates are not provisioned yet: their contracts are read in the write itself.
-    /// A store that cannot read ahead, or fails to, leaves the batch as it is.
+    /// has one (`DocumentStore.readAhead`), so that the reads run beside the write of the batch
+    /// before it. Users the batch creates are not provisioned yet: their contracts are read in the
+    /// write itself. A store that cannot read ahead, or fails to, leaves the batch as it is.
     public func readAhead(_ batch: DecodedBatch) async -> DecodedBatch {
-        guard let store = store as? any ReadsAhead else { return batch }
         var batch = batch
         let (messages, decoded) = (batch.messages, batch.decoded)
         batch.readAhead = try? await store.readAhead { tx in try Self.prefetch(messages, decoded, entur: [:], tx: tx) }
@@ -109,13 +108,11 @@ public final class TriggerDispatcher: Sendable {
             var triggers = Triggers(tx: tx, rules: rules)
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
-            var claims = try tx.claim(ids).makeIterator()
-            if let fast = tx.accelerations {
-                // A read ahead that still holds stands in for the prefetch; what it could not know
-                // (the contracts of the users the batch creates) is looked up when asked for.
-                let adopted = batch.readAhead.map(fast.adopt) ?? false
-                if !adopted { try Self.prefetch(messages, decoded, entur: enturOutcomes, tx: fast) }
-            }
+            var claims = try tx.claimEvents(ids).makeIterator()
+            // A read ahead that still holds stands in for the prefetch; what it could not know (the
+            // contracts of the users the batch creates) is looked up when asked for.
+            let adopted = batch.readAhead.map(tx.adopt) ?? false
+            if !adopted { try Self.prefetch(messages, decoded, entur: enturOutcomes, tx: tx) }
             for (index, message) in messages.enumerated() {
                 triggers.outcomes.events += 1
                 switch decoded[index] {
@@ -160,7 +157,7 @@ public final class TriggerDispatcher: Sendable {
     /// the account exists, under the new user's uid, so its paths are read ahead too.
     static func prefetch(
         _ messages: [SourceMessage], _ decoded: [Result<CloudEvent, Rejection>], entur: [ByteKey: Result<EnturAccount, Rejection>],
-        tx: any StoreAccelerations
+        tx: any StoreTransaction
     ) throws {
         var accounts: [String] = []
         var created: [ByteKey: String] = [:]
@@ -206,11 +203,15 @@ public final class TriggerDispatcher: Sendable {
         try tx.prefetch(documents: documents, versions: versions, presence: presence, accounts: [])
         try tx.prefetchContractOrders(orders)
         try tx.prefetchParked(accounts: parkedAccounts, contractIds: parkedContracts)
-        // What was parked for the accounts the batch creates is applied when their users are: its
-        // contracts, their reservations and the rest of their park.
-        versions = []
-        presence = []
-        parkedContracts = []
+        try prefetchParked(of: created, tx: tx)
+    }
+
+    /// What was parked for the accounts the batch creates (account → the new user's uid) is applied
+    /// when their users are: its contracts, their reservations and the rest of their park.
+    private static func prefetchParked(of created: [ByteKey: String], tx: any StoreTransaction) throws {
+        var versions: [String] = []
+        var presence: [String] = []
+        var parkedContracts: [String] = []
         for (account, uid) in created {
             for event in try tx.parkedEvents(account: account.string) {
                 versions.append(Paths.fareContract(uid: uid, id: event.contractId))
@@ -238,7 +239,7 @@ public final class TriggerDispatcher: Sendable {
         }
         // In key order, so that two transactions of one group (a rebalance) take the rows in one order.
         let partitions = batch.keys.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
-        let stored = try tx.storedPositions(consumer: consumer, partitions: partitions)
+        let stored = try tx.positions(consumer: consumer, partitions: partitions)
         for (tp, stored) in zip(partitions, stored) {
             guard let stored else { continue }
             var p = batch[tp]!
@@ -246,7 +247,7 @@ public final class TriggerDispatcher: Sendable {
             if let t = stored.newestEventTime { p.newestEventTime = max(p.newestEventTime ?? t, t) }
             batch[tp] = p
         }
-        try tx.storePositions(consumer: consumer, partitions.map { ($0, batch[$0]!) })
+        try tx.setPositions(consumer: consumer, partitions.map { ($0, batch[$0]!) })
         return batch
     }
 
@@ -266,7 +267,7 @@ public final class TriggerDispatcher: Sendable {
         guard !uids.isEmpty else { return [:] }
         let candidates = uids
         let needed: [String] = try await store.read { tx in
-            try tx.accelerations?.prefetch(documents: [], versions: [], presence: candidates.map(Paths.customer), accounts: [])
+            try tx.prefetch(documents: [], versions: [], presence: candidates.map(Paths.customer), accounts: [])
             return try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
         }
         var outcomes: [ByteKey: Result<EnturAccount, Rejection>] = [:]

@@ -5,8 +5,6 @@
 /// different keys interleave.
 package struct Triggers {
     let tx: any StoreTransaction
-    /// The transaction's accelerations, asked for once.
-    let fast: (any StoreAccelerations)?
     let rules: TriggerRules
     var outcomes = Outcomes()
     /// The dead letters written in this transaction, in order.
@@ -14,7 +12,6 @@ package struct Triggers {
 
     package init(tx: any StoreTransaction, rules: TriggerRules) {
         self.tx = tx
-        self.fast = tx.accelerations
         self.rules = rules
     }
 
@@ -125,13 +122,13 @@ package struct Triggers {
             return try deadLetter(message, parkTimeout(account: contract.customerAccountId))
         }
         let path = Paths.fareContract(uid: owner.uid, id: contract.id)
-        if let stored = try fast.map({ try $0.documentVersion(path) }) ?? tx.storedVersion(path),
+        if let stored = try tx.documentVersion(path),
             StringFormat.compareVersions(contract.version, stored) != .orderedDescending
         {
             outcomes.contractsUnchanged += 1
             return
         }
-        if let fast { try fast.setDocument(path, .object(data), canonicalText: canonicalText) } else { try tx.setDocument(path, .object(data)) }
+        try tx.setDocument(path, .object(data), canonicalText: canonicalText)
         try tx.addContractOrder(uid: owner.uid, orderId: contract.orderId)
         outcomes.contractsStored += 1
         try reconcile(uid: owner.uid, orderId: contract.orderId)
