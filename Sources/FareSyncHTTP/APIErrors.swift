@@ -25,34 +25,29 @@ struct APIErrors<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as IdentityError {
-            return family == .firebase ? Self.firebase(error) : Self.ticket(error.status, error.message)
+            return try family == .firebase ? Self.firebase(error) : Self.ticket(error.status, error.message)
         } catch let refusal as TicketService.Refusal {
-            return Self.ticket(refusal.status, refusal.message, field: refusal.field)
+            return try Self.ticket(refusal.status, refusal.message, field: refusal.field)
         } catch let refusal as JSONBody.Refusal {
             switch family {
-            case .firebase: return Self.firebase(IdentityError("INVALID_JSON : body: \(refusal.message)", status: refusal.status))
-            case .ticket: return Self.ticket(refusal.status, refusal.message, field: "body")
+            case .firebase: return try Self.firebase(IdentityError("INVALID_JSON : body: \(refusal.message)", status: refusal.status))
+            case .ticket: return try Self.ticket(refusal.status, refusal.message, field: "body")
             }
         } catch let error as any HTTPResponseError {
             throw error
         } catch {
             let text = UnexpectedFailure.report(error, request: request, context: context)
-            return family == .firebase ? Self.firebase(IdentityError("UNAVAILABLE : " + text, status: 503)) : Self.ticket(503, text)
+            return try family == .firebase ? Self.firebase(IdentityError("UNAVAILABLE : " + text, status: 503)) : Self.ticket(503, text)
         }
     }
 
-    /// Firebase's error body, which its SDKs map to their own errors.
-    static func firebase(_ error: IdentityError) -> Response {
-        let reason = [400: "invalid", 403: "forbidden", 404: "notFound", 413: "tooLarge"][error.status] ?? "unavailable"
-        let detail = JSONObject([("message", .string(error.message)), ("reason", .string(reason)), ("domain", .string("global"))])
-        let body = JSONObject([("code", .int(Int64(error.status))), ("message", .string(error.message)), ("errors", .array([.object(detail)]))])
-        return JSONBody.response(.object(JSONObject([("error", .object(body))])), status: HTTPResponse.Status(code: error.status))
+    /// Firebase's error body (`FirebaseErrorResponse`), with the error's status.
+    static func firebase(_ error: IdentityError) throws -> Response {
+        try JSONBody.response(FirebaseErrorResponse(error), status: HTTPResponse.Status(code: error.status))
     }
 
-    /// The ticket service's error body.
-    static func ticket(_ status: Int, _ message: String, field: String? = nil, headers: HTTPFields = [:]) -> Response {
-        var error = JSONObject([("status", .int(Int64(status))), ("message", .string(message))])
-        if let field { error["field"] = .string(field) }
-        return JSONBody.response(.object(JSONObject([("error", .object(error))])), status: HTTPResponse.Status(code: status), headers: headers)
+    /// The ticket service's error body (`TicketErrorResponse`), with its status.
+    static func ticket(_ status: Int, _ message: String, field: String? = nil, headers: HTTPFields = [:]) throws -> Response {
+        try JSONBody.response(TicketErrorResponse(status, message, field: field), status: HTTPResponse.Status(code: status), headers: headers)
     }
 }

@@ -5,8 +5,9 @@ import Logging
 import NIOCore
 
 /// FareSync's one HTTP application: `/healthz`, `/readyz`, `/metrics` and, where a process runs
-/// them, the `HTTPServices`. `faresync run` serves it with the worker's readiness and metrics,
-/// `faresync serve` with the services; the tests (HummingbirdTesting) use the same `router()`.
+/// them, the `HTTPServices`. `build` makes the one Hummingbird application: `faresync run` serves
+/// it with the worker's readiness and metrics, `faresync serve` with the services, and the tests
+/// drive the same application through HummingbirdTesting.
 ///
 /// ```swift
 /// let app = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { registry.emitToString() }, services: services)
@@ -54,7 +55,7 @@ public struct HTTPApplication: Sendable {
         self.limits = limits
     }
 
-    public func router() -> Router<ServiceRequestContext> {
+    func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         router.get("healthz") { _, _ in "ok\n" }
         router.get("readyz") { [readiness] _, _ -> Response in
@@ -79,7 +80,7 @@ public struct HTTPApplication: Sendable {
     /// The application serving `router()` on `host:port` with the server limits.
     public func build(
         host: String, port: Int, logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+    ) -> Application<RouterResponder<ServiceRequestContext>> {
         let deadlines = limits.deadlines
         return Application(
             router: router(),

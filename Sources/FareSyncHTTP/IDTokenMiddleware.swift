@@ -15,23 +15,23 @@ public struct IDTokenMiddleware<Context: AuthRequestContext<IDToken>>: RouterMid
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let bearer = request.headers.bearer, !bearer.token.isEmpty else {
-            return Self.unauthorized("no bearer token in the Authorization header")
+            return try Self.unauthorized("no bearer token in the Authorization header")
         }
         do {
             var context = context
             context.identity = try await verifier.verify(bearer.token)
             return try await next(request, context)
         } catch let rejection as TokenRejection {
-            return Self.unauthorized(rejection.description)
+            return try Self.unauthorized(rejection.description)
         }
     }
 
-    static func unauthorized(_ description: String) -> Response {
+    static func unauthorized(_ description: String) throws -> Response {
         // RFC 6750 allows printable ASCII in the header's description; a token's own text (a
         // `kid`) is cut short there, and kept whole only in the JSON body.
         let printable = description.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0 != "\\" && $0 != "\"" }
         let quoted = String(String.UnicodeScalarView(printable.prefix(200)))
-        return APIErrors<Context>.ticket(
+        return try APIErrors<Context>.ticket(
             401, description, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\", error_description=\"\(quoted)\""])
     }
 }

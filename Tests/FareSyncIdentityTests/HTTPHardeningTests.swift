@@ -353,9 +353,8 @@ extension HTTPHardeningTests {
         let tickets = TicketService(store: store, relay: relay, baseURL: "http://test", now: IdentityClock.system.milliseconds)
         let log = CapturedLog()
         let services = HTTPServices(identity: identity, tickets: tickets, verifier: identity.verifier())
-        let application = Application(
-            router: HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(store), services: services).router(),
-            logger: Logger(label: "test") { _ in log })
+        let application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(store), services: services).build(
+            host: "127.0.0.1", port: 0, logger: Logger(label: "test") { _ in log })
         try await application.test(.router) { client in
             let api = API(client: client)
             #expect(try await api.call("accounts:signUp", [:]).status == 200)

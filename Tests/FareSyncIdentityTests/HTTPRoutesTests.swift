@@ -5,6 +5,7 @@ import FareSyncSimulation
 import Hummingbird
 import HummingbirdAuth
 import HummingbirdTesting
+import Logging
 import Testing
 
 /// The routes through Hummingbird's test client: status codes, error bodies and headers as the
@@ -22,8 +23,8 @@ import Testing
         init(admin: AdminAccess = AdminAccess(token: nil)) {
             let services = HTTPServices(
                 identity: fixture.identity, tickets: fixture.tickets, verifier: fixture.identity.verifier(), admin: admin)
-            application = Application(
-                router: HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(fixture.store), services: services).router())
+            application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(fixture.store), services: services).build(
+                host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
         }
     }
 

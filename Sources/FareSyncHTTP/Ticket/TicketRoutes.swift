@@ -19,6 +19,8 @@ import HummingbirdAuth
 /// | `POST /ticket/v1/terminal/{orderId}/{pay,cancel,reject}?t=…` | the URL's secret | 303 to the callback |
 /// | `GET /ticket/v1/payments/{paymentId}/callback?…` | the URL's secret | publishes `ticketing.payment.updated`, 302 to the app |
 ///
+/// Bodies and answers are Codable types beside this file (`SearchRequest`, `SearchResponse`,
+/// `ReserveRequest`, `OrderResponse`, `ReservationsResponse`).
 /// Refusals are `{"error":{"status":400,"message":"…","field":"offers"}}`: 400 for a bad body
 /// (naming the field), 401 for a token the verifier refuses, 403 for a user not provisioned yet
 /// or another user's order, 404, 409.
@@ -38,13 +40,11 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         app.post("reserve") { request, context in try await reserve(request, try Self.customer(context)) }
         app.get("reservations") { request, context in
             let customer = try Self.customer(context)
-            let documents = try await tickets.openReservations(uid: customer.uid)
-            return JSONBody.response(.object(JSONObject([("reservations", .array(documents.map(JSONValue.object)))])))
+            return ReservationsResponse(reservations: try await tickets.openReservations(uid: customer.uid))
         }
         app.get("orders/:orderId") { request, context in
             let customer = try Self.customer(context)
-            let order = try await ownOrder(context.parameters.get("orderId") ?? "", customer)
-            return JSONBody.response(.object(orderJSON(order)))
+            return orderResponse(try await ownOrder(context.parameters.get("orderId") ?? "", customer))
         }
         let terminal = router.group("ticket/v1").add(middleware: APIErrors<Context>(.ticket))
         terminal.get("terminal/:orderId") { request, context in
@@ -78,55 +78,50 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
 
     // MARK: Routes
 
-    func search(_ request: Request, _ customer: Customer) async throws -> Response {
-        let body = try await Self.body(request)
-        let products = try Self.strings(body, "products")
-        let zones = try Self.strings(body, "zones")
-        guard case .array(let travellers)? = body["travellers"], !travellers.isEmpty, travellers.count <= 10 else {
+    func search(_ request: Request, _ customer: Customer) async throws -> SearchResponse {
+        let body = try await Self.body(SearchRequest.self, request)
+        let products = try Self.strings(body.products, "products")
+        let zones = try Self.strings(body.zones, "zones")
+        guard let travellers = body.travellers, !travellers.isEmpty, travellers.count <= 10 else {
             throw TicketService.Refusal(400, "travellers is an array of 1 to 10 {id, userType, count}", field: "travellers")
         }
-        var offers: [JSONValue] = []
+        var offers: [Offer] = []
         for traveller in travellers {
-            guard let id = traveller["id"]?.stringValue, !id.isEmpty, id.utf8.count <= 64, let userType = traveller["userType"]?.stringValue,
-                let count = traveller["count"]?.int64Value, (1...TicketService.maxCount).contains(count)
+            guard let id = traveller.id, !id.isEmpty, id.utf8.count <= 64, let userType = traveller.userType,
+                let count = traveller.count, (1...TicketService.maxCount).contains(count)
             else {
                 throw TicketService.Refusal(
                     400, "each traveller is {id (1-64 bytes), userType, count (1-\(TicketService.maxCount))}",
                     field: "travellers")
             }
             for product in products {
-                let offer: Catalogue.Offer
                 do {
-                    offer = try Catalogue.offer(product: product, userType: userType, zones: zones)
+                    offers.append(Offer(try Catalogue.offer(product: product, userType: userType, zones: zones), travellerId: id, count: count))
                 } catch {
                     throw TicketService.Refusal(400, error.message, field: error.field)
                 }
-                offers.append(
-                    .object(
-                        JSONObject([
-                            ("offerId", .string(offer.id)), ("travellerId", .string(id)), ("preassignedFareProductRef", .string(offer.product.ref)),
-                            ("name", .string(offer.product.name)), ("userProfileRef", .string(offer.profile.ref)),
-                            ("tariffZoneRefs", .array(offer.zones.map(JSONValue.string))), ("count", .int(count)),
-                            ("price", .object(JSONObject([("amount", .string(Catalogue.kroner(offer.price))), ("currency", .string("NOK"))]))),
-                        ])))
             }
         }
-        return JSONBody.response(.object(JSONObject([("offers", .array(offers))])))
+        return SearchResponse(offers: offers)
     }
 
-    func reserve(_ request: Request, _ customer: Customer) async throws -> Response {
-        let body = try await Self.body(request)
-        guard case .array(let offers)? = body["offers"] else {
+    func reserve(_ request: Request, _ customer: Customer) async throws -> EditedResponse<OrderResponse> {
+        // The idempotency key is bound to the body as sent, members the request type does not
+        // name included: its canonical bytes are the fingerprint.
+        var request = request
+        let object = try await JSONBody.object(of: &request)
+        let body = try JSONBody.decode(ReserveRequest.self, from: object)
+        guard let offers = body.offers else {
             throw TicketService.Refusal(400, "offers is an array of {offerId, count}", field: "offers")
         }
         var lines: [Order.Line] = []
         for offer in offers {
-            guard let id = offer["offerId"]?.stringValue, let count = offer["count"]?.int64Value else {
+            guard let id = offer.offerId, let count = offer.count else {
                 throw TicketService.Refusal(400, "each offer is {offerId, count}", field: "offers")
             }
             lines.append(Order.Line(offerId: id, count: count))
         }
-        guard let type = body["paymentType"]?.int64Value.flatMap(PaymentType.init(rawValue:)) else {
+        guard let type = body.paymentType.flatMap(PaymentType.init(rawValue:)) else {
             throw TicketService.Refusal(400, "paymentType is an integer 1 to 8", field: "paymentType")
         }
         let key = request.headers[.idempotencyKey]
@@ -135,10 +130,10 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         }
         let reservation = try await tickets.reserve(
             uid: customer.uid, customerAccountId: customer.abtId, lines: lines, paymentType: type,
-            idempotencyKey: key, fingerprint: Hex.string(SHA256.hash(data: JSONWriter.bytes(.object(body)))))
+            idempotencyKey: key, fingerprint: Hex.string(SHA256.hash(data: JSONWriter.bytes(.object(object)))))
         var headers: HTTPFields = [:]
         if reservation.repeated { headers[.idempotentReplayed] = "true" }
-        return JSONBody.response(.object(orderJSON(reservation.order)), status: reservation.repeated ? .ok : .created, headers: headers)
+        return EditedResponse(status: reservation.repeated ? .ok : .created, headers: headers, response: orderResponse(reservation.order))
     }
 
     func ownOrder(_ orderId: String, _ customer: Customer) async throws -> Order {
@@ -147,15 +142,9 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         return order
     }
 
-    func orderJSON(_ order: Order) -> JSONObject {
-        var object = JSONObject([
-            ("orderId", .string(order.orderId)), ("paymentId", .int(order.paymentId)), ("transactionId", .int(order.transactionId)),
-            ("paymentType", .int(order.paymentType.rawValue)), ("state", .string(order.state.rawValue)),
-            ("totalAmount", .string(Catalogue.kroner(order.amount))),
-            ("created", .string(RFC3339.format(milliseconds: order.created))),
-        ])
-        if order.state == .created { object["url"] = .string(tickets.terminalURL(order)) }
-        return object
+    /// The order as the app sees it, with the terminal's URL while the payment is open.
+    func orderResponse(_ order: Order) -> OrderResponse {
+        OrderResponse(order, terminalURL: order.state == .created ? tickets.terminalURL(order) : nil)
     }
 
     // MARK: Helpers
@@ -174,18 +163,16 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         return Customer(uid: token.subject, abtId: abtId)
     }
 
-    static func body(_ request: Request) async throws -> JSONObject {
+    static func body<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
         var request = request
-        return try await JSONBody.object(of: &request)
+        return try await JSONBody.decode(type, of: &request)
     }
 
-    static func strings(_ body: JSONObject, _ field: String) throws -> [String] {
-        guard case .array(let values)? = body[field], !values.isEmpty, values.count <= 10,
-            case let strings = values.compactMap(\.stringValue), strings.count == values.count
-        else {
+    static func strings(_ values: [String]?, _ field: String) throws -> [String] {
+        guard let values, !values.isEmpty, values.count <= 10 else {
             throw TicketService.Refusal(400, "\(field) is an array of 1 to 10 strings", field: field)
         }
-        return strings
+        return values
     }
 
     static func query(_ request: Request, _ name: String) -> String {

@@ -1,0 +1,18 @@
+/// The body of `accounts:delete`: Google's `DeleteAccountRequest`, naming the user by the app's
+/// `idToken` or, for an admin, by `localId`.
+struct DeleteAccountRequest: Codable, Sendable {
+    var idToken: String?
+    var localId: String?
+}
+
+extension DeleteAccountRequest {
+    init(from decoder: any Decoder) throws {
+        let body = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(idToken: body.tolerant(.idToken), localId: body.tolerant(.localId))
+    }
+}
+
+/// Its answer: Google's `DeleteAccountResponse`, which has its `kind` only.
+struct DeleteAccountResponse: JSONResponse, Codable, Sendable {
+    var kind = "identitytoolkit#DeleteAccountResponse"
+}
