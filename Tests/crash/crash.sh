@@ -25,7 +25,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d)
 BROKER_PID=
 cleanup() {
-  [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2>/dev/null && wait "$BROKER_PID" 2>/dev/null
+  stop_process "$BROKER_PID"
   rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -23,11 +23,10 @@ BROKER_PID=
 RUN_PID=
 SERVE_PID=
 FLOW_PID=
-stop_group() { [ -n "$1" ] && kill -TERM -- "-$1" 2> /dev/null && wait "$1" 2> /dev/null; return 0; }
 cleanup() {
-  [ -n "$FLOW_PID" ] && kill "$FLOW_PID" 2> /dev/null
+  stop_process "$FLOW_PID"
   stop_group "$SERVE_PID"; stop_group "$RUN_PID"
-  [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2> /dev/null && wait "$BROKER_PID" 2> /dev/null
+  stop_process "$BROKER_PID"
   rm -rf "$WORK"
 }
 trap cleanup EXIT

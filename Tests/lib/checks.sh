@@ -44,3 +44,17 @@ setup() {
   exit 1
 }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# stop_group PID: ends the process group PID leads (a process started with setsid) and reaps its
+# leader; stop_process PID: the same for one process. Either does nothing for an empty PID. The
+# statuses of kill and wait are dropped: read in an EXIT trap under errexit, the last of an && list
+# would end the trap early and replace the script's own exit status.
+stop_group() {
+  [ -n "$1" ] || return 0
+  kill -TERM -- "-$1" 2> /dev/null || true
+  wait "$1" 2> /dev/null || true
+}
+stop_process() {
+  [ -n "$1" ] || return 0
+  kill -TERM "$1" 2> /dev/null || true
+  wait "$1" 2> /dev/null || true
+}

@@ -28,10 +28,9 @@ if [ "$MINUTES" -ge 10 ]; then WARMUP=300; else WARMUP=$((MINUTES * 30)); fi
 . "$HERE/../lib/checks.sh"
 
 EMULATOR_PID= BROKER_PID= RUN_PID= SERVE_PID= SAMPLER_PID= FLOW_PID= RECORDER_PIDS=
-stop_group() { [ -n "$1" ] && kill -TERM -- "-$1" 2> /dev/null && wait "$1" 2> /dev/null; return 0; }
 cleanup() {
-  [ -n "$FLOW_PID" ] && kill "$FLOW_PID" 2> /dev/null
-  [ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2> /dev/null
+  stop_process "$FLOW_PID"
+  stop_process "$SAMPLER_PID"
   for pid in $RECORDER_PIDS; do stop_group "$pid"; done
   stop_group "$SERVE_PID"; stop_group "$RUN_PID"; stop_group "$BROKER_PID"; stop_group "$EMULATOR_PID"
   rm -rf "$WORK"
