@@ -7,7 +7,10 @@ let package = Package(
     products: [
         .executable(name: "faresync", targets: ["faresync"]),
         .executable(name: "faresync-bench", targets: ["faresync-bench"]),
-        .library(name: "FareSyncCore", targets: ["FareSyncCore"]),
+        .library(name: "FareSyncEvents", targets: ["FareSyncEvents"]),
+        .library(name: "FareSyncStore", targets: ["FareSyncStore"]),
+        .library(name: "FareSyncPipeline", targets: ["FareSyncPipeline"]),
+        .library(name: "FareSyncTicketing", targets: ["FareSyncTicketing"]),
         .library(name: "FareSyncSimulation", targets: ["FareSyncSimulation"]),
         .library(name: "FareSyncReplay", targets: ["FareSyncReplay"]),
         .library(name: "FareSyncLoad", targets: ["FareSyncLoad"]),
@@ -37,22 +40,43 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
-        // Events, documents, triggers, reconciler, in-process queue, and the protocols the edges
-        // implement (stores, Entur). No SQLite, no librdkafka.
+        // The formats: JSON (parser, writer, byte order), the events and their checks, RFC 3339, the
+        // event log, and which partition and account a message key belongs to. Nothing but the
+        // standard library: the fuzzer builds it with the sanitizers (Fuzz/build.sh).
+        .target(name: "FareSyncEvents"),
+        // The document-store protocols (`DocumentStore`, `StoreTransaction`, `StoreAccelerations`),
+        // the memory store, the change feed, the export, and the outbox the services publish through.
         .target(
-            name: "FareSyncCore",
+            name: "FareSyncStore",
+            dependencies: ["FareSyncEvents"]
+        ),
+        // The pipeline: the dispatcher, the triggers and the reconciler, dead letters, the in-process
+        // queue, the `Entur` protocol the triggers call, and the publisher into the dispatcher.
+        .target(
+            name: "FareSyncPipeline",
             dependencies: [
+                "FareSyncEvents",
+                "FareSyncStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // The ticket service: the catalogue, orders and their payment, issuing, the reservation view.
+        .target(
+            name: "FareSyncTicketing",
+            dependencies: [
+                "FareSyncEvents",
+                "FareSyncStore",
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
             ]
         ),
-        // The simulated world: the seeded traffic generator (`faresync simulate`) and the simulated
-        // Entur that FareSync provisions users against.
+        // The simulated world: the seeded traffic generator (`faresync simulate`), the simulated
+        // Entur that FareSync provisions users against, and the virtual clock its retries sleep on.
         .target(
             name: "FareSyncSimulation",
             dependencies: [
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncPipeline",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -60,19 +84,20 @@ let package = Package(
         // batch-by-batch replay of logs through the in-process queue (`Replay`).
         .target(
             name: "FareSyncReplay",
-            dependencies: ["FareSyncCore"]
+            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline"]
         ),
         // The load by account: an empty store filled from logs by partitions of accounts, through
         // spill files, and the choice between it and the batch-by-batch replay (`ReplayOrLoad`).
         .target(
             name: "FareSyncLoad",
-            dependencies: ["FareSyncCore", "FareSyncReplay"]
+            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncReplay"]
         ),
         // The embedded document store (GRDB over SQLite, WAL).
         .target(
             name: "FareSyncSQLite",
             dependencies: [
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -81,7 +106,8 @@ let package = Package(
         .target(
             name: "FareSyncPostgres",
             dependencies: [
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -92,7 +118,8 @@ let package = Package(
         .target(
             name: "FareSyncFirestore",
             dependencies: [
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -107,7 +134,8 @@ let package = Package(
         .target(
             name: "FareSyncIdentity",
             dependencies: [
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncStore",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -123,7 +151,9 @@ let package = Package(
         .target(
             name: "FareSyncHTTP",
             dependencies: [
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncStore",
+                "FareSyncTicketing",
                 "FareSyncIdentity",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -151,7 +181,9 @@ let package = Package(
             name: "FareSyncKafka",
             dependencies: [
                 "CRdKafka",
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncStore",
+                "FareSyncPipeline",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,7 +193,10 @@ let package = Package(
             name: "faresync",
             dependencies: [
                 "CMalloc",
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncStore",
+                "FareSyncPipeline",
+                "FareSyncTicketing",
                 "FareSyncSimulation",
                 "FareSyncReplay",
                 "FareSyncLoad",
@@ -186,7 +221,9 @@ let package = Package(
             name: "faresync-bench",
             dependencies: [
                 "CRdKafka",
-                "FareSyncCore",
+                "FareSyncEvents",
+                "FareSyncPipeline",
+                "FareSyncTicketing",
                 "FareSyncSimulation",
                 "FareSyncReplay",
                 "FareSyncLoad",
@@ -201,31 +238,35 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncCoreTests",
-            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay"],
+            dependencies: [
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncReplay",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "FareSyncLoadTests",
-            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncLoad"]
+            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncReplay", "FareSyncLoad"]
         ),
         // The stores' shared contract (memory, SQLite, and PostgreSQL when FARESYNC_TEST_POSTGRES
         // names a server: `make test` starts one), and what is particular to each.
         .testTarget(
             name: "FareSyncStoreTests",
             dependencies: [
-                "FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncLoad", "FareSyncSQLite", "FareSyncPostgres",
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncReplay", "FareSyncLoad",
+                "FareSyncSQLite", "FareSyncPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(
             name: "FareSyncFirestoreTests",
-            dependencies: ["FareSyncCore", "FareSyncFirestore"]
+            dependencies: ["FareSyncEvents", "FareSyncFirestore"]
         ),
         .testTarget(
             name: "FareSyncIdentityTests",
             dependencies: [
-                "FareSyncCore", "FareSyncSimulation", "FareSyncIdentity", "FareSyncHTTP",
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncIdentity",
+                "FareSyncHTTP",
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -235,12 +276,15 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncKafkaTests",
-            dependencies: ["FareSyncCore", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
         ),
         // Against librdkafka's mock cluster, in-process over TCP: the worker, its group, the reader.
         .testTarget(
             name: "FareSyncKafkaIntegrationTests",
-            dependencies: ["FareSyncCore", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafka", "FareSyncSQLite"]
+            dependencies: [
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafka",
+                "FareSyncSQLite",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,5 @@
 // libFuzzer target over the event decoder and the event-log line parser.
-// Built by Fuzz/build.sh together with the decoding sources of FareSyncCore, with
+// Built by Fuzz/build.sh together with the sources of FareSyncEvents, with
 // `swiftc -sanitize=fuzzer,address`. Besides "does not crash", it checks invariants:
 //  - the parser's canonical output parses back to the same value, and is stable;
 //  - a decoded event's data, written and parsed again, decodes to the same event, and a contract's

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import FareSyncCore
+import FareSyncEvents
 import NIOCore
 import NIOHTTP1
 

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// How a store document becomes Firestore fields, typed as the app reads them.
 ///

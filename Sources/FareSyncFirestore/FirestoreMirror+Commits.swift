@@ -1,5 +1,6 @@
 import Crypto
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 
 extension FirestoreMirror {
     /// A commit sent to the emulator and not answered yet.

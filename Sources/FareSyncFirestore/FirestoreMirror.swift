@@ -1,5 +1,5 @@
 import Crypto
-import FareSyncCore
+import FareSyncStore
 import Logging
 import Metrics
 import ServiceLifecycle

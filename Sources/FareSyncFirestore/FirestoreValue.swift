@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// A Firestore value, as the REST API's `Value` message carries it.
 ///

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// One Firestore REST `Write` message, encoded as the JSON bytes a `:commit` request carries.
 ///

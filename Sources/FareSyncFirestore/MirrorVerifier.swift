@@ -1,5 +1,6 @@
 import Crypto
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 
 /// One way an emulator differs from the store it mirrors.
 public struct MirrorDifference: Sendable, Equatable, CustomStringConvertible {

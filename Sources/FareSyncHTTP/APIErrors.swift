@@ -1,5 +1,5 @@
-import FareSyncCore
 import FareSyncIdentity
+import FareSyncTicketing
 import Hummingbird
 
 /// Maps every error a route of one API family throws to that family's answer, in one place: the

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import Hummingbird
 import HummingbirdCore
 import Logging

@@ -1,5 +1,5 @@
-import FareSyncCore
 import FareSyncIdentity
+import FareSyncTicketing
 import Hummingbird
 
 /// The services the app calls: the identity service (the Firebase Auth emulator's protocol) and

@@ -1,4 +1,3 @@
-import FareSyncCore
 import Foundation
 import JWTKit
 import Synchronization

@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 
 extension IdentityService {
     /// Creates a user as the Admin SDKs do (`projects/P/accounts`): a given uid, or a new one.

@@ -1,5 +1,6 @@
 import Crypto
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 import Foundation
 import JWTKit
 import Synchronization

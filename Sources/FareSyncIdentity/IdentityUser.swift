@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// A user of the identity service, as the store keeps it (records of kind `identity.users`, by uid).
 ///

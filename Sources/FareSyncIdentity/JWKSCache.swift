@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import FareSyncCore
+import FareSyncStore
 import Foundation
 import JWTKit
 import NIOCore

@@ -1,7 +1,8 @@
 import Crypto
 import CryptoExtras
 import ExtrasBase64
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 import Foundation
 import JWTKit
 

@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 
 /// Publishes dead letters to `<topic>.DLT` after the store committed them: a consumer of the
 /// store's change feed (the `deadLetters/` documents), registered as `dlt:GROUP`.

@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 
 /// Asks the cluster about topics and partitions (metadata, watermarks) through a client of its own.
 ///

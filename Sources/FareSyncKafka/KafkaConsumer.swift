@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 
 /// One event from `poll`.
 public enum ConsumerEvent {

@@ -1,5 +1,6 @@
 import Dispatch
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 
 /// Publishes the HTTP services' events to Kafka for a worker (`faresync run`) to consume:
 /// `publish` returns once the broker acknowledged the message, so a request is answered only

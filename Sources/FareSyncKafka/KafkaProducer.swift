@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 import Synchronization
 
 /// A Kafka producer: keys are partitioned like the Java client (`murmur2_random`), each message

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// Produces messages (from event logs or the simulator) to Kafka, keeping key, value, headers and
 /// timestamp; the partition comes from the key (murmur2, as the Java client would choose).

@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 
 /// `faresync record`: reads a topic from the beginning, every partition, and writes each message as
 /// a `kcat -C -J` line (with the timestamp type and broker id kcat writes).

@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 
 /// Reads topics from the beginning, every partition, without a consumer group (nothing committed):
 /// what `record` and the consumer benchmark use. Use it from one thread; librdkafka is polled on a

@@ -1,4 +1,6 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
+import FareSyncStore
 import Foundation
 import Logging
 import ServiceLifecycle

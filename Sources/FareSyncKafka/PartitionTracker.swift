@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 
 /// What the worker knows of each partition assigned to it: where it stands, the newest event time
 /// consumed from it, and whether it is caught up (reached the end of the partition).

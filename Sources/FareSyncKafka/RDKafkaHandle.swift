@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 
 /// An owned `rd_kafka_t` (a producer or a consumer instance), destroyed with this object.
 /// A consumer must have been closed (`rd_kafka_consumer_close`) before: `KafkaConsumer` does it.

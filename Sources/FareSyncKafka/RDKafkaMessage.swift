@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 import Synchronization
 
 /// Turns a consumed `rd_kafka_message_t` into a `SourceMessage` (with its coordinates).

@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 
 /// An owned `rd_kafka_topic_partition_list_t`: built from Swift values, destroyed with itself, and
 /// lent to librdkafka only for the length of a call.

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// A group consumer's rebalance, from the librdkafka callback to the owner's answer, as a value whose
 /// transitions say what to do. librdkafka lets the answer (`rd_kafka_assign`) come after its callback

@@ -1,5 +1,3 @@
-import FareSyncCore
-
 /// The partitions of the subscribed topics that other members of the group own (or nobody does),
 /// as the group's positions in the store and the broker's watermarks tell them: the sweep's
 /// watermark and the end of `exitAtEnd` are about the whole group, not one member.

@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import Metrics
 
 /// The worker's metrics, through swift-metrics (the `run` command exports them in Prometheus format).

@@ -1,5 +1,7 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncReplay
+import FareSyncStore
 
 #if canImport(Glibc)
     import Glibc

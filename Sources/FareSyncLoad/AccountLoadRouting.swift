@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncReplay
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import Synchronization
 
 /// Shared by the workers of a load: which partition is next, messages done, the newest event time,

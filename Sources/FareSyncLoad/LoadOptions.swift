@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// How the load by account (`AccountLoad`) runs.
 public struct LoadOptions: Sendable {

@@ -1,4 +1,6 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
+import FareSyncStore
 
 /// The store of one partition of accounts while `AccountLoad` applies its events: in memory,
 /// starting empty (but for ids taken by earlier partitions), used by one task at a time — that is

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncPipeline
 import FareSyncReplay
 
 /// The one place that chooses how logs go into a store.

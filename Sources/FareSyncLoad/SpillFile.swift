@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncReplay
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import PostgresNIO
 
 /// The change feed (`DocumentChange`) in PostgreSQL: each document's `position`, the `tombstones`

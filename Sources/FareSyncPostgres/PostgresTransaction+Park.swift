@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 import PostgresNIO
 
 /// The park (contracts whose account is not known yet) as one transaction changes it: events parked

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 
 extension Export {
     /// Writes the export of `store` to `writer` (`faresync export`); with `comparable`, as

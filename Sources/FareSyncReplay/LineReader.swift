@@ -1,5 +1,3 @@
-import FareSyncCore
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

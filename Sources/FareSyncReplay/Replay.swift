@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import Synchronization
 
 /// Where a replay reads messages from.

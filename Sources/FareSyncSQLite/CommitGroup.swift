@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import GRDB
 
 /// Write transactions that share one SQLite transaction: `SQLiteStore.withGroupedCommits`.

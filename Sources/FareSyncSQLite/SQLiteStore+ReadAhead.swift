@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import GRDB
 import Synchronization
 

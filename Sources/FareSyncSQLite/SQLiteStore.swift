@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 import Foundation
 import GRDB
 import GRDBSQLite

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import GRDB
 
 /// The change feed (`DocumentChange`) in SQLite: a `position` column on the documents, the

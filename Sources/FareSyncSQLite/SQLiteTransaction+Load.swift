@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import GRDB
 
 /// Loading an empty store (`AccountLoad`): partitions of final rows written straight through

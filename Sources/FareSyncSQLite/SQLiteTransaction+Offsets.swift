@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import GRDB
 
 /// Consumer positions (docs/reference.md#delivery-and-determinism): where each consumer group stands in each topic's partition,

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncStore
 import GRDB
 
 /// The reconciler's bookkeeping (docs/reference.md#triggers) in SQLite: which orders of a user have

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import GRDB
 
 /// The services' records: one row per kind and key, the value as canonical JSON text.

@@ -1,5 +1,6 @@
 import Crypto
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import Synchronization
 
 /// Entur's Sales and ABT APIs, simulated in-process (docs/reference.md#triggers).

@@ -1,5 +1,3 @@
-import FareSyncCore
-
 /// A small seeded generator (SplitMix64): the same seed gives the same numbers on every machine.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// Another order in which a consumer may read the same log: the topics' streams merged at random
 /// (seeded), in runs of 1 to 50 lines, each topic's own order kept. docs/reference.md#delivery-and-determinism says a replay of it

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// What `faresync simulate` generates.
 public struct SimulationOptions: Sendable {

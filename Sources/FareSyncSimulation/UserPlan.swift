@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// Everything one simulated user does in a day, derived from the seed and the user's index alone,
 /// so any event can be rendered again without keeping the others in memory.

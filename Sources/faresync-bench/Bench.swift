@@ -1,5 +1,5 @@
 import ArgumentParser
-import FareSyncCore
+import FareSyncEvents
 import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of

@@ -1,5 +1,5 @@
 import CRdKafka
-import FareSyncCore
+import FareSyncEvents
 import FareSyncKafka
 import FareSyncSimulation
 import Glibc

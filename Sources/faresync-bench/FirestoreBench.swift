@@ -1,4 +1,3 @@
-import FareSyncCore
 import FareSyncFirestore
 import FareSyncSQLite
 import Foundation

@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncTicketing
 import Foundation
 
 /// The ticket service under `wrk` on loopback: authenticated `GET /ticket/v1/reservations` (a

@@ -1,4 +1,3 @@
-import FareSyncCore
 import FareSyncPostgres
 import Foundation
 import PostgresNIO

@@ -1,5 +1,6 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncLoad
+import FareSyncPipeline
 import FareSyncReplay
 import FareSyncSQLite
 import FareSyncSimulation

@@ -1,8 +1,9 @@
 import ArgumentParser
-import FareSyncCore
 import FareSyncLoad
+import FareSyncPipeline
 import FareSyncReplay
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 
 struct Demo: AsyncParsableCommand {

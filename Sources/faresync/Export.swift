@@ -1,6 +1,6 @@
 import ArgumentParser
-import FareSyncCore
 import FareSyncReplay
+import FareSyncStore
 
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

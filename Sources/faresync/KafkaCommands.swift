@@ -1,5 +1,5 @@
 import ArgumentParser
-import FareSyncCore
+import FareSyncEvents
 import FareSyncKafka
 import FareSyncReplay
 import Foundation

@@ -1,6 +1,7 @@
 import ArgumentParser
-import FareSyncCore
+import FareSyncEvents
 import FareSyncFirestore
+import FareSyncStore
 import Foundation
 import UnixSignals
 

@@ -1,9 +1,11 @@
 import ArgumentParser
-import FareSyncCore
+import FareSyncEvents
 import FareSyncKafka
 import FareSyncLoad
+import FareSyncPipeline
 import FareSyncReplay
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 
 /// Options shared by the commands that run the triggers.

@@ -1,8 +1,9 @@
 import ArgumentParser
-import FareSyncCore
 import FareSyncHTTP
 import FareSyncKafka
+import FareSyncPipeline
 import FareSyncPostgres
+import FareSyncStore
 import Foundation
 import Logging
 import Metrics

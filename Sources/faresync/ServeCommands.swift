@@ -1,9 +1,12 @@
 import ArgumentParser
-import FareSyncCore
+import FareSyncEvents
 import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncKafka
+import FareSyncPipeline
+import FareSyncStore
+import FareSyncTicketing
 import Foundation
 import Hummingbird
 import Logging

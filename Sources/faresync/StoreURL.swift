@@ -1,7 +1,7 @@
 import ArgumentParser
-import FareSyncCore
 import FareSyncPostgres
 import FareSyncSQLite
+import FareSyncStore
 import Foundation
 
 /// A store URL: `sqlite:PATH` (the embedded default, `./faresync.sqlite`), `memory:`, or

@@ -1,5 +1,6 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncReplay
+import FareSyncStore
 import Foundation
 
 /// The summary `replay` and `demo` print.

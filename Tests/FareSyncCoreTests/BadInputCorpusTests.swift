@@ -1,5 +1,7 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncReplay
+import FareSyncStore
 import Testing
 
 /// The bad-input corpus: every kind ends as exactly one dead letter with its specific

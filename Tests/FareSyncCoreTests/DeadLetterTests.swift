@@ -1,4 +1,3 @@
-import FareSyncCore
 import Testing
 
 @Suite struct DeadLetterTests {

@@ -1,6 +1,8 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncReplay
 import FareSyncSimulation
+import FareSyncStore
 import Testing
 
 /// docs/reference.md#delivery-and-determinism: replaying the same events — with any number of partitions, duplicated lines, topics

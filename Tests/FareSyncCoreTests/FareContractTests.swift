@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import Testing
 
 @Suite struct FareContractTests {

@@ -1,7 +1,7 @@
 import FareSyncSimulation
 import Testing
 
-@testable import FareSyncCore
+@testable import FareSyncEvents
 
 /// The log reader's fast path (`LogLineScanner`) against the general parser it stands in for.
 @Suite struct LogLineTests {

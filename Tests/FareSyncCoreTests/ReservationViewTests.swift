@@ -1,4 +1,6 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
+import FareSyncTicketing
 import Testing
 
 /// The reservation listing follows the store's change feed: what it answers, and how far behind it may be.

@@ -1,5 +1,7 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 
 /// Builds event messages for tests.

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import Testing
 
 /// One test (at least) per rule of docs/reference.md#triggers: each fails if its rule is broken.

@@ -1,7 +1,10 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncPipeline
 import FareSyncSimulation
+import FareSyncStore
+import FareSyncTicketing
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

@@ -1,7 +1,9 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncSimulation
+import FareSyncStore
+import FareSyncTicketing
 import Hummingbird
 import HummingbirdAuth
 import HummingbirdTesting

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
 import Hummingbird

@@ -1,6 +1,7 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncIdentity
 import FareSyncSimulation
+import FareSyncStore
 import Synchronization
 import Testing
 

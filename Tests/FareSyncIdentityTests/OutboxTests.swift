@@ -1,6 +1,7 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncIdentity
 import FareSyncSimulation
+import FareSyncStore
 import Testing
 
 /// The outbox: what a service publishes commits with the write that caused it and is delivered

@@ -1,6 +1,9 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncIdentity
+import FareSyncPipeline
 import FareSyncSimulation
+import FareSyncStore
+import FareSyncTicketing
 import Synchronization
 
 /// A clock a test moves by hand.

@@ -1,7 +1,9 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncKafka
+import FareSyncPipeline
 import FareSyncReplay
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 import Synchronization
 import Testing

@@ -1,5 +1,7 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 import Synchronization
 import Testing

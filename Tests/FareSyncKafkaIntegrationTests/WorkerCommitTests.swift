@@ -1,5 +1,6 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncKafka
+import FareSyncPipeline
 import FareSyncSQLite
 import FareSyncSimulation
 import Foundation

@@ -1,5 +1,6 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncKafka
+import FareSyncStore
 import Testing
 
 @Suite struct PartitionTrackerTests {

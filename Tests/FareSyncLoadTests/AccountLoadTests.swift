@@ -1,6 +1,8 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncReplay
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 import Testing
 

@@ -1,6 +1,6 @@
-import FareSyncCore
 import FareSyncSQLite
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 import Synchronization
 import Testing

@@ -1,6 +1,8 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncSQLite
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 import Synchronization
 import Testing

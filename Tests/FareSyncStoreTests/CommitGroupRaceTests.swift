@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncSQLite
 import Foundation
 import Synchronization

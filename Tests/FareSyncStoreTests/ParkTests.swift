@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncStore
 import Testing
 
 /// The park of every store: arrival order, and unparking one event of several, within one

@@ -1,7 +1,9 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncPipeline
 import FareSyncPostgres
 import FareSyncSQLite
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 import Synchronization
 import Testing

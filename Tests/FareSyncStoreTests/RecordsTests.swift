@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import Testing
 
 /// The services' records in every store: read a page at a time in the order of their keys' bytes,

@@ -1,8 +1,10 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncLoad
+import FareSyncPipeline
 import FareSyncReplay
 import FareSyncSQLite
 import FareSyncSimulation
+import FareSyncStore
 import Foundation
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
-import FareSyncCore
 import FareSyncPostgres
 import FareSyncSQLite
+import FareSyncStore
 import Foundation
 import PostgresNIO
 import Testing

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncIdentity
 import Foundation
 import Hummingbird

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import FareSyncIdentity
 
 /// A user as `accounts:lookup` answers: Google's `UserInfo`. Times are milliseconds and

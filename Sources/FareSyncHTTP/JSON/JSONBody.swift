@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 import Hummingbird
 
 /// A route's JSON answer: a Codable body the route returns as it is (a 200), or inside

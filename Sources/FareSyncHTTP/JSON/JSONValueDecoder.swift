@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// Decodes a `Decodable` type from a `JSONValue` that `JSONParser` has read, with the same readings
 /// as `JSONValue`'s own accessors: a string only from a JSON string, a boolean only from `true` or

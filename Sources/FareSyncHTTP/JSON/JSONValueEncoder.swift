@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 /// Encodes an `Encodable` type as a `JSONValue`, which `JSONWriter` then writes: members in the
 /// byte order of their names (`JSONObject`'s), integers as their digits, and a `JSONValue` or

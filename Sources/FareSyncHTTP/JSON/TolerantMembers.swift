@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncEvents
 
 extension KeyedDecodingContainer {
     /// The member `key` as `T`, or nil when it is missing, null or of another type.

@@ -1,4 +1,5 @@
-import FareSyncCore
+import FareSyncEvents
+import FareSyncTicketing
 
 /// An order as `reserve` and `GET /ticket/v1/orders/{orderId}` answer it: the payment's ids, its
 /// state, the total in kroner (`"42.50"`), when it was made (RFC 3339), and the payment terminal's

@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncTicketing
 
 /// The body of `POST /ticket/v1/search`: the products, the travellers (each a user type and a
 /// count) and the zones to price. The route checks each member as it prices, in the body's order.

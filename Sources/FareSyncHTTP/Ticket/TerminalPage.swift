@@ -1,4 +1,4 @@
-import FareSyncCore
+import FareSyncTicketing
 import HTTPTypes
 
 /// The simulated NETS payment terminal: one small HTML page whose buttons post the outcome.

@@ -1,6 +1,7 @@
 import Crypto
-import FareSyncCore
+import FareSyncEvents
 import FareSyncIdentity
+import FareSyncTicketing
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,0 +1,154 @@
+import FareSyncEvents
+
+/// A store transaction that holds its writes back in a `WriteBackOverlay` and reads through it.
+///
+/// A conforming transaction brings the overlay and its store's SQL: reading the keys the overlay
+/// does not know, one at a time or as a set, and, in its `flush()`, writing what
+/// `WriteBackOverlay.takeChanges()` hands out. The documents, accounts, contract orders and open
+/// reservations of `StoreTransaction`, and their read-ahead, come from here: each read asks the
+/// overlay first, then the store, once per key, and keeps what the store said.
+///
+/// ```swift
+/// final class MyTransaction: WriteBackTransaction {
+///     let overlay = WriteBackOverlay()
+///     func selectDocument(_ path: String, _ part: WriteBackOverlay.Part) throws -> WriteBackOverlay.Known { … }
+///     …
+/// }
+/// ```
+package protocol WriteBackTransaction: StoreTransaction {
+    var overlay: WriteBackOverlay { get }
+    /// The stored document at `path`, as far as `part` asks (`.missing` if there is none).
+    func selectDocument(_ path: String, _ part: WriteBackOverlay.Part) throws -> WriteBackOverlay.Known
+    /// The stored documents among `paths` (the rest do not exist), as far as `part` asks; nil when
+    /// the store cannot ask for these keys as a set (they are then read one at a time when asked for).
+    func selectDocuments(_ paths: [String], _ part: WriteBackOverlay.Part) throws -> [(path: String, known: WriteBackOverlay.Known)]?
+    func selectAccount(_ abtId: String) throws -> AccountRecord?
+    /// The stored accounts among `abtIds` (the rest do not exist); nil as `selectDocuments`.
+    func selectAccounts(_ abtIds: [String]) throws -> [(abtId: String, record: AccountRecord)]?
+    func selectContractOrder(_ order: ContractOrderKey) throws -> Bool
+    /// The stored contract orders among `orders`; nil as `selectDocuments`.
+    func selectContractOrders(_ orders: [ContractOrderKey]) throws -> [ContractOrderKey]?
+    /// The stored open reservations that `expiredReservations` asks for, sorted by path (UTF-8 bytes).
+    func selectOpenReservations(before: Int64, rejectedBefore: Int64) throws -> [String]
+}
+
+extension WriteBackTransaction {
+    /// What is known of the stored document at `key` once `part` of it is: what the overlay knew,
+    /// or what the store says (then kept).
+    private func known(_ key: ByteKey, _ part: WriteBackOverlay.Part) throws -> WriteBackOverlay.Known {
+        let current = overlay.reads.documents[key]
+        switch (current, part) {
+        case (.missing?, _), (.loaded?, _), (.version?, .version), (.version?, .presence), (.present?, .presence):
+            return current!
+        case (.version?, .text), (.present?, _), (nil, _):
+            let known = try selectDocument(key.string, part)
+            overlay.reads.documents[key] = known
+            return known
+        }
+    }
+
+    package func document(_ path: String) throws -> JSONValue? {
+        let key = ByteKey(path)
+        if let pending = overlay.documents[key] { return try pending?.tree() }
+        guard case .loaded(let text, _) = try known(key, .text) else { return nil }
+        return try JSONParser.parse(text, maxDepth: .max)
+    }
+
+    package func hasDocument(_ path: String) throws -> Bool {
+        let key = ByteKey(path)
+        if let pending = overlay.documents[key] { return pending != nil }
+        if case .missing = try known(key, .presence) { return false }
+        return true
+    }
+
+    package func documentVersion(_ path: String) throws -> String? {
+        let key = ByteKey(path)
+        if let pending = overlay.documents[key] { return pending?.version }
+        switch try known(key, .version) {
+        case .loaded(_, let version), .version(let version): return version
+        case .missing, .present: return nil
+        }
+    }
+
+    package func setDocument(_ path: String, _ value: JSONValue) throws {
+        try setDocument(path, value, canonicalText: nil)
+    }
+
+    package func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
+        overlay.setDocument(ByteKey(path), PendingDocument(value, text: canonicalText))
+    }
+
+    package func deleteDocument(_ path: String) throws {
+        overlay.documents[ByteKey(path)] = .some(nil)
+    }
+
+    package func account(_ abtId: String) throws -> AccountRecord? {
+        let key = ByteKey(abtId)
+        if let new = overlay.newAccounts[key] { return new }
+        if let known = overlay.reads.accounts[key] { return known }
+        let record = try selectAccount(abtId)
+        overlay.reads.accounts[key] = .some(record)
+        return record
+    }
+
+    package func setAccount(_ abtId: String, _ record: AccountRecord) throws {
+        overlay.reads.accounts[ByteKey(abtId)] = .some(record)
+        overlay.newAccounts[ByteKey(abtId)] = record
+    }
+
+    package func hasContractOrder(uid: String, orderId: String) throws -> Bool {
+        let key = ContractOrderKey(uid, orderId)
+        if overlay.orders.contains(key) { return true }
+        if let known = overlay.reads.orders[key] { return known }
+        let stored = try selectContractOrder(key)
+        overlay.reads.orders[key] = stored
+        return stored
+    }
+
+    package func addContractOrder(uid: String, orderId: String) throws {
+        overlay.orders.insert(ContractOrderKey(uid, orderId))
+    }
+
+    package func trackReservation(path: String, created: Int64, rejected: Bool) throws {
+        overlay.reservations[ByteKey(path)] = .some((created, rejected))
+    }
+
+    package func untrackReservation(path: String) throws {
+        overlay.reservations[ByteKey(path)] = .some(nil)
+    }
+
+    /// The stored reservations that match, with this transaction's own tracking laid over them:
+    /// no flush, which would write the overlay before the transaction's end.
+    package func expiredReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
+        let stored = try selectOpenReservations(before: before, rejectedBefore: rejectedBefore)
+        return overlay.expiredReservations(stored: stored, before: before, rejectedBefore: rejectedBefore)
+    }
+
+    /// Reads what the overlay does not know yet with one set query per kind: documents with their
+    /// text, fare contracts with their version only, presence alone, accounts.
+    package func prefetch(documents paths: [String], versions: [String], presence: [String], accounts abtIds: [String]) throws {
+        try prefetch(paths, .text)
+        try prefetch(versions, .version)
+        try prefetch(presence, .presence)
+        let unknown = abtIds.filter { overlay.reads.accounts[ByteKey($0)] == nil }
+        guard !unknown.isEmpty, let found = try selectAccounts(unknown) else { return }
+        for abtId in unknown { overlay.reads.accounts[ByteKey(abtId)] = .some(nil) }
+        for (abtId, record) in found { overlay.reads.accounts[ByteKey(abtId)] = .some(record) }
+    }
+
+    /// Reads `part` of the documents at `paths` that this transaction neither changed nor knows
+    /// yet; a path the store does not return is missing.
+    private func prefetch(_ paths: [String], _ part: WriteBackOverlay.Part) throws {
+        let unknown = paths.filter { overlay.documents[ByteKey($0)] == nil && overlay.reads.documents[ByteKey($0)] == nil }
+        guard !unknown.isEmpty, let found = try selectDocuments(unknown, part) else { return }
+        for path in unknown { overlay.reads.documents[ByteKey(path)] = .missing }
+        for (path, known) in found { overlay.reads.documents[ByteKey(path)] = known }
+    }
+
+    package func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
+        let unknown = pairs.map { ContractOrderKey($0.uid, $0.orderId) }.filter { !overlay.orders.contains($0) && overlay.reads.orders[$0] == nil }
+        guard !unknown.isEmpty, let found = try selectContractOrders(unknown) else { return }
+        for key in unknown { overlay.reads.orders[key] = false }
+        for key in found { overlay.reads.orders[key] = true }
+    }
+}
