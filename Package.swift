@@ -237,11 +237,19 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "FareSyncCoreTests",
-            dependencies: [
-                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncReplay",
-            ],
+            name: "FareSyncEventsTests",
+            dependencies: ["FareSyncEvents", "FareSyncSimulation"]
+        ),
+        // The triggers end to end, through the dispatcher into a memory store; the event fixtures
+        // (valid and invalid) that `Tests/schema/check_schemas.py` checks against the JSON Schemas.
+        .testTarget(
+            name: "FareSyncPipelineTests",
+            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncReplay"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "FareSyncTicketingTests",
+            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncTicketing"]
         ),
         .testTarget(
             name: "FareSyncLoadTests",

@@ -7,7 +7,7 @@ SECONDS_TO_RUN=${1:-60}
 bash Fuzz/build.sh
 CORPUS=.build-fuzz/corpus
 mkdir -p "$CORPUS" .build-fuzz/crashes
-cp Tests/FareSyncCoreTests/Fixtures/events/valid/*.json Tests/FareSyncCoreTests/Fixtures/events/invalid/*.json "$CORPUS"/ 2>/dev/null || true
+cp Tests/FareSyncPipelineTests/Fixtures/events/valid/*.json Tests/FareSyncPipelineTests/Fixtures/events/invalid/*.json "$CORPUS"/ 2>/dev/null || true
 if [ -x .build/debug/faresync ]; then
   { .build/debug/faresync simulate --users 20 --seed 3 --faults 2>/dev/null | head -40 | split -l 1 - "$CORPUS/line-"; } || true
 fi

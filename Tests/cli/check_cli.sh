@@ -96,7 +96,7 @@ python3 "$HERE/memory_bound_check.py" "$FARESYNC" && pass "memory bounded on mul
 
 # The outside oracle: Python's jsonschema over fixtures, logs and exports.
 "$FARESYNC" simulate --users 100 --seed 5 --out clean.jsonl 2>/dev/null
-if python3 "$ROOT/Tests/schema/check_schemas.py" --fixtures "$ROOT/Tests/FareSyncCoreTests/Fixtures/events" \
+if python3 "$ROOT/Tests/schema/check_schemas.py" --fixtures "$ROOT/Tests/FareSyncPipelineTests/Fixtures/events" \
      --strict-log clean.jsonl --log s.jsonl --export p1.export; then pass "JSON Schemas (jsonschema)"; else fail "JSON Schemas"; fi
 
 # The demo runs and says what happened.
