@@ -297,3 +297,17 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer target over the decoders (Fuzz/FuzzDecoder.swift), declared only when Fuzz/build.sh
+// builds it: libFuzzer supplies its `main`, so it links only when built with `--sanitize fuzzer`,
+// which a plain `swift build` does not pass.
+if Context.environment["FARESYNC_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "faresync-fuzz",
+            dependencies: ["FareSyncEvents"],
+            path: "Fuzz",
+            exclude: ["build.sh", "run.sh"]
+        )
+    )
+}

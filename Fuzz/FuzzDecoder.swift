@@ -1,11 +1,13 @@
 // libFuzzer target over the event decoder and the event-log line parser.
-// Built by Fuzz/build.sh together with the sources of FareSyncEvents, with
-// `swiftc -sanitize=fuzzer,address`. Besides "does not crash", it checks invariants:
+// Built by Fuzz/build.sh through SwiftPM (the `faresync-fuzz` target, which imports FareSyncEvents
+// and nothing else), with `-sanitize=fuzzer,address`. Besides "does not crash", it checks invariants:
 //  - the parser's canonical output parses back to the same value, and is stable;
 //  - a decoded event's data, written and parsed again, decodes to the same event, and a contract's
 //    canonical text (taken from the message when written canonically) is its data written;
 //  - a log line that reads as a message is written back and reads as the same message;
 //  - the log reader's fast path reads a line as the general parser does, or not at all.
+
+import FareSyncEvents
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target: the sources of FareSyncEvents (no SQLite, no Crypto) with
-# Fuzz/FuzzDecoder.swift, compiled with -sanitize=fuzzer,address into .build-fuzz/fuzz-decoder.
+# Builds the libFuzzer target through SwiftPM: `faresync-fuzz` (Fuzz/FuzzDecoder.swift over
+# FareSyncEvents, so no SQLite and no Crypto), which Package.swift declares when FARESYNC_FUZZ is set.
+# `--sanitize fuzzer` instruments every module and lets libFuzzer's `main` be the entry point;
+# the build has a folder of its own (.build-fuzz), so that the sanitizers never reach the one in .build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p .build-fuzz
-swiftc -sanitize=fuzzer,address -parse-as-library -package-name FareSync -O -g \
-  $(find Sources/FareSyncEvents -name '*.swift' | sort) \
-  Fuzz/FuzzDecoder.swift -o .build-fuzz/fuzz-decoder 2>&1 | { grep -v "Cannot export local symbol" || true; }
+FARESYNC_FUZZ=1 swift build -c release --scratch-path .build-fuzz --product faresync-fuzz \
+  --sanitize fuzzer --sanitize address -Xswiftc -g 2>&1 \
+  | { grep -v -e "Cannot export local symbol" -e "'swift-distributed-tracing': found" -e "swift-distributed-tracing/.*/CMakeLists.txt$" || true; }

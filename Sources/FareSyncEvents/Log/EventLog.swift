@@ -42,13 +42,13 @@ public struct EventLogReader: Sendable {
         }
     }
 
-    struct Record {
+    package struct Record {
         var message: SourceMessage
         var partition: Int32?
         var offset: Int64?
     }
 
-    static func parse(_ line: [UInt8]) -> Result<Record, Rejection> {
+    package static func parse(_ line: [UInt8]) -> Result<Record, Rejection> {
         do throws(Rejection) {
             let value: JSONValue
             let raw: [String: [UInt8]?]

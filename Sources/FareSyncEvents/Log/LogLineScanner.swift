@@ -11,18 +11,18 @@
 ///
 /// It exists for speed: it reads the usual line several times faster than the general parser,
 /// which builds a tree of every line.
-struct LogLineScanner {
+package struct LogLineScanner {
     private var topic: (bytes: [UInt8], string: String)?
     private var headers: (text: [UInt8], list: [MessageHeader])?
 
-    init() {}
+    package init() {}
 
-    mutating func record(_ line: [UInt8]) -> EventLogReader.Record? {
+    package mutating func record(_ line: [UInt8]) -> EventLogReader.Record? {
         line.withUnsafeBufferPointer { record(in: $0) }
     }
 
     /// Whether two records hold the same message and coordinates (for the tests and the fuzzer).
-    static func same(_ a: EventLogReader.Record, _ b: EventLogReader.Record) -> Bool {
+    package static func same(_ a: EventLogReader.Record, _ b: EventLogReader.Record) -> Bool {
         a.partition == b.partition && a.offset == b.offset && a.message.topic.utf8.elementsEqual(b.message.topic.utf8)
             && a.message.key == b.message.key && a.message.value == b.message.value && a.message.timestamp == b.message.timestamp
             && a.message.headers.count == b.message.headers.count
