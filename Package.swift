@@ -298,6 +298,12 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// Every target's folder has a README.md saying what the target owns and what it may import; it is
+// documentation, not a source or a resource.
+for target in package.targets where target.type != .system {
+    target.exclude.append("README.md")
+}
+
 // The libFuzzer target over the decoders (Fuzz/FuzzDecoder.swift), declared only when Fuzz/build.sh
 // builds it: libFuzzer supplies its `main`, so it links only when built with `--sanitize fuzzer`,
 // which a plain `swift build` does not pass.
@@ -307,7 +313,7 @@ if Context.environment["FARESYNC_FUZZ"] != nil {
             name: "faresync-fuzz",
             dependencies: ["FareSyncEvents"],
             path: "Fuzz",
-            exclude: ["build.sh", "run.sh"]
+            exclude: ["build.sh", "run.sh", "README.md"]
         )
     )
 }
