@@ -166,9 +166,11 @@ let package = Package(
             // The OpenAPI document of both services, compiled into the binary and served at /openapi.json.
             resources: [.embedInCode("openapi.json")]
         ),
+        // glibc's <malloc.h> (`mallopt`, `malloc_trim`, `mallinfo2`), imported by the faresync executable
+        // only: the allocator is the process's to tune, not a library's.
+        .systemLibrary(name: "CMalloc"),
         // librdkafka (Debian: librdkafka-dev) and its mock cluster, imported by FareSyncKafka and by
         // the benchmark's plain C loop, and nowhere else.
-        .systemLibrary(name: "CMalloc"),
         .systemLibrary(
             name: "CRdKafka",
             pkgConfig: "rdkafka",
