@@ -1,14 +1,16 @@
-"""The layout's mechanical rules, checked over the tree (`make lint` runs it):
+"""The layout's mechanical rules, checked over the tree:
 
-- no Swift file over 400 lines, and no function, initializer, accessor or closure-valued
-  property body over 60 lines (counted from the line of its declaration to its closing brace);
+- no Swift file over 400 lines, and no function, initializer, deinitializer or subscript body over
+  60 lines (counted from the line of its declaration to its closing brace; braces inside multi-line
+  and raw string literals are not told apart from code);
 - no "SPEC §" citation anywhere (the reference is cited by its headings: docs/reference.md#…);
 - README.md at most 250 lines, none of them over 160 characters outside code blocks;
 - every relative link in README.md and docs/*.md names a file that exists and, with a #fragment,
   a heading of that file (GitHub's anchors: lowercased, punctuation dropped, spaces to hyphens);
 - no build output committed (.build, .build-*, __pycache__, *.pyc).
 
-Prints each breach as `path:line: what` and exits 1 when there is any.
+Prints each breach as `path:line: what` and exits 1 when there is any. Not yet part of `make lint`:
+three parser functions (JSONParser, LogLineScanner) are over 60 lines.
 
 Usage: python3 Tests/lib/layout_rules.py [ROOT]
 """
@@ -58,7 +60,7 @@ def function_lengths(path, lines):
 
 
 def anchor(heading):
-    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip().lower())
+    text = re.sub(r"[`*]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip().lower())
     return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
 
 

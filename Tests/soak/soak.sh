@@ -84,7 +84,7 @@ echo "     soak: $USERS users for $MINUTES min (seed $SEED), sampled every 10 s,
 flow_status=0
 python3 "$REPO/Tests/http/crash_flow.py" "http://127.0.0.1:$PORT" "$USERS" "$((MINUTES * 60))" results.txt statuses.json "$SEED" 0.02 1.0 \
   > flow.out 2>&1 || flow_status=$?
-kill -TERM "$SAMPLER_PID"; wait "$SAMPLER_PID" || true
+stop_process "$SAMPLER_PID"
 SAMPLER_PID=
 cp samples.csv "$OUT/samples.csv"
 check "the app loop: $USERS users for $MINUTES min, no 5xx" bash -c "cat flow.out; exit $flow_status"
