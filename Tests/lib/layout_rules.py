@@ -3,7 +3,8 @@
 - no Swift file over 400 lines, and no function, initializer, deinitializer or subscript body over
   60 lines (counted from the line of its declaration to its closing brace; braces inside multi-line
   and raw string literals are not told apart from code);
-- no "SPEC §" citation anywhere (the reference is cited by its headings: docs/reference.md#…);
+- no citation of the specification by section sign and number anywhere (the reference is cited
+  by its headings: docs/reference.md#…);
 - README.md at most 250 lines, none of them over 160 characters outside code blocks;
 - every relative link in README.md and docs/*.md names a file that exists and, with a #fragment,
   a heading of that file (GitHub's anchors: lowercased, punctuation dropped, spaces to hyphens);
@@ -21,6 +22,8 @@ import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
 MAX_FILE, MAX_FUNCTION, MAX_README, MAX_LINE = 400, 60, 250, 160
+# Spelled with an escape, so that this file does not cite what it looks for.
+SECTION_CITATION = "SPEC \u00a7"
 breaches = []
 
 
@@ -109,14 +112,14 @@ for path in files:
         if len(lines) - 1 > MAX_FILE:
             breaches.append(f"{path}:1: {len(lines) - 1} lines (at most {MAX_FILE})")
         function_lengths(path, lines)
-    if path.endswith((".swift", ".md", ".py", ".sh", ".json", "Makefile")) and path != "Tests/lib/layout_rules.py":
+    if path.endswith((".swift", ".md", ".py", ".sh", ".json", "Makefile")):
         try:
             text = open(os.path.join(ROOT, path), encoding="utf-8").read()
         except UnicodeDecodeError:
             continue
         for number, line in enumerate(text.split("\n"), 1):
-            if "SPEC §" in line:
-                breaches.append(f"{path}:{number}: a \"SPEC §\" citation (cite docs/reference.md#heading)")
+            if SECTION_CITATION in line:
+                breaches.append(f"{path}:{number}: a citation by section number (cite docs/reference.md#heading)")
 readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read().split("\n")
 if len(readme) - 1 > MAX_README:
     breaches.append(f"README.md:1: {len(readme) - 1} lines (at most {MAX_README})")
