@@ -1,15 +1,15 @@
 import Logging
 import Synchronization
 
-/// Runs a `DeadLetterPublisher`'s `publishCommitted` in a task of its own, so that the worker never
+/// Runs a `DeadLetterForwarder`'s `sendCommitted` in a task of its own, so that the worker never
 /// waits for a broker's round trip: the worker wakes it after each batch or sweep that committed
 /// dead letters and goes on consuming. A failure (the broker unreachable) is logged and tried again
 /// a second later and at each wake; `finish()` publishes what is left and throws if that last try
 /// fails, so a run that ends with dead letters unpublished fails. Nothing is lost meanwhile: the
-/// publisher's position only moves once Kafka confirmed delivery.
+/// forwarder's position only moves once Kafka confirmed delivery.
 ///
 /// ```swift
-/// let relay = DeadLetterRelay(logger: logger) { try await publisher.publishCommitted() }
+/// let relay = DeadLetterRelay(logger: logger) { try await forwarder.sendCommitted() }
 /// relay.wake()              // after a batch that dead-lettered something
 /// try await relay.finish()  // at the end of the run
 /// ```

@@ -1,10 +1,11 @@
 /// What FareSync sets on a librdkafka producer, as typed values; `overrides` passes any other
 /// librdkafka property through as it is (and wins over the typed ones).
 ///
+/// The producers FareSync makes start from one of the presets below, one per role.
+///
 /// ```swift
 /// var configuration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:9092")
-/// configuration.idempotent = true
-/// configuration.linger = .zero        // each publish is flushed right away anyway
+/// configuration.linger = .milliseconds(20)
 /// let producer = try KafkaProducer(configuration: configuration)
 /// ```
 public struct KafkaProducerConfiguration: Sendable {
@@ -37,6 +38,36 @@ public struct KafkaProducerConfiguration: Sendable {
         if let maxMessagesPerBatch { properties["batch.num.messages"] = String(maxMessagesPerBatch) }
         properties.merge(overrides) { $1 }
         return properties
+    }
+}
+
+extension KafkaProducerConfiguration {
+    /// Event logs and simulated traffic (`replay --brokers`, `simulate --brokers`): idempotent, and
+    /// batched, since nothing waits for one message.
+    public static func eventLog(bootstrapServers: String) -> Self {
+        var configuration = Self(bootstrapServers: bootstrapServers)
+        configuration.idempotent = true
+        return configuration
+    }
+
+    /// The services' events (`serve --brokers`, through the outbox): idempotent, sent at once
+    /// (a request waits for its event's acknowledgement, so lingering only delays it), and failed
+    /// after 10 s, so that the outbox tries again with the message still in the store.
+    public static func serviceEvents(bootstrapServers: String) -> Self {
+        var configuration = Self(bootstrapServers: bootstrapServers)
+        configuration.idempotent = true
+        configuration.linger = .zero
+        configuration.messageTimeout = .seconds(10)
+        return configuration
+    }
+
+    /// Dead letters (`<topic>.DLT`): sent at once (the relay waits for each page before it moves on)
+    /// and failed after 30 s, so that the relay tries again from its stored position.
+    static func deadLetters(bootstrapServers: String) -> Self {
+        var configuration = Self(bootstrapServers: bootstrapServers)
+        configuration.linger = .zero
+        configuration.messageTimeout = .seconds(30)
+        return configuration
     }
 }
 

@@ -1,122 +1,145 @@
 import CRdKafka
 import FareSyncEvents
-import Synchronization
+import FareSyncStore
 
-/// A Kafka producer: keys are partitioned like the Java client (`murmur2_random`), each message
-/// keeps the headers and timestamp it is given. Delivery failures are counted and reported by `flush`.
-public final class KafkaProducer: Sendable {
+/// FareSync's Kafka producer: keys are partitioned like the Java client (`murmur2_random`), each
+/// message keeps the headers and timestamp it is given. `send` queues a message, `flush` waits for
+/// every message queued and throws if any failed, `publish` sends one message and returns once the
+/// broker acknowledged it (the services' events, through the outbox).
+///
+/// Its delivery reports wake the callers waiting for them: librdkafka's background thread serves
+/// the reports as they come and resumes each waiting caller (`DeliveryReports`), so no caller polls,
+/// sleeps, or holds a thread while it waits. How long a message may take before it fails is the
+/// configuration's `messageTimeout`: every wait ends by then.
+///
+/// ```swift
+/// let producer = try KafkaProducer(configuration: .eventLog(bootstrapServers: "127.0.0.1:9092"))
+/// for message in messages { try await producer.send(message) }
+/// try await producer.flush()
+/// ```
+public final class KafkaProducer: EventPublisher {
     private let handle: RDKafkaHandle
     private let reports: DeliveryReports
 
-    /// Delivery failures, counted by the delivery-report callback (on librdkafka's threads via poll).
-    final class DeliveryReports: Sendable {
-        let failures = Mutex<(count: Int, last: String?)>((0, nil))
-    }
-
     public init(configuration: KafkaProducerConfiguration) throws(KafkaError) {
-        let config = try RDKafkaConfig(configuration.properties)
-        let reports = DeliveryReports()
+        let properties = configuration.properties
+        let config = try RDKafkaConfig(properties)
+        // librdkafka's own default level is 6.
+        let reports = DeliveryReports(logLevel: properties["log_level"].flatMap { Int32($0) } ?? 6)
         rd_kafka_conf_set_opaque(config.unsafePointer, Unmanaged.passUnretained(reports).toOpaque())
-        rd_kafka_conf_set_dr_msg_cb(config.unsafePointer) { _, message, opaque in
-            guard let message, let opaque, message.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
-            let reports = Unmanaged<DeliveryReports>.fromOpaque(opaque).takeUnretainedValue()
-            let text = String(cString: rd_kafka_err2str(message.pointee.err))
-            reports.failures.withLock { $0 = ($0.count + 1, text) }
+        rd_kafka_conf_set_events(config.unsafePointer, RD_KAFKA_EVENT_DR)
+        rd_kafka_conf_set_background_event_cb(config.unsafePointer) { client, event, opaque in
+            guard let event else { return }
+            guard let opaque else { return rd_kafka_event_destroy(event) }
+            Unmanaged<DeliveryReports>.fromOpaque(opaque).takeUnretainedValue().serve(event, of: client)
         }
+        // The handle keeps the reports alive until librdkafka's threads, the background one among
+        // them, are gone.
+        handle = try RDKafkaHandle(RD_KAFKA_PRODUCER, config, keepingAlive: reports)
         self.reports = reports
-        handle = try RDKafkaHandle(RD_KAFKA_PRODUCER, config)
+        // Delivery reports (and errors) land on the main queue, which nothing polls: forwarded,
+        // librdkafka's background thread serves them.
+        let main = rd_kafka_queue_get_main(handle.pointer)
+        let background = rd_kafka_queue_get_background(handle.pointer)
+        rd_kafka_queue_forward(main, background)
+        rd_kafka_queue_destroy(main)
+        rd_kafka_queue_destroy(background)
     }
 
-    /// Queues one message (librdkafka copies key and value). Waits while the local queue is full.
-    public func produce(topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader] = [], timestamp: Int64? = nil) throws(KafkaError) {
+    /// Queues one message (librdkafka copies key, value and headers); its delivery is checked by
+    /// the next `flush`. While librdkafka's queue is full, waits for a delivery report to make room.
+    /// False for an unreadable log line (it has no topic), which is not sent.
+    @discardableResult
+    public func send(_ message: SourceMessage) async throws(KafkaError) -> Bool {
+        guard message.readError == nil, !message.topic.isEmpty else { return false }
         while true {
-            let err = send(topic: topic, key: key, value: value, headers: headers, timestamp: timestamp)
-            if err == RD_KAFKA_RESP_ERR__QUEUE_FULL {
-                handle.poll(50)
-                continue
-            }
-            try KafkaError.check(err, "produce to \(topic)")
-            handle.poll(0)
-            return
+            let mark = reports.mark
+            reports.begin()
+            let err = produce(message, id: 0)
+            if err == RD_KAFKA_RESP_ERR_NO_ERROR { return true }
+            _ = reports.abandon()
+            guard err == RD_KAFKA_RESP_ERR__QUEUE_FULL else { throw KafkaError(err, "produce to \(message.topic)") }
+            await reports.room(after: mark)
         }
     }
 
-    private func send(topic: String, key: [UInt8]?, value: [UInt8]?, headers: [MessageHeader], timestamp: Int64?) -> rd_kafka_resp_err_t {
-        let hdrs = rd_kafka_headers_new(headers.count)
-        for h in headers {
-            if let v = h.value {
-                _ = v.withUnsafeBytes { rd_kafka_header_add(hdrs, h.name, -1, $0.baseAddress, $0.count) }
-            } else {
-                _ = rd_kafka_header_add(hdrs, h.name, -1, nil, 0)
+    /// Sends one message and returns once the broker acknowledged it; throws if it failed.
+    public func publish(_ message: SourceMessage) async throws {
+        while true {
+            let mark = reports.mark
+            let outcome = await withCheckedContinuation { (waiter: CheckedContinuation<DeliveryReports.Outcome, Never>) in
+                let id = reports.expect(waiter)
+                let err = produce(message, id: id)
+                guard err != RD_KAFKA_RESP_ERR_NO_ERROR, let waiter = reports.abandon(id) else { return }
+                waiter.resume(returning: err == RD_KAFKA_RESP_ERR__QUEUE_FULL ? .queueFull : .failed(KafkaError(err, "produce to \(message.topic)")))
+            }
+            switch outcome {
+            case .delivered: return
+            case .failed(let error): throw error
+            case .queueFull: await reports.room(after: mark)
             }
         }
-        let err: rd_kafka_resp_err_t = topic.withCString { topicName in
-            withOptionalBytes(key) { keyPtr, keyLen in
-                withOptionalBytes(value) { valuePtr, valueLen in
-                    var vus = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 6)
-                    vus[0].vtype = RD_KAFKA_VTYPE_TOPIC
-                    vus[0].u.cstr = topicName
-                    vus[1].vtype = RD_KAFKA_VTYPE_KEY
-                    vus[1].u.mem.ptr = UnsafeMutableRawPointer(mutating: keyPtr)
-                    vus[1].u.mem.size = keyLen
-                    vus[2].vtype = RD_KAFKA_VTYPE_VALUE
-                    vus[2].u.mem.ptr = UnsafeMutableRawPointer(mutating: valuePtr)
-                    vus[2].u.mem.size = valueLen
-                    vus[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                    vus[3].u.i = RD_KAFKA_MSG_F_COPY
-                    vus[4].vtype = RD_KAFKA_VTYPE_HEADERS
-                    vus[4].u.headers = hdrs
-                    vus[5].vtype = RD_KAFKA_VTYPE_TIMESTAMP
-                    vus[5].u.i64 = timestamp ?? 0
-                    guard let error = rd_kafka_produceva(handle.pointer, vus, vus.count) else { return RD_KAFKA_RESP_ERR_NO_ERROR }
-                    let code = rd_kafka_error_code(error)
-                    rd_kafka_error_destroy(error)
-                    return code
+    }
+
+    /// Waits until every message queued so far is reported; throws if any that was sent (not
+    /// published) failed since the last flush.
+    public func flush() async throws(KafkaError) {
+        await reports.idle()
+        try reports.takeFailures()
+    }
+
+    /// Hands one message to librdkafka, with `id` as its opaque pointer (0: none).
+    private func produce(_ message: SourceMessage, id: UInt) -> rd_kafka_resp_err_t {
+        let headers = rd_kafka_headers_new(message.headers.count)
+        for header in message.headers {
+            withOptionalBytes(header.value) { _ = rd_kafka_header_add(headers, header.name, -1, $0, $1) }
+        }
+        let err: rd_kafka_resp_err_t = message.topic.withCString { topic in
+            message.withKey { key in
+                withOptionalBytes(key) { keyPointer, keyLength in
+                    message.withValue { value in
+                        withOptionalBytes(value) { valuePointer, valueLength in
+                            var fields = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 7)
+                            fields[0].vtype = RD_KAFKA_VTYPE_TOPIC
+                            fields[0].u.cstr = topic
+                            fields[1].vtype = RD_KAFKA_VTYPE_KEY
+                            fields[1].u.mem.ptr = UnsafeMutableRawPointer(mutating: keyPointer)
+                            fields[1].u.mem.size = keyLength
+                            fields[2].vtype = RD_KAFKA_VTYPE_VALUE
+                            fields[2].u.mem.ptr = UnsafeMutableRawPointer(mutating: valuePointer)
+                            fields[2].u.mem.size = valueLength
+                            fields[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                            fields[3].u.i = RD_KAFKA_MSG_F_COPY
+                            fields[4].vtype = RD_KAFKA_VTYPE_HEADERS
+                            fields[4].u.headers = headers
+                            fields[5].vtype = RD_KAFKA_VTYPE_TIMESTAMP
+                            fields[5].u.i64 = message.timestamp ?? 0
+                            fields[6].vtype = RD_KAFKA_VTYPE_OPAQUE
+                            fields[6].u.ptr = UnsafeMutableRawPointer(bitPattern: id)
+                            guard let error = rd_kafka_produceva(handle.pointer, fields, fields.count) else { return RD_KAFKA_RESP_ERR_NO_ERROR }
+                            defer { rd_kafka_error_destroy(error) }
+                            return rd_kafka_error_code(error)
+                        }
+                    }
                 }
             }
         }
         // On success the message owns the headers; on failure they are still ours.
-        if err != RD_KAFKA_RESP_ERR_NO_ERROR { rd_kafka_headers_destroy(hdrs) }
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR { rd_kafka_headers_destroy(headers) }
         return err
-    }
-
-    /// Waits until every queued message is delivered; throws if any delivery failed. Blocks the
-    /// calling thread: for threads of one's own; async code awaits `flush(timeout:)`.
-    public func flush(timeoutMilliseconds: Int32 = 60_000) throws(KafkaError) {
-        try KafkaError.check(rd_kafka_flush(handle.pointer, timeoutMilliseconds), "flush")
-        try reportFailures()
-    }
-
-    /// Waits until every queued message is delivered, serving delivery reports without holding a
-    /// thread (it sleeps a millisecond between looks); throws if any delivery failed, or if
-    /// `timeout` passed first.
-    public func flush(timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while rd_kafka_outq_len(handle.pointer) > 0 {
-            _ = handle.poll(0)
-            guard ContinuousClock.now < deadline else { throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, "flush") }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        _ = handle.poll(0)
-        try reportFailures()
-    }
-
-    /// Throws (once) for the deliveries that failed since the last look.
-    private func reportFailures() throws(KafkaError) {
-        let (count, last) = reports.failures.withLock { f in
-            defer { f = (0, nil) }
-            return f
-        }
-        if count > 0 { throw KafkaError("\(count) message(s) were not delivered: \(last ?? "unknown error")") }
     }
 }
 
-/// A byte array's address and length for the duration of `body`: nil and 0 for nil (a null key or
-/// value), a valid address and 0 for an empty array (an empty, not a null, key or value).
+/// The address and length of bytes for the duration of `body`: nil and 0 for none (a null key,
+/// value or header), a valid address and 0 for empty bytes (an empty, not a null, one).
+func withOptionalBytes<R>(_ bytes: UnsafeRawBufferPointer?, _ body: (UnsafeRawPointer?, Int) -> R) -> R {
+    guard let bytes else { return body(nil, 0) }
+    guard let base = bytes.baseAddress else { return withUnsafeBytes(of: UInt8(0)) { body($0.baseAddress, 0) } }
+    return body(base, bytes.count)
+}
+
+/// The same for an array.
 func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawPointer?, Int) -> R) -> R {
     guard let bytes else { return body(nil, 0) }
-    if bytes.isEmpty {
-        return withUnsafeBytes(of: UInt8(0)) { body($0.baseAddress, 0) }
-    }
-    return bytes.withUnsafeBytes { body($0.baseAddress, $0.count) }
+    return bytes.withUnsafeBytes { withOptionalBytes($0, body) }
 }

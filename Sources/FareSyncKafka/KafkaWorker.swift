@@ -139,22 +139,13 @@ final class WorkerLoop {
         var deadLetters = false
     }
 
-    /// Dead letters are flushed after each batch: waiting to fill a request only delays the flush.
-    static func deadLetterProducer(_ bootstrap: String) -> KafkaProducerConfiguration {
-        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrap)
-        configuration.linger = .zero
-        return configuration
-    }
-
     init(worker: KafkaWorker) throws {
         self.worker = worker
         cluster = try KafkaClusterView(bootstrap: worker.options.bootstrap)
         if worker.options.deadLetterTopics {
-            let publisher = DeadLetterPublisher(
-                store: worker.dispatcher.store,
-                producer: try KafkaProducer(configuration: Self.deadLetterProducer(worker.options.bootstrap)),
-                group: worker.options.group)
-            deadLetters = DeadLetterRelay(logger: worker.log) { try await publisher.publishCommitted() }
+            let forwarder = try DeadLetterForwarder(
+                store: worker.dispatcher.store, bootstrap: worker.options.bootstrap, group: worker.options.group)
+            deadLetters = DeadLetterRelay(logger: worker.log) { try await forwarder.sendCommitted() }
         }
     }
 

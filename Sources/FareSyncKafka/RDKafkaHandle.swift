@@ -6,8 +6,12 @@ import FareSyncEvents
 final class RDKafkaHandle: @unchecked Sendable {
     /// librdkafka's handle; thread-safe as librdkafka documents for the calls made through it.
     let pointer: OpaquePointer
+    /// What librdkafka's callbacks reach through the configuration's opaque pointer: released only
+    /// after `rd_kafka_destroy`, which ends the threads that call them.
+    private let callbackContext: (any AnyObject & Sendable)?
 
-    init(_ type: rd_kafka_type_t, _ config: RDKafkaConfig) throws(KafkaError) {
+    init(_ type: rd_kafka_type_t, _ config: RDKafkaConfig, keepingAlive callbackContext: (any AnyObject & Sendable)? = nil) throws(KafkaError) {
+        self.callbackContext = callbackContext
         var errstr = [CChar](repeating: 0, count: 512)
         let conf = config.consume()
         guard let rk = rd_kafka_new(type, conf, &errstr, errstr.count) else {
@@ -18,10 +22,6 @@ final class RDKafkaHandle: @unchecked Sendable {
     }
 
     deinit { rd_kafka_destroy(pointer) }
-
-    /// Serves callbacks (delivery reports, logs) for up to `milliseconds`.
-    @discardableResult
-    func poll(_ milliseconds: Int32) -> Int32 { rd_kafka_poll(pointer, milliseconds) }
 
     /// The number of partitions of `topic`, from the cluster's metadata; with `missingIsEmpty`, 0 for a
     /// topic the cluster does not have (rather than an error).

@@ -37,9 +37,11 @@ enum ConsumerBench {
         let producer = try KafkaProducer(configuration: configuration)
         for i in 0..<count {
             let m = values[i % values.count]
-            try producer.produce(topic: "bench", key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp)
+            var message = m
+            message.topic = "bench"
+            try await producer.send(message)
         }
-        try producer.flush()
+        try await producer.flush()
         var cBest = Duration.seconds(1_000_000)
         var swiftBest = Duration.seconds(1_000_000)
         var readerBest = Duration.seconds(1_000_000)

@@ -82,24 +82,24 @@ struct Replay: AsyncParsableCommand {
 extension Replay {
     /// `replay --brokers`: produces every readable line's message to its topic, paced by `--speed`.
     func publish(to bootstrap: String) async throws {
-        let publisher = try KafkaPublisher(bootstrap: bootstrap)
+        let producer = try KafkaProducer(configuration: .eventLog(bootstrapServers: bootstrap))
         var reader = EventLogReader()
         var pacer = Pacer(speed: speed)
-        var unreadable = 0
+        var (published, unreadable) = (0, 0)
         let progress = ProgressLine(label: "replay --brokers")
         for file in files {
             let lines = try LineReader(path: file)
             while let line = try lines.next() {
                 guard let message = reader.message(fromLine: line) else { continue }
                 try await pacer.wait(for: message)
-                if !(try publisher.publish(message)) { unreadable += 1 }
-                progress.update(publisher.published)
+                if try await producer.send(message) { published += 1 } else { unreadable += 1 }
+                progress.update(published)
             }
         }
-        try publisher.finish()
+        try await producer.flush()
         progress.finish()
         print(
-            "published \(publisher.published) messages to \(bootstrap)\(unreadable > 0 ? "; \(unreadable) unreadable lines were not published (they have no topic)" : "")"
+            "published \(published) messages to \(bootstrap)\(unreadable > 0 ? "; \(unreadable) unreadable lines were not published (they have no topic)" : "")"
         )
     }
 }

@@ -51,19 +51,19 @@ struct Serve: AsyncParsableCommand {
             sink = { line in try writer.append(line) }
             offsets = writer.nextOffsets
         }
-        var kafka: KafkaEventPublisher?
-        if let brokers { kafka = try makePublisher(brokers) }
+        var kafka: KafkaProducer?
+        if let brokers { kafka = try makeProducer(brokers) }
         try await serving.serve(
             store: opened, named: store.description, dispatcher: dispatcher, log: sink, offsets: offsets, kafka: kafka,
             mirror: firestoreOptions.mirror(of: opened), logger: logger)
     }
 }
 
-/// A Kafka publisher for `--brokers` (a bootstrap list or @FILE).
-func makePublisher(_ brokers: String) throws -> KafkaEventPublisher {
+/// The services' Kafka producer for `--brokers` (a bootstrap list or @FILE).
+func makeProducer(_ brokers: String) throws -> KafkaProducer {
     let bootstrap = try resolveBrokers(brokers)
     do {
-        return try KafkaEventPublisher(bootstrap: bootstrap)
+        return try KafkaProducer(configuration: .serviceEvents(bootstrapServers: bootstrap))
     } catch {
         throw RuntimeError("cannot publish to \(bootstrap): \(error)")
     }
@@ -156,7 +156,7 @@ struct ServeOptions: ParsableArguments {
     /// process then sweeps.
     func serve(
         store: any DocumentStore, named name: String, dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)?,
-        offsets: [String: Int64] = [:], kafka: KafkaEventPublisher?, mirror: FirestoreMirror?, logger: Logger
+        offsets: [String: Int64] = [:], kafka: KafkaProducer?, mirror: FirestoreMirror?, logger: Logger
     ) async throws {
         let inProcess = DispatchingPublisher(dispatcher: dispatcher, offsets: offsets, log: log)
         let relay = OutboxRelay(store: store, publisher: kafka ?? inProcess) { error in

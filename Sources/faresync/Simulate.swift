@@ -27,19 +27,20 @@ struct Simulate: AsyncParsableCommand {
     func run() async throws {
         let simulator = TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: faults, partitions: partitions))
         if let brokers {
-            let publisher = try KafkaPublisher(bootstrap: try resolveBrokers(brokers))
+            let producer = try KafkaProducer(configuration: .eventLog(bootstrapServers: try resolveBrokers(brokers)))
             let started = ContinuousClock.now
             var messages: [SourceMessage] = []
             try simulator.generate { message, _, _ in messages.append(message) }
+            var produced = 0
             for message in messages {
-                try publisher.publish(message)
+                if try await producer.send(message) { produced += 1 }
                 if rate > 0 {
-                    let due = started + .milliseconds(Double(publisher.published) * 1000 / rate)
+                    let due = started + .milliseconds(Double(produced) * 1000 / rate)
                     if due > ContinuousClock.now { try await ContinuousClock().sleep(until: due) }
                 }
             }
-            try publisher.finish()
-            standardError("simulate: produced \(publisher.published) messages for \(users) users to \(brokers)")
+            try await producer.flush()
+            standardError("simulate: produced \(produced) messages for \(users) users to \(brokers)")
             return
         }
         let writer = try FileWriter(path: out)

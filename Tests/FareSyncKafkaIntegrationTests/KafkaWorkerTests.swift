@@ -39,12 +39,12 @@ import Testing
     }
 
     /// A mock cluster with the topics created and a simulated day (with faults) produced to it.
-    static func clusterWithTraffic(brokers: Int, users: Int, seed: UInt64) throws -> (MockCluster, [SourceMessage]) {
+    static func clusterWithTraffic(brokers: Int, users: Int, seed: UInt64) async throws -> (MockCluster, [SourceMessage]) {
         let cluster = try cluster(brokers: brokers)
         let messages = TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: true)).messages()
-        let publisher = try KafkaPublisher(bootstrap: cluster.bootstrapServers)
-        for m in messages { try publisher.publish(m) }
-        try publisher.finish()
+        let producer = try KafkaProducer(configuration: .eventLog(bootstrapServers: cluster.bootstrapServers))
+        for m in messages { try await producer.send(m) }
+        try await producer.flush()
         return (cluster, messages)
     }
 
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func theWorkerGivesTheReplaysExport() async throws {
-        let (cluster, messages) = try Self.clusterWithTraffic(brokers: 1, users: 60, seed: 8)
+        let (cluster, messages) = try await Self.clusterWithTraffic(brokers: 1, users: 60, seed: 8)
         let store = MemoryStore()
         try await Self.worker(cluster, store: store, group: "plain").run()
         let got = try await Self.comparable(store)
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func brokerFaultsLoseNothingAndDoubleNothing() async throws {
-        let (cluster, messages) = try Self.clusterWithTraffic(brokers: 3, users: 120, seed: 31)
+        let (cluster, messages) = try await Self.clusterWithTraffic(brokers: 3, users: 120, seed: 31)
         let store = MemoryStore()
         let entur = GatedEntur(holdingAfter: 40)
         let worker = Self.worker(cluster, store: store, group: "faulty", entur: entur)
@@ -109,7 +109,7 @@ import Testing
 
 extension KafkaWorkerTests {
     @Test func coordinatorMovesLeaderlessPartitionsAndLatency() async throws {
-        let (cluster, messages) = try Self.clusterWithTraffic(brokers: 3, users: 100, seed: 41)
+        let (cluster, messages) = try await Self.clusterWithTraffic(brokers: 3, users: 100, seed: 41)
         let store = MemoryStore()
         let entur = GatedEntur(holdingAfter: 30)
         let worker = Self.worker(cluster, store: store, group: "moving", entur: entur)

@@ -98,9 +98,9 @@ extension KafkaWorkerTests {
         let cluster = try Self.cluster(brokers: 1)
         let t0: Int64 = 1_795_132_800_000
         let (users, messages) = Self.laggingTraffic(t0: t0)
-        let publisher = try KafkaPublisher(bootstrap: cluster.bootstrapServers)
-        for m in messages { try publisher.publish(m) }
-        try publisher.finish()
+        let producer = try KafkaProducer(configuration: .eventLog(bootstrapServers: cluster.bootstrapServers))
+        for m in messages { try await producer.send(m) }
+        try await producer.flush()
 
         // The group has applied each partition's first message.
         let store = MemoryStore()

@@ -27,10 +27,10 @@ struct TopicReaderTests {
         common, [MessageHeader("content-type", nil)], [MessageHeader("content-type", [])],
     ]
 
-    /// Every message of the topic `headers`, read by a reader closed (and released) before the
-    /// caller looks at them.
-    static func readAll(_ cluster: MockCluster, count total: Int) throws -> [SourceMessage] {
-        let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["headers"])
+    /// Every message of `topic`, read by a reader closed (and released) before the caller looks at
+    /// them.
+    static func readAll(_ cluster: MockCluster, topic: String = "headers", count total: Int) throws -> [SourceMessage] {
+        let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: [topic])
         defer { reader.close() }
         try reader.start()
         var read: [SourceMessage] = []
@@ -47,17 +47,18 @@ struct TopicReaderTests {
     /// must neither lose them nor destroy the client while its messages live — and the second read
     /// gives the first's list. Null keys, tombstones and empty values come as they went; a message
     /// changed after it was read keeps what was not changed.
-    @Test func headersAreDeliveredAsProduced() throws {
+    @Test func headersAreDeliveredAsProduced() async throws {
         let (common, lists) = (Self.common, Self.lists)
         let cluster = try MockCluster(brokers: 1)
         try cluster.createTopic("headers", partitions: 1)
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers))
         for (i, headers) in lists.enumerated() {
-            try producer.produce(topic: "headers", key: Array("k\(i)".utf8), value: Array("v\(i)".utf8), headers: headers, timestamp: 1000 + Int64(i))
+            try await producer.send(
+                SourceMessage(topic: "headers", key: Array("k\(i)".utf8), value: Array("v\(i)".utf8), headers: headers, timestamp: 1000 + Int64(i)))
         }
         let odd: [(key: [UInt8]?, value: [UInt8]?)] = [(nil, Array("no key".utf8)), (Array("tomb".utf8), nil), (Array("empty".utf8), []), (nil, nil)]
-        for m in odd { try producer.produce(topic: "headers", key: m.key, value: m.value, headers: common, timestamp: 5000) }
-        try producer.flush()
+        for m in odd { try await producer.send(SourceMessage(topic: "headers", key: m.key, value: m.value, headers: common, timestamp: 5000)) }
+        try await producer.flush()
         let total = lists.count + odd.count
 
         let read = try Self.readAll(cluster, count: total)
@@ -91,16 +92,16 @@ struct TopicReaderTests {
     /// The poll thread hands messages over in chunks: every message comes exactly once, in offset
     /// order within its partition, and the reader is caught up only once all have come. A reader
     /// closed with polled messages it never took returns (they are destroyed, not waited on).
-    @Test func everyMessageOnceInPartitionOrderThenCaughtUp() throws {
+    @Test func everyMessageOnceInPartitionOrderThenCaughtUp() async throws {
         let partitions = 3
         let count = 3000
         let cluster = try MockCluster(brokers: 1)
         try cluster.createTopic("chunks", partitions: partitions)
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers))
         for i in 0..<count {
-            try producer.produce(topic: "chunks", key: Array("key-\(i % 97)".utf8), value: Array("\(i)".utf8), headers: [], timestamp: nil)
+            try await producer.send(SourceMessage(topic: "chunks", key: Array("key-\(i % 97)".utf8), value: Array("\(i)".utf8)))
         }
-        try producer.flush()
+        try await producer.flush()
 
         let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: ["chunks"])
         defer { reader.close() }

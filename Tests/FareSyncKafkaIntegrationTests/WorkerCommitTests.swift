@@ -11,7 +11,7 @@ import Testing
 /// the file's write lock to others.
 @Suite(.serialized) struct WorkerCommitTests {
     @Test func aRunningWorkerCommitsWhatItAppliedOnceIdle() async throws {
-        let (cluster, messages) = try KafkaWorkerTests.clusterWithTraffic(brokers: 1, users: 40, seed: 12)
+        let (cluster, messages) = try await KafkaWorkerTests.clusterWithTraffic(brokers: 1, users: 40, seed: 12)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("faresync-commit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
