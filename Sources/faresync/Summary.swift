@@ -2,6 +2,7 @@ import FareSyncEvents
 import FareSyncReplay
 import FareSyncStore
 import Foundation
+import Synchronization
 
 /// The summary `replay` and `demo` print.
 enum SummaryText {
@@ -33,12 +34,12 @@ enum SummaryText {
 }
 
 /// A progress line on standard error, redrawn at most every half second, only on a terminal.
-final class ProgressLine: @unchecked Sendable {
+final class ProgressLine: Sendable {
     private let label: String
     private let enabled = isatty(2) == 1
-    private let lock = NSLock()
-    private var last = ContinuousClock.now
-    private var shown = false
+    /// When the line was last drawn, and whether it was: callers on several threads (a replay's
+    /// progress callback) redraw it, one at a time.
+    private let drawn = Mutex((last: ContinuousClock.now, shown: false))
     private let started = ContinuousClock.now
 
     init(label: String) { self.label = label }
@@ -58,18 +59,17 @@ final class ProgressLine: @unchecked Sendable {
     /// Redraws the line with `text` (given the seconds since the start), at most every half second.
     private func show(_ text: (Double) -> String) {
         guard enabled else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        let now = ContinuousClock.now
-        guard now - last >= .milliseconds(500) else { return }
-        last = now
-        shown = true
-        FileHandle.standardError.write(Data("\r\(label): \(text((now - started).seconds))   ".utf8))
+        drawn.withLock { drawn in
+            let now = ContinuousClock.now
+            guard now - drawn.last >= .milliseconds(500) else { return }
+            drawn = (now, true)
+            FileHandle.standardError.write(Data("\r\(label): \(text((now - started).seconds))   ".utf8))
+        }
     }
 
     func finish() {
-        lock.lock()
-        defer { lock.unlock() }
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        drawn.withLock { drawn in
+            if drawn.shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        }
     }
 }
