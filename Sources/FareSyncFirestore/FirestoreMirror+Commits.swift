@@ -48,7 +48,10 @@ extension FirestoreMirror {
             .update(
                 endpoint.name(Self.positionPaths[lane]), fields: ["position": .integer(covered), "feed": .string(attached.identity)],
                 precondition: JSONObject([precondition])))
-        let answer = Task.detached { [client, all] in try await client.commit(all) }
+        // An unstructured task, not a child task: the commit stays in flight after this call and
+        // after `step()`, which lands it in a later call (oldest first), and a child task cannot
+        // outlive the call that starts it. `answer(of:)` passes cancellation on to it.
+        let answer = Task { [client, all] in try await client.commit(all) }
         var paths = Set(writes.map(\.change.path))
         if let refusal { paths.insert(refusal.change.path) }
         return InFlight(writes: writes, refusal: refusal, lane: lane, end: end, covered: covered, paths: paths, answer: answer)

@@ -246,7 +246,9 @@ public actor FirestoreMirror: Service {
             try await register(force: false)
             return 0
         }
-        readAhead = (last, Task.detached { [store, endpoint = client.endpoint] in try await Self.page(of: store, after: last, endpoint: endpoint) })
+        // An unstructured task, not a child task: the next `step()` takes the page, and a child
+        // task cannot outlive the call that starts it. A failure cancels it (`landOldest`).
+        readAhead = (last, Task { [store, endpoint = client.endpoint] in try await Self.page(of: store, after: last, endpoint: endpoint) })
         let sent = launch(writes[...], refusal: nil)
         inFlight.append(sent)
         if inFlight.count > 1 { _ = try await landOldest() }
