@@ -12,7 +12,9 @@ struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
 
-    /// Runs `query` and returns every row.
+    /// Runs `query` and returns every row, waiting for them on the calling thread
+    /// (`EventLoopFuture.wait()`): by design, the transaction body is synchronous and runs on a
+    /// thread of NIO's thread pool, which is there to be blocked (see the type's comment).
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
         // A query sent on a connection that is already closed gets no answer: fail it here.

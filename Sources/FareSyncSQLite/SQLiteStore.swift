@@ -48,6 +48,10 @@ public final class SQLiteStore: DocumentStore {
     /// Opens the pool, waiting out another process that is opening the same new store: switching a
     /// new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once there instead
     /// of calling the busy handler. Retried for as long as a lock is otherwise waited for (10 s).
+    ///
+    /// Synchronous by design: so is `init(path:)`, like the GRDB `DatabasePool` it opens, which
+    /// blocks its caller on the file. Each retry therefore waits on the calling thread
+    /// (`Thread.sleep`), and only while another process is creating the same file.
     static func openPool(path: String) throws -> DatabasePool {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
