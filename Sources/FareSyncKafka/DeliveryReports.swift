@@ -102,15 +102,16 @@ final class DeliveryReports: Sendable {
     }
 
     /// Serves one event of librdkafka's background thread, and destroys it: a batch of delivery
-    /// reports, or an error (a broker that failed), which it logs as `rd_kafka_poll` would.
+    /// reports, or an error (a broker that failed), which it logs as librdkafka logs an error it
+    /// serves on that thread.
     func serve(_ event: OpaquePointer, of client: OpaquePointer?) {
         switch rd_kafka_event_type(event) {
         case RD_KAFKA_EVENT_DR:
             settle(event)
         case RD_KAFKA_EVENT_ERROR:
             if logsErrors, let client {
-                let text = "\(String(cString: rd_kafka_name(client))): \(String(cString: rd_kafka_event_error_string(event)))"
-                rd_kafka_log_print(client, 3, "ERROR", text)
+                let error = String(cString: rd_kafka_event_error_string(event))
+                rd_kafka_log_print(client, 3, "ERROR", "[thrd:background]: \(String(cString: rd_kafka_name(client))): \(error)")
             }
             rd_kafka_event_destroy(event)
         default:
