@@ -56,9 +56,11 @@ check: setup lint
 	$(SWIFT) build --build-tests
 	bash Tests/lib/with_postgres.sh $(SWIFT) test --skip-build
 
-## The code is formatted as .swift-format says (`make format` formats it).
+## The code is formatted as .swift-format says (`make format` formats it), and the layout's rules
+## hold (Tests/lib/layout_rules.py: file and function lengths, the README, links, no build output).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
+	python3 Tests/lib/layout_rules.py
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Fuzz Package.swift

@@ -10,8 +10,7 @@
   a heading of that file (GitHub's anchors: lowercased, punctuation dropped, spaces to hyphens);
 - no build output committed (.build, .build-*, __pycache__, *.pyc).
 
-Prints each breach as `path:line: what` and exits 1 when there is any. Not yet part of `make lint`:
-three parser functions (JSONParser, LogLineScanner) are over 60 lines.
+Prints each breach as `path:line: what` and exits 1 when there is any. `make lint` runs it.
 
 Usage: python3 Tests/lib/layout_rules.py [ROOT]
 """
