@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncEvents
+import FareSyncKafka
 import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of
@@ -223,6 +224,14 @@ struct Bench: AsyncParsableCommand {
         let floorRate = rate(events, floorTime)
         let (_, checkpointedFloorTime) = try await ReplayBench.rawFloor(finalDocumentsOf: store, directory: run.dir, checkpointer: true)
         let checkpointedFloorRate = rate(events, checkpointedFloorTime)
+        let options = WorkerOptions(bootstrap: broker.bootstrap)
+        let writes = try ContractFloor.writes(ofLog: first)
+        let contractFloorTime = try await ContractFloor.sqlite(
+            writes, eventsPerTransaction: options.batchSize * options.batchesPerCommit, path: run.dir + "/contract-floor.sqlite")
+        let contractFloorRate = rate(writes.count, contractFloorTime)
+        let consumed = Int(try Self.workerSummary(run.dir + "/worker-1.err").messages)
+        guard consumed == writes.count else { throw BenchError("the worker consumed \(consumed) messages, the contract floor wrote \(writes.count)") }
+        let contractRatio = workerRate / contractFloorRate
         try produce(run, second, to: broker.bootstrap)
         sync()
         let steady = try Child.run(worker, standardErrorFile: run.dir + "/worker-2.err")
@@ -232,8 +241,12 @@ struct Bench: AsyncParsableCommand {
         run.say(
             String(
                 format:
-                    "  %d events, %d partitions per topic: worker %8.0f events/s, raw GRDB upserts of its %d final documents %8.0f events/s   worker_ratio %.3f (goal >= 0.3)",
-                events, partitions, workerRate, documents, floorRate, ratio))
+                    "  %d events, %d partitions per topic: worker %8.0f events/s, the contract floor (GRDB, %d events a transaction) %8.0f events/s   worker_ratio %.3f (goal >= 0.5)",
+                events, partitions, workerRate, options.batchSize * options.batchesPerCommit, contractFloorRate, contractRatio))
+        run.say(
+            String(
+                format: "  raw GRDB upserts of its %d final documents %8.0f events/s   worker_final_ratio %.3f",
+                documents, floorRate, ratio))
         run.say(
             String(
                 format: "  the same floor with the store's Checkpointer %8.0f events/s   worker against it %.3f", checkpointedFloorRate,
@@ -242,7 +255,8 @@ struct Bench: AsyncParsableCommand {
             String(
                 format: "  a second backlog of %d events on top: worker %8.0f events/s   against the same floor %.3f", more, steadyRate,
                 steadyRate / floorRate))
-        run.field("worker_ratio", "%.3f", ratio)
+        run.field("worker_ratio", "%.3f", contractRatio)
+        run.field("worker_final_ratio", "%.3f", ratio)
         run.field("worker_steady_ratio", "%.3f", steadyRate / floorRate)
         for path in [first, second] { try? FileManager.default.removeItem(atPath: path) }
     }
