@@ -61,15 +61,18 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Rounds of the worker with and without --firestore, taking turns (best of each).") var firestoreWorkerRounds = 5
     @Option(help: "Seconds of each wrk run of the HTTP benchmark.") var httpSeconds = 5
     @Option(help: "Rounds of the HTTP benchmark, health route and authenticated route taking turns (best of each).") var httpRounds = 3
+    @Option(help: "Users of each claims-latency run, one after another.") var latencyUsers = 200
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
     @Option(
-        help: "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http, postgres (default: all).")
+        help:
+            "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http, postgres, latency (default: all)."
+    )
     var parts = Part.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Part: String, CaseIterable {
-        case consumer, worker, replay, memory, e2e, firestore, http, postgres
+        case consumer, worker, replay, memory, e2e, firestore, http, postgres, latency
     }
 
     /// What the parts share: the executable, the working directory, and the BENCH line's fields so far.
@@ -112,6 +115,7 @@ struct Bench: AsyncParsableCommand {
         }
         if chosen.contains(.http) { try http(run) }
         if chosen.contains(.postgres) { try await postgresDrain(run) }
+        if chosen.contains(.latency) { try await latency(run) }
         run.say("BENCH " + run.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
     }
 
