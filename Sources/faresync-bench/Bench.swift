@@ -62,6 +62,8 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Seconds of each wrk run of the HTTP benchmark.") var httpSeconds = 5
     @Option(help: "Rounds of the HTTP benchmark, health route and authenticated route taking turns (best of each).") var httpRounds = 3
     @Option(help: "Users of each claims-latency run, one after another.") var latencyUsers = 200
+    @Option(help: "Purchases of the seed-latency run.") var latencyPurchases = 200
+    @Option(help: "Users buying at once in the seed-latency run.") var latencyBuyers = 20
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
