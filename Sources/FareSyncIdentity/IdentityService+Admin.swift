@@ -17,6 +17,7 @@ extension IdentityService {
             user.passwordHash = try await passwords.hash(password)
         }
         user.displayName = displayName
+        if let phoneNumber, !Self.isPhoneNumber(phoneNumber) { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
         user.phoneNumber = phoneNumber
         user.disabled = disabled
         try await create(user, refreshToken: nil)
@@ -91,6 +92,8 @@ extension IdentityService {
         try await store.write { tx in
             guard let user = try Self.user(uid, in: tx) else { throw IdentityError("USER_NOT_FOUND") }
             if let email = user.email { try tx.setRecord(IdentityUser.emailKind, Self.emailKey(email), nil) }
+            if let phone = user.phoneNumber { try tx.setRecord(IdentityUser.phoneKind, phone, nil) }
+            for identity in user.federated { try tx.setRecord(IdentityUser.federatedKind, identity.indexKey, nil) }
             try tx.setRecord(IdentityUser.recordKind, uid, nil)
             try tx.setRecord(IdentityUser.deletedKind, uid, .int(now / 1000))
         }

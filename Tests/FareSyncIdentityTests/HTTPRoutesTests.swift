@@ -14,7 +14,7 @@ import Testing
 /// OpenAPI document says, and what a refused request leaves unpublished.
 @Suite struct HTTPRoutesTests {
     struct Server {
-        let fixture = IdentityFixture()
+        let fixture: IdentityFixture
         var store: MemoryStore { fixture.store }
         var clock: TestClock { fixture.clock }
         var publisher: CountingPublisher { fixture.publisher }
@@ -22,7 +22,8 @@ import Testing
         var tickets: TicketService { fixture.tickets }
         let application: Application<RouterResponder<ServiceRequestContext>>
 
-        init(admin: AdminAccess = AdminAccess(token: nil)) {
+        init(admin: AdminAccess = AdminAccess(token: nil), fixture: IdentityFixture = IdentityFixture()) {
+            self.fixture = fixture
             let services = HTTPServices(
                 identity: fixture.identity, tickets: fixture.tickets, verifier: fixture.identity.verifier(), admin: admin)
             application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(fixture.store), services: services).build(

@@ -1,0 +1,37 @@
+import FareSyncIdentity
+
+/// The body of `accounts:sendVerificationCode`: Google's `SendVerificationCodeRequest`. The
+/// `recaptchaToken` (and the iOS receipt) the SDKs send are accepted and not read.
+struct SendVerificationCodeRequest: Codable, Sendable {
+    var phoneNumber: String?
+}
+
+extension SendVerificationCodeRequest {
+    init(from decoder: any Decoder) throws {
+        let body = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(phoneNumber: body.tolerant(.phoneNumber))
+    }
+}
+
+/// Its answer: Google's `SendVerificationCodeResponse`, the session the code belongs to.
+struct SendVerificationCodeResponse: JSONResponse, Codable, Sendable {
+    var sessionInfo: String
+}
+
+/// The codes not sent, as the Auth emulator's own REST API lists them
+/// (`GET /emulator/v1/projects/P/verificationCodes`).
+struct VerificationCodesResponse: JSONResponse, Codable, Sendable {
+    struct Code: Codable, Sendable {
+        var code: String
+        var phoneNumber: String
+        var sessionInfo: String
+    }
+
+    var verificationCodes: [Code]
+}
+
+extension VerificationCodesResponse {
+    init(_ codes: [VerificationCode]) {
+        self.init(verificationCodes: codes.map { Code(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo) })
+    }
+}
