@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The HTTP services against independent clients: Google's Firebase Admin SDK for Python and PyJWT
 # for the identity service, a scripted app (Python requests) doing the seed flow for 50 users at
-# once, and a token security matrix made with PyJWT and the test's own keys. The store the flow
+# once and signing in every way the app does, and a token security matrix made with PyJWT and the test's own keys. The store the flow
 # leaves must equal a replay of the traffic the server published.
 #
 # usage: check_http.sh FARESYNC
@@ -63,6 +63,20 @@ check "every user's documents follow SPEC 3.4 (paid: contract, cancelled: nothin
 "$FARESYNC" export --store "sqlite:$WORK/replayed.sqlite" --out "$WORK/replayed.jsonl"
 check "the served store's export equals a replay of the published traffic ($(wc -l < "$WORK/published.jsonl") messages)" \
   same "$WORK/served.jsonl" "$WORK/replayed.jsonl"
+
+# Every way in, as the app's SDK calls it: a phone number linked to an anonymous user who bought a
+# ticket, the number on a second device, Google, Apple, a custom token; one user-created per user.
+start_server "sqlite:$WORK/signin.sqlite" "$WORK/signin.jsonl"
+check "sign in as the app does: anonymous, phone linked, a second device, Google, Apple, a custom token" \
+  python3 "$HERE/sign_in_flow.py" "http://127.0.0.1:$PORT" "$WORK/signin.jsonl" "$WORK/signin-uid.txt"
+stop_server
+linked_contract() {
+  "$FARESYNC" export --store "sqlite:$WORK/signin.sqlite" --out "$WORK/signin-export.jsonl"
+  nonempty "$WORK/signin-uid.txt" "$WORK/signin-export.jsonl" || return 1
+  grep -q "\"customers/$(cat "$WORK/signin-uid.txt")/fareContracts/" "$WORK/signin-export.jsonl" \
+    && echo "the fare contract is under the linked user's uid $(cat "$WORK/signin-uid.txt")"
+}
+check "the ticket the anonymous user bought is the phone user's fare contract" linked_contract
 
 # With a broker: serve publishes to Kafka and a worker applies; the export equals a replay of the
 # recorded topics.
