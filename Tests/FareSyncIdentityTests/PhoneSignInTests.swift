@@ -37,6 +37,8 @@ import Testing
         let server = HTTPRoutesTests.Server()
         try await server.application.test(.router) { client in
             let api = API(client: client)
+            let recaptcha = try await api.get("/identitytoolkit.googleapis.com/v1/recaptchaParams")
+            #expect(recaptcha.body["recaptchaSiteKey"]?.stringValue?.hasPrefix("Fake-key") == true, "recaptchaParams answered \(recaptcha.status)")
             let first = try await Self.signIn(api, try await Self.code(api))
             #expect(first.status == 200)
             #expect(first.body["isNewUser"] == .bool(true))

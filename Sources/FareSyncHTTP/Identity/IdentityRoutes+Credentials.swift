@@ -14,6 +14,7 @@ extension IdentityRoutes {
             var request = request
             return try await signInWithPhoneNumber(&request, client: context.clientAddress)
         }
+        v1.get("recaptchaParams") { _, _ in RecaptchaParamsResponse() }
         v1.post("accounts:signInWithIdp") { request, _ in
             var request = request
             return try await signInWithIdp(&request)

@@ -18,6 +18,15 @@ struct SendVerificationCodeResponse: JSONResponse, Codable, Sendable {
     var sessionInfo: String
 }
 
+/// The answer of `GET …/v1/recaptchaParams`, which an SDK asks before it shows a reCAPTCHA:
+/// Google's `GetRecaptchaParamResponse` with the emulator's plainly fake values, since no
+/// reCAPTCHA is checked (an SDK in emulator mode does not show one).
+struct RecaptchaParamsResponse: JSONResponse, Codable, Sendable {
+    var kind = "identitytoolkit#GetRecaptchaParamResponse"
+    var recaptchaStoken = "This-is-a-fake-token__Dont-send-this-to-the-Recaptcha-service__The-Auth-Emulator-does-not-support-Recaptcha"
+    var recaptchaSiteKey = "Fake-key__Do-not-send-this-to-Recaptcha_"
+}
+
 /// The codes not sent, as the Auth emulator's own REST API lists them
 /// (`GET /emulator/v1/projects/P/verificationCodes`).
 struct VerificationCodesResponse: JSONResponse, Codable, Sendable {
