@@ -34,6 +34,10 @@ extension IdentityService {
         public var validSince: Int64?
         /// The whole set of custom claims, replacing the user's.
         public var customClaims: JSONObject?
+        /// A phone number for the user (`PHONE_NUMBER_EXISTS` when another user has it).
+        public var phoneNumber: String?
+        /// Takes the user's phone number away (`deleteProvider: ["phone"]`).
+        public var removesPhoneNumber = false
         public init() {}
     }
 
@@ -44,6 +48,7 @@ extension IdentityService {
         if let claims = update.customClaims { try Self.check(claims) }
         if let email = update.email { _ = try Self.validEmail(email) }
         if let password = update.password { try Self.checkNewPassword(password) }
+        if let phone = update.phoneNumber, !Self.isPhoneNumber(phone) { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
         let newHash = try await update.password.asyncMap { try await passwords.hash($0) }
         let now = clock.milliseconds()
         let refreshToken = newSession ? Hex.random(bytes: 32) : nil
@@ -64,6 +69,7 @@ extension IdentityService {
                 user.passwordHash = newHash
                 user.revoke(validSince: now / 1000, now: now)
             }
+            try Self.change(phone: update.phoneNumber, removing: update.removesPhoneNumber, of: &user, in: tx)
             if let name = update.displayName { user.displayName = name }
             if let disabled = update.disabled { user.disabled = disabled }
             if let validSince = update.validSince { user.revoke(validSince: validSince, now: now) }
@@ -85,6 +91,17 @@ extension IdentityService {
         forget(uid)
         guard let refreshToken else { return (updated, nil) }
         return (updated, try await session(for: updated, refreshToken: refreshToken, authTime: now / 1000))
+    }
+
+    /// Gives the user `phone`, or takes its number away, keeping the numbers' index.
+    static func change(phone: String?, removing: Bool, of user: inout IdentityUser, in tx: any StoreTransaction) throws {
+        if removing, let previous = user.phoneNumber {
+            try tx.setRecord(IdentityUser.phoneKind, previous, nil)
+            user.phoneNumber = nil
+        }
+        guard let phone, phone != user.phoneNumber else { return }
+        if let owner = try tx.record(IdentityUser.phoneKind, phone)?.stringValue, owner != user.uid { throw IdentityError("PHONE_NUMBER_EXISTS") }
+        try attach(phone: phone, to: &user, in: tx)
     }
 
     public func delete(uid: String) async throws {

@@ -106,6 +106,15 @@ import Testing
             #expect(bad.error == "INVALID_PHONE_NUMBER : Invalid format.")
             // The user the Admin API made is the one the number signs in.
             #expect(try await Self.signIn(api, try await Self.code(api)).body["localId"]?.stringValue == "phone-1")
+            _ = try await api.call("projects/demo-faresync/accounts", ["localId": "phone-2"], admin: true)
+            let update = "projects/demo-faresync/accounts:update"
+            #expect(try await api.call(update, ["localId": "phone-2", "phoneNumber": Self.number], admin: true).error == "PHONE_NUMBER_EXISTS")
+            #expect(try await api.call(update, ["localId": "phone-2", "phoneNumber": "+4790000002"], admin: true).status == 200)
+            #expect(try await Self.signIn(api, try await Self.code(api, "+4790000002")).body["localId"]?.stringValue == "phone-2")
+            let removal = #"{"localId":"phone-2","deleteProvider":["phone"]}"#
+            _ = try await api.post("/identitytoolkit.googleapis.com/v1/" + update, removal, admin: true)
+            let gone = try await api.call("projects/demo-faresync/accounts:lookup", ["phoneNumber": "+4790000002"], admin: true)
+            #expect(gone.body["users"] == nil, "a removed number still finds its user")
             _ = try await api.call("projects/demo-faresync/accounts:delete", ["localId": "phone-1"], admin: true)
             let lookup = try await api.call("projects/demo-faresync/accounts:lookup", ["phoneNumber": Self.number], admin: true)
             #expect(lookup.body["users"] == nil, "a deleted user is still found by its number")

@@ -132,6 +132,10 @@ try:
     check(False, "an unknown phone number is not found")
 except auth.UserNotFoundError:
     check(True, "an unknown phone number is not found (UserNotFoundError)")
+auth.update_user("admin-user-08", phone_number="+4791234568")
+check(auth.get_user_by_phone_number("+4791234568").uid == "admin-user-08", "update_user sets a phone number")
+auth.update_user("admin-user-08", phone_number=auth.DELETE_ATTRIBUTE)
+check(auth.get_user("admin-user-08").phone_number is None, "update_user removes it (DELETE_ATTRIBUTE)")
 status, sent = post("/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode", {"phoneNumber": "+4791234567"})
 with urllib.request.urlopen(f"{base}/emulator/v1/projects/{project}/verificationCodes") as response:
     code = next(c["code"] for c in json.load(response)["verificationCodes"] if c["sessionInfo"] == sent.get("sessionInfo"))

@@ -143,6 +143,8 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         changes.displayName = body.displayName
         if admin {
             changes.disabled = body.disableUser
+            changes.phoneNumber = body.phoneNumber
+            changes.removesPhoneNumber = body.deleteProvider.contains("phone")
             if let since = body.validSince {
                 guard let seconds = since.value, IdentityUser.validSinceRange.contains(seconds) else { throw IdentityError("INVALID_VALID_SINCE") }
                 changes.validSince = seconds
