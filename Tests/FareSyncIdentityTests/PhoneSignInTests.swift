@@ -156,6 +156,31 @@ import Testing
         }
     }
 
+    /// Two anonymous users racing to link one number: one gets it, the other `PHONE_NUMBER_EXISTS`.
+    @Test func twoUsersRacingToLinkOneNumberLinkItOnce() async throws {
+        let server = HTTPRoutesTests.Server()
+        try await server.application.test(.router) { client in
+            let api = API(client: client)
+            for round in 0..<10 {
+                let number = "+4792\(String(format: "%06d", round))"
+                var links: [(idToken: String, code: (sessionInfo: String, code: String))] = []
+                for _ in 0..<2 {
+                    let user = try await api.call("accounts:signUp", [:])
+                    links.append((try #require(user.body["idToken"]?.stringValue), try await Self.code(api, number)))
+                }
+                let answers = try await withThrowingTaskGroup(of: API.Answer.self) { group in
+                    for link in links { group.addTask { try await Self.signIn(api, link.code, idToken: link.idToken) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(answers.filter { $0.status == 200 }.count == 1, "round \(round): \(answers.map(\.status))")
+                #expect(answers.filter { $0.error == "PHONE_NUMBER_EXISTS" }.count == 1, "round \(round)")
+                let owner = try await api.call("projects/demo-faresync/accounts:lookup", ["phoneNumber": number], admin: true)
+                #expect(owner.body["users"]?.arrayValue?.count == 1)
+            }
+            #expect(await server.fixture.usersCreated() == 20, "linking published user-created events")
+        }
+    }
+
     /// One code raced by many requests signs in once; two codes for a new number raced make one user.
     @Test func aCodeSignsInOnceAndANumberMakesOneUserUnderRacingRequests() async throws {
         let server = HTTPRoutesTests.Server()
