@@ -60,6 +60,9 @@ import Testing
                 lookup.body["users"]?.arrayValue?.first?["providerUserInfo"]?.arrayValue?.first { $0["providerId"] == .string(provider) })
             #expect(info["rawId"] == .string("sub-1"))
             #expect(lookup.body["users"]?.arrayValue?.first?["email"] == .string("ada@example.com"))
+            let federated = #"{"federatedUserId":[{"providerId":"\#(provider)","rawId":"sub-1"}]}"#
+            let byProvider = try await api.post("/identitytoolkit.googleapis.com/v1/projects/demo-faresync/accounts:lookup", federated, admin: true)
+            #expect(byProvider.body["users"]?.arrayValue?.first?["localId"]?.stringValue == uid)
         }
     }
 
