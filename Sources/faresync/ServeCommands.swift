@@ -101,6 +101,10 @@ struct ServeOptions: ParsableArguments {
         inversion: .prefixedNo,
         help: "Take unsigned custom tokens (alg none), as the Auth emulator does and the Admin SDKs mint against it; signed ones always.")
     var acceptUnsignedCustomTokens = true
+    @Flag(help: "Serve an OAuth 2.0 provider (PKCE S256) at /oauth/authorize and /oauth/token, standing for the seeds' external accounts.")
+    var oauthProvider = false
+    @Option(help: "The OAuth provider's client id.") var oauthClientId = "faresync-app"
+    @Option(help: "A redirect URI registered for the OAuth provider's client (repeatable).") var oauthRedirectUri: [String] = ["atb://oauth-callback"]
 
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
@@ -179,7 +183,12 @@ struct ServeOptions: ParsableArguments {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let http = HTTPApplication(
             readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { ProcessMetrics.text(registry) },
-            services: HTTPServices(identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken)),
+            services: HTTPServices(
+                identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken),
+                oauth: oauthProvider
+                    ? OAuthProvider(
+                        identity: identity, clientId: oauthClientId, redirectURIs: Set(oauthRedirectUri),
+                        issuer: (publicURL ?? "http://\(httpHost):\(httpPort)") + "/oauth") : nil),
             limits: serverLimits)
         let (host, port, project) = (httpHost, httpPort, project)
         let application = http.build(host: httpHost, port: httpPort, logger: logger) { channel in

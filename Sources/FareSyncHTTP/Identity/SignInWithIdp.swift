@@ -24,18 +24,8 @@ extension SignInWithIdpRequest {
         guard let uri = URLComponents(string: requestUri), uri.scheme != nil, uri.host != nil else { throw IdentityError("INVALID_REQUEST_URI") }
         var fields: [String: String] = [:]
         for item in uri.queryItems ?? [] { fields[item.name] = item.value ?? "" }
-        for (name, value) in Self.form(postBody ?? "") { fields[name] = value }
+        fields.merge(FormFields.parse(postBody ?? "")) { _, posted in posted }
         return fields
-    }
-
-    /// Form fields (`a=1&b=2`), each decoded (`+` a space, percent escapes).
-    static func form(_ text: String) -> [(String, String)] {
-        text.split(separator: "&").compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
-            }
-            return parts.count == 2 ? (parts[0], parts[1]) : nil
-        }
     }
 }
 
