@@ -65,9 +65,10 @@ check "the served store's export equals a replay of the published traffic ($(wc 
   same "$WORK/served.jsonl" "$WORK/replayed.jsonl"
 
 # Every way in, as the app's SDK calls it: a phone number linked to an anonymous user who bought a
-# ticket, the number on a second device, Google, Apple, a custom token; one user-created per user.
-start_server "sqlite:$WORK/signin.sqlite" "$WORK/signin.jsonl"
-check "sign in as the app does: anonymous, phone linked, a second device, Google, Apple, a custom token" \
+# ticket, the number on a second device, Google, Apple, a custom token, the OAuth provider's code
+# flow with PKCE; one user-created per user.
+start_server "sqlite:$WORK/signin.sqlite" "$WORK/signin.jsonl" --oauth-provider --oauth-redirect-uri http://127.0.0.1/callback
+check "sign in as the app does: anonymous, phone linked, a second device, Google, Apple, a custom token, OAuth with PKCE" \
   python3 "$HERE/sign_in_flow.py" "http://127.0.0.1:$PORT" "$WORK/signin.jsonl" "$WORK/signin-uid.txt"
 stop_server
 linked_contract() {
@@ -115,7 +116,7 @@ check "the worker's export equals a replay of the recorded topics ($(cat "$WORK"
 # schemathesis against the live server's own /openapi.json: every response conforms to the
 # document and none is a 5xx, for the app's calls (with a valid ID token) and the Admin API's.
 if python3 -c "import schemathesis" 2> /dev/null; then
-  start_server "sqlite:$WORK/schema.sqlite" "$WORK/schema.jsonl" --issue-delay 0
+  start_server "sqlite:$WORK/schema.sqlite" "$WORK/schema.jsonl" --issue-delay 0 --oauth-provider
   TOKEN=$(curl -fs -X POST "http://127.0.0.1:$PORT/identitytoolkit.googleapis.com/v1/accounts:signUp" -d '{}' \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["idToken"])')
   CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance

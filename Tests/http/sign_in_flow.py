@@ -2,13 +2,17 @@
 an anonymous user buys a ticket, verifies a phone number (the code read from the emulator's
 verificationCodes list) and links it; a "second device" signs in with the same number and sees the
 same uid, claims and order. Google and Apple sign in twice with one provider user each and get one
-uid each; a custom token signs in its uid. The published log then holds one `auth.user.created`
-per user, none for a sign-in of a known user or a link.
+uid each; a custom token signs in its uid; the OAuth provider's code flow with PKCE (S256) ends in a
+Firebase session, and refuses a missing or wrong verifier, a reused code, an unregistered redirect.
+The published log then holds one `auth.user.created` per user, none for a sign-in of a known user
+or a link. The server runs with `--oauth-provider --oauth-redirect-uri http://127.0.0.1/callback`.
 
 Usage: python3 sign_in_flow.py BASE_URL PUBLISHED_LOG UID_FILE
 """
 import base64
+import hashlib
 import json
+import secrets
 import sys
 import time
 
@@ -122,6 +126,44 @@ custom = call("accounts:signInWithCustomToken", {"token": unsigned({
 check(custom.get("isNewUser") is True and claims(custom["idToken"]).get("role") == "driver", "a custom token signs in with its claims")
 uids.append("custom-flow-user")
 
+# The external account provider: the code flow with PKCE, then the Firebase session.
+REDIRECT = "http://127.0.0.1/callback"
+verifier = secrets.token_urlsafe(48)
+challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+request = {"response_type": "code", "client_id": "faresync-app", "redirect_uri": REDIRECT, "state": "xyz",
+           "code_challenge": challenge, "code_challenge_method": "S256"}
+
+
+def log_in(fields):
+    answer = requests.post(f"{base}/oauth/authorize", data={**fields, "username": "ada", "password": "pw"}, allow_redirects=False)
+    query = dict(p.split("=", 1) for p in answer.headers.get("Location", "?").split("?", 1)[1].split("&") if "=" in p)
+    return answer.status_code, query
+
+
+def exchange(code, code_verifier, redirect=REDIRECT):
+    fields = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": "faresync-app",
+              **({"code_verifier": code_verifier} if code_verifier else {})}
+    answer = requests.post(f"{base}/oauth/token", data=fields)
+    return answer.status_code, answer.json()
+
+
+page = requests.get(f"{base}/oauth/authorize", params=request)
+check(page.status_code == 200 and "<form" in page.text, f"the provider's login page ({page.status_code})")
+status, query = log_in(request)
+check(status == 303 and query.get("state") == "xyz" and "code" in query, f"logging in redirects back with a code ({status})")
+status, tokens = exchange(query.get("code", ""), verifier)
+check(status == 200 and "firebase_custom_token" in tokens and "id_token" in tokens, f"the code and verifier give the tokens ({status})")
+oauth = call("accounts:signInWithCustomToken", {"token": tokens.get("firebase_custom_token", ""), "returnSecureToken": True}).json()
+oauth_sub = claims(tokens["id_token"])["sub"] if "id_token" in tokens else None
+check(oauth.get("idToken") and claims(oauth["idToken"])["sub"] == oauth_sub, "the custom token ends in a Firebase session of the provider's user")
+check(exchange(query.get("code", ""), verifier)[1].get("error") == "invalid_grant", "a reused code is invalid_grant")
+check(exchange(log_in(request)[1].get("code", ""), None)[1].get("error") == "invalid_request", "no verifier is invalid_request")
+check(exchange(log_in(request)[1].get("code", ""), secrets.token_urlsafe(48))[1].get("error") == "invalid_grant", "a wrong verifier is invalid_grant")
+foreign = requests.post(f"{base}/oauth/authorize", data={**request, "redirect_uri": "https://attacker.example/cb", "username": "a", "password": "p"},
+                        allow_redirects=False)
+check(foreign.status_code == 400 and "Location" not in foreign.headers, f"an unregistered redirect URI is not redirected to ({foreign.status_code})")
+uids.append(oauth_sub)
+
 # Published: one user-created per user.
 time.sleep(0.5)
 created = []
@@ -135,4 +177,4 @@ with open(uid_file, "w") as out:
 if failures:
     print(f"{len(failures)} failed")
     sys.exit(1)
-print(f"sign-in flow: anonymous + phone link + second device, Google, Apple, custom token: {len(uids)} users, all checks passed")
+print(f"sign-in flow: anonymous + phone link + second device, Google, Apple, custom token, OAuth with PKCE: {len(uids)} users, all checks passed")

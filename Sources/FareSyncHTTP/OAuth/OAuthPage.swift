@@ -1,11 +1,13 @@
 import HTTPTypes
 
 /// The OAuth provider's login page and its error page: small HTML that loads nothing and runs no
-/// script, may not be framed, and is not cached. Every value written into it is escaped.
+/// script, may not be framed, and is not cached. Every value written into it is escaped. The
+/// policy sets no `form-action`: browsers apply it to the redirect that follows the login, which
+/// goes to the app's own redirect URI.
 enum OAuthPage {
     static let headers: HTTPFields = [
         .contentType: "text/html; charset=utf-8",
-        .contentSecurityPolicy: "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
         .xFrameOptions: "DENY",
         .referrerPolicy: "no-referrer",
         .cacheControl: "no-store",
