@@ -57,7 +57,7 @@ start_server "sqlite:$WORK/flow.sqlite" "$WORK/published.jsonl"
 check "the seed flow over HTTP for 50 users at once" python3 "$HERE/seed_flow.py" "http://127.0.0.1:$PORT" 50 "$WORK/outcomes.txt"
 stop_server
 "$FARESYNC" export --store "sqlite:$WORK/flow.sqlite" --out "$WORK/served.jsonl"
-check "every user's documents follow SPEC 3.4 (paid: contract, cancelled: nothing, declined: REJECT kept)" \
+check "every user's documents follow the reference's reservation rules (paid: contract, cancelled: nothing, declined: REJECT kept)" \
   python3 "$HERE/seed_outcomes.py" "$WORK/outcomes.txt" "$WORK/served.jsonl"
 "$FARESYNC" replay "$WORK/published.jsonl" --store "sqlite:$WORK/replayed.sqlite" > /dev/null 2>&1
 "$FARESYNC" export --store "sqlite:$WORK/replayed.sqlite" --out "$WORK/replayed.jsonl"
@@ -107,7 +107,7 @@ for topic in auth-users reservations fare-contracts; do
 done
 kill "$BROKER_PID" 2>/dev/null; wait "$BROKER_PID" 2>/dev/null || true
 "$FARESYNC" export --store "sqlite:$WORK/kafka.sqlite" --out "$WORK/kafka-served.jsonl"
-check "the worker's documents follow SPEC 3.4" python3 "$HERE/seed_outcomes.py" "$WORK/kafka-outcomes.txt" "$WORK/kafka-served.jsonl"
+check "the worker's documents follow the reference's reservation rules" python3 "$HERE/seed_outcomes.py" "$WORK/kafka-outcomes.txt" "$WORK/kafka-served.jsonl"
 "$FARESYNC" replay "$WORK"/rec-*.jsonl --store "sqlite:$WORK/kafka-replayed.sqlite" > /dev/null 2>&1
 "$FARESYNC" export --store "sqlite:$WORK/kafka-replayed.sqlite" --out "$WORK/kafka-replayed.jsonl"
 check "the worker's export equals a replay of the recorded topics ($(cat "$WORK"/rec-*.jsonl | wc -l) messages)" \

@@ -29,7 +29,7 @@ def check(condition, what):
 
 
 def expected_claims(uid):
-    """SPEC 3.1: the simulated Entur's ids, pure functions of the uid."""
+    """docs/reference.md#triggers (user created): the simulated Entur's ids, pure functions of the uid."""
     h = hashlib.sha256(uid.encode()).digest()
     return {"abt_id": "ATB:CustomerAccount:" + h[:8].hex(),
             "customer_number": 10_000_000 + int.from_bytes(h[8:16], "big") % 90_000_000}

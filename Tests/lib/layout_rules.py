@@ -3,7 +3,7 @@
 - no Swift file over 400 lines, and no function, initializer, deinitializer or subscript body over
   60 lines (counted from the line of its declaration to its closing brace; braces inside multi-line
   and raw string literals are not told apart from code);
-- no citation of the specification by section sign and number anywhere (the reference is cited
+- no citation of the specification by section sign or number anywhere (the reference is cited
   by its headings: docs/reference.md#…);
 - README.md at most 250 lines, none of them over 160 characters outside code blocks;
 - every relative link in README.md and docs/*.md names a file that exists and, with a #fragment,
@@ -21,8 +21,9 @@ import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
 MAX_FILE, MAX_FUNCTION, MAX_README, MAX_LINE = 400, 60, 250, 160
-# Spelled with an escape, so that this file does not cite what it looks for.
-SECTION_CITATION = "SPEC \u00a7"
+# A citation of the specification by section sign or number; spelled with an escape, so that this
+# file does not cite what it looks for.
+SECTION_CITATION = re.compile("SPEC (\u00a7|[0-9])")
 breaches = []
 
 
@@ -118,7 +119,7 @@ for path in files:
         except UnicodeDecodeError:
             continue
         for number, line in enumerate(text.split("\n"), 1):
-            if SECTION_CITATION in line:
+            if SECTION_CITATION.search(line):
                 breaches.append(f"{path}:{number}: a citation by section number (cite docs/reference.md#heading)")
 readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read().split("\n")
 if len(readme) - 1 > MAX_README:
