@@ -65,9 +65,9 @@ public final class WorkerStatus: Sendable {
 /// dispatcher a replay uses, storing the consumed positions in the same store transaction as the
 /// effects (docs/reference.md#delivery-and-determinism).
 ///
-/// One async task owns the consumer and runs on a thread of its own (`ThreadExecutor`), where it may
-/// wait inside `rd_kafka_consumer_poll`; a batch is applied on Swift's global executor while the
-/// next one is collected. On assignment it starts each partition from the position in the store; before
+/// One async task owns the consumer and reads its events (`KafkaConsumer.events`, polled on the
+/// consumer's own thread, which wakes the task when it waits); a batch is applied in a task of its
+/// own while the next one is collected. On assignment it starts each partition from the position in the store; before
 /// it answers a revocation, the batch in hand is applied (or, if that fails, abandoned with no
 /// effect). A graceful shutdown (SIGINT/SIGTERM via swift-service-lifecycle) applies what is in
 /// hand, closes the consumer and returns.
@@ -91,11 +91,7 @@ public final class KafkaWorker: Service, Sendable {
         try await withGracefulShutdownHandler {
             try await withTaskCancellationHandler {
                 defer { status.set(assigned: 0) }
-                let thread = ThreadExecutor(name: "faresync-consumer")
-                defer { thread.shutDown() }
-                try await withTaskExecutorPreference(thread) {
-                    try await WorkerLoop(worker: self).run()
-                }
+                try await WorkerLoop(worker: self).run()
             } onCancel: {
                 self.stop()
             }
@@ -169,11 +165,10 @@ final class WorkerLoop {
         defer { consumer.close() }
         try consumer.subscribe(options.topics)
         worker.log.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
-        while !worker.shouldStop {
-            // With nothing in hand, wait in librdkafka for the next message: this task runs on a
-            // thread of its own (`ThreadExecutor`).
-            switch consumer.poll(pending.isEmpty && inFlight == nil ? 100 : 0) {
-            case nil:
+        var events = consumer.events.makeAsyncIterator()
+        while !worker.shouldStop, let event = await events.next() {
+            switch event {
+            case .idle:
                 // Nothing more came: no backlog waits. Apply what is in hand, wait for it, and make
                 // what was applied durable and visible.
                 try await settle()
@@ -223,13 +218,13 @@ final class WorkerLoop {
         pending = []
         pendingBytes = 0
         let dispatcher = worker.dispatcher
-        let decoding = Task(executorPreference: globalConcurrentExecutor) { await dispatcher.readAhead(TriggerDispatcher.decode(batch)) }
+        let decoding = Task { await dispatcher.readAhead(TriggerDispatcher.decode(batch)) }
         try await finishInFlight()
         let group = options.group
         let log = worker.log
         inFlight = (
             batch.count, ContinuousClock.now,
-            Task(executorPreference: globalConcurrentExecutor) {
+            Task {
                 let decoded = await decoding.value
                 // A failing store is retried a few times before the worker gives up.
                 var attempt = 0
