@@ -120,15 +120,18 @@ struct AccountLoad {
             // The first worker's error, not another's cancellation that it caused.
             throw shared.failure ?? error
         }
-        // The events whose key disagreed with their account, in arrival order, through the store.
+        // The events whose key disagreed with their account, in arrival order, through the store:
+        // the worker loop over them, committing nothing (the load is one commit group).
         let setAside = shared.setAside.sorted { $0.sequence < $1.sequence }.map(\.message)
-        var start = 0
-        while start < setAside.count {
-            let end = min(start + options.batchSize, setAside.count)
-            let result = try await dispatcher.process(Array(setAside[start..<end]))
-            shared.observe(result.newestEventTime)
-            start = end
-        }
+        var loopOptions = WorkerLoopOptions()
+        loopOptions.batchSize = options.batchSize
+        loopOptions.batchesPerCommit = nil
+        loopOptions.sweepInterval = nil
+        loopOptions.attempts = 1
+        let loop = WorkerLoop(
+            source: MessageList(setAside), dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(),
+            batchApplied: { result, _ in shared.observe(result.newestEventTime) })
+        try await loop.run()
         let watermark = shared.watermark
         if let watermark { try await dispatcher.sweep(watermark: watermark) }
         return ReplayReport(messages: messages, outcomes: dispatcher.outcomes, watermark: watermark, loadedByAccount: true)

@@ -54,6 +54,12 @@ public final class InProcessQueue: Sendable {
     public func next(lane: Int, max: Int, maxBytes: Int = .max) async -> [Delivery]? {
         await lanes[lane].take(max: max, maxBytes: maxBytes)
     }
+
+    /// Like `next(lane:max:maxBytes:)`, without waiting: an empty array while the lane is empty
+    /// but not finished.
+    public func nextIfAny(lane: Int, max: Int, maxBytes: Int = .max) async -> [Delivery]? {
+        await lanes[lane].take(max: max, maxBytes: maxBytes, waiting: false)
+    }
 }
 
 /// A bounded single-consumer buffer with waiting on both sides: at most `capacity` items and
@@ -124,7 +130,9 @@ package final class Lane<Item: Sendable>: Sendable {
 
     private enum Step { case items([Item], [CheckedContinuation<Void, Never>]), done, wait }
 
-    package func take(max: Int, maxBytes: Int) async -> [Item]? {
+    /// Up to `max` items and `maxBytes` of them (at least one); waits for one unless `waiting` is
+    /// false (then an empty array while it is empty); nil once finished and drained.
+    package func take(max: Int, maxBytes: Int, waiting: Bool = true) async -> [Item]? {
         while true {
             let step: Step = state.withLock { s in
                 if s.count > 0 {
@@ -151,6 +159,7 @@ package final class Lane<Item: Sendable>: Sendable {
                 return out
             case .done: return nil
             case .wait:
+                guard waiting else { return [] }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLock { s -> Bool in
                         if s.count > 0 || s.finished { return true }
