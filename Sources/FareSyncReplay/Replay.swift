@@ -12,8 +12,8 @@ public enum ReplaySource: Sendable {
 
 /// How a replay runs.
 public struct ReplayOptions: Sendable {
-    /// In-process partitions per topic (consumer lanes), at least 1.
-    public var partitions: Int = 1
+    /// Lanes of the in-process queue, each read by a worker loop of its own, at least 1.
+    public var lanes: Int = 1
     /// 0: as fast as possible. Otherwise message timestamps are replayed this many times faster
     /// than they were recorded (1 = real time).
     public var speed: Double = 0
@@ -23,9 +23,9 @@ public struct ReplayOptions: Sendable {
     public var batchesPerCommit: Int = 16
 
     public init(
-        partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16
+        lanes: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16
     ) {
-        self.partitions = partitions
+        self.lanes = lanes
         self.speed = speed
         self.batchSize = batchSize
         self.batchesPerCommit = batchesPerCommit
@@ -79,7 +79,7 @@ public struct Replay: Sendable {
 
     private func runGrouped(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport {
         // Each lane holds two batches, so the reader fills the next while one is applied.
-        let queue = InProcessQueue(partitions: options.partitions, capacity: max(4096, 2 * options.batchSize))
+        let queue = InProcessQueue(lanes: options.lanes, capacity: max(4096, 2 * options.batchSize))
         let done = ReplayTally()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -91,7 +91,7 @@ public struct Replay: Sendable {
                     throw error
                 }
             }
-            for lane in 0..<options.partitions {
+            for lane in 0..<options.lanes {
                 group.addTask {
                     do {
                         try await self.consume(lane: lane, of: queue, done: done, progress: progress)
