@@ -90,7 +90,7 @@ let package = Package(
             name: "FareSyncReplay",
             dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline"]
         ),
-        // The load by account: an empty store filled from logs by partitions of accounts, through
+        // The load by account: an empty store filled from logs by shards of accounts, through
         // spill files, and the choice between it and the batch-by-batch replay (`ReplayOrLoad`).
         .target(
             name: "FareSyncLoad",
@@ -192,7 +192,6 @@ let package = Package(
                 "FareSyncStore",
                 "FareSyncPipeline",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
