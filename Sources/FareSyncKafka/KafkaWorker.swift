@@ -1,10 +1,7 @@
 import FareSyncEvents
 import FareSyncPipeline
-import FareSyncStore
-import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// How the worker runs.
 public struct WorkerOptions: Sendable {
