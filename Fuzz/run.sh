@@ -31,6 +31,11 @@ fi
 if [ "$status" != 0 ]; then
   echo "fuzz: the fuzzer exited with status $status:"; tail -20 .build-fuzz/last-run.log; exit 1
 fi
+# A build without coverage counters runs, finds nothing and grows no corpus: libFuzzer then says
+# no "cov:" at all.
+grep -q "INITED cov: [1-9]" .build-fuzz/last-run.log || { echo "fuzz: the fuzzer is not instrumented for coverage"; exit 1; }
+nm .build-fuzz/release/faresync-fuzz > .build-fuzz/symbols
+grep -q asan.module_ctor .build-fuzz/symbols || { echo "fuzz: the fuzzer is built without AddressSanitizer"; exit 1; }
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' .build-fuzz/last-run.log)
 [ "${runs:-0}" -gt 0 ] || { echo "fuzz: the fuzzer ran no input"; tail -20 .build-fuzz/last-run.log; exit 1; }
 echo "fuzz: $runs inputs run, corpus $(ls "$CORPUS" | wc -l) inputs"

@@ -28,7 +28,7 @@ struct APIErrors<Context: RequestContext>: RouterMiddleware {
             return try family == .firebase ? Self.firebase(error) : Self.ticket(error.status, error.message)
         } catch let refusal as TicketService.Refusal {
             return try Self.ticket(refusal.status, refusal.message, field: refusal.field)
-        } catch let refusal as JSONBody.Refusal {
+        } catch let refusal as JSONBody.UnreadableBody {
             switch family {
             case .firebase: return try Self.firebase(IdentityError("INVALID_JSON : body: \(refusal.message)", status: refusal.status))
             case .ticket: return try Self.ticket(refusal.status, refusal.message, field: "body")

@@ -37,6 +37,19 @@ public struct AdminAccess: Sendable {
         return originForm && Self.isLoopback(host: request.head.authority) ? .admin : .refused
     }
 
+    /// Whether the caller may read the test codes the server did not send (the phone numbers'
+    /// verification codes): the admin, or, without an admin token, as the emulator serves them,
+    /// any caller whose `Host` names the loopback interface.
+    public func mayReadTestCodes(_ request: Request) -> Bool {
+        switch verdict(request) {
+        case .admin: return true
+        case .refused: return false
+        case .app:
+            let originForm = request.head.path?.hasPrefix("/") ?? false
+            return token == nil && originForm && Self.isLoopback(host: request.head.authority)
+        }
+    }
+
     /// Whether a `Host` value names the loopback interface.
     static func isLoopback(host: String?) -> Bool {
         guard var host = host?.lowercased() else { return false }

@@ -17,6 +17,7 @@ extension IdentityService {
             user.passwordHash = try await passwords.hash(password)
         }
         user.displayName = displayName
+        if let phoneNumber, !Self.isPhoneNumber(phoneNumber) { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
         user.phoneNumber = phoneNumber
         user.disabled = disabled
         try await create(user, refreshToken: nil)
@@ -33,6 +34,10 @@ extension IdentityService {
         public var validSince: Int64?
         /// The whole set of custom claims, replacing the user's.
         public var customClaims: JSONObject?
+        /// A phone number for the user (`PHONE_NUMBER_EXISTS` when another user has it).
+        public var phoneNumber: String?
+        /// Takes the user's phone number away (`deleteProvider: ["phone"]`).
+        public var removesPhoneNumber = false
         public init() {}
     }
 
@@ -43,6 +48,7 @@ extension IdentityService {
         if let claims = update.customClaims { try Self.check(claims) }
         if let email = update.email { _ = try Self.validEmail(email) }
         if let password = update.password { try Self.checkNewPassword(password) }
+        if let phone = update.phoneNumber, !Self.isPhoneNumber(phone) { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
         let newHash = try await update.password.asyncMap { try await passwords.hash($0) }
         let now = clock.milliseconds()
         let refreshToken = newSession ? Hex.random(bytes: 32) : nil
@@ -63,6 +69,7 @@ extension IdentityService {
                 user.passwordHash = newHash
                 user.revoke(validSince: now / 1000, now: now)
             }
+            try Self.change(phone: update.phoneNumber, removing: update.removesPhoneNumber, of: &user, in: tx)
             if let name = update.displayName { user.displayName = name }
             if let disabled = update.disabled { user.disabled = disabled }
             if let validSince = update.validSince { user.revoke(validSince: validSince, now: now) }
@@ -86,11 +93,24 @@ extension IdentityService {
         return (updated, try await session(for: updated, refreshToken: refreshToken, authTime: now / 1000))
     }
 
+    /// Gives the user `phone`, or takes its number away, keeping the numbers' index.
+    static func change(phone: String?, removing: Bool, of user: inout IdentityUser, in tx: any StoreTransaction) throws {
+        if removing, let previous = user.phoneNumber {
+            try tx.setRecord(IdentityUser.phoneKind, previous, nil)
+            user.phoneNumber = nil
+        }
+        guard let phone, phone != user.phoneNumber else { return }
+        if let owner = try tx.record(IdentityUser.phoneKind, phone)?.stringValue, owner != user.uid { throw IdentityError("PHONE_NUMBER_EXISTS") }
+        try attach(phone: phone, to: &user, in: tx)
+    }
+
     public func delete(uid: String) async throws {
         let now = clock.milliseconds()
         try await store.write { tx in
             guard let user = try Self.user(uid, in: tx) else { throw IdentityError("USER_NOT_FOUND") }
             if let email = user.email { try tx.setRecord(IdentityUser.emailKind, Self.emailKey(email), nil) }
+            if let phone = user.phoneNumber { try tx.setRecord(IdentityUser.phoneKind, phone, nil) }
+            for identity in user.federated { try tx.setRecord(IdentityUser.federatedKind, identity.indexKey, nil) }
             try tx.setRecord(IdentityUser.recordKind, uid, nil)
             try tx.setRecord(IdentityUser.deletedKind, uid, .int(now / 1000))
         }

@@ -42,31 +42,39 @@ extension IdentityService {
         _ = standings.withLock { $0.removeValue(forKey: uid) }
     }
 
-    func sign(_ user: IdentityUser, authTime: Int64, extraClaims: JSONObject = JSONObject()) async throws -> String {
+    /// An ID token of `user`; `provider` is the way this session signed in, the user's own way
+    /// when nil.
+    func sign(_ user: IdentityUser, authTime: Int64, provider: String? = nil, extraClaims: JSONObject = JSONObject()) async throws -> String {
         var claims = try await claims(of: user)
         for (name, value) in extraClaims.members { claims[name] = value }
         let token = IDToken(
             project: project, uid: user.uid, issuedAt: clock.milliseconds() / 1000, authTime: authTime,
-            signInProvider: user.signInProvider, identities: user.identities, email: user.email, claims: claims)
-        let now = clock.milliseconds()
-        let signer: (kid: String, keys: JWTKeyCollection, read: Int64)
-        if let cached = signing.withLock({ $0 }), now - cached.read < 60_000 {
-            signer = cached
-        } else {
-            let ring = try await KeyRing.load(from: store, now: now)
-            signer = (ring.current.kid, try await ring.signer(), now)
-            let previous = signing.withLock { signing in
-                defer { signing = signer }
-                return signing?.kid
-            }
-            // A new key (a rotation): this service's verifiers learn it before its first token.
-            if previous != signer.kid { await ownKeys.invalidate() }
-        }
+            signInProvider: provider ?? user.signInProvider, identities: user.identities, email: user.email, claims: claims)
+        let signer = try await signer()
         return try await signer.keys.sign(token, kid: JWKIdentifier(string: signer.kid))
     }
 
+    /// The current signing key, read again a minute after it was read.
+    func signer() async throws -> (kid: String, keys: JWTKeyCollection, read: Int64) {
+        let now = clock.milliseconds()
+        if let cached = signing.withLock({ $0 }), now - cached.read < 60_000 { return cached }
+        let ring = try await KeyRing.load(from: store, now: now)
+        let signer = (ring.current.kid, try await ring.signer(), now)
+        let previous = signing.withLock { signing in
+            defer { signing = signer }
+            return signing?.kid
+        }
+        // A new key (a rotation): this service's verifiers learn it before its first token.
+        if previous != signer.0 { await ownKeys.invalidate() }
+        return signer
+    }
+
     /// A session of `user` with a refresh token already stored.
-    func session(for user: IdentityUser, refreshToken: String, authTime: Int64) async throws -> Session {
-        Session(idToken: try await sign(user, authTime: authTime), refreshToken: refreshToken, expiresIn: IDToken.lifetime, user: user)
+    func session(
+        for user: IdentityUser, refreshToken: String, authTime: Int64, provider: String? = nil, extraClaims: JSONObject = JSONObject()
+    ) async throws -> Session {
+        Session(
+            idToken: try await sign(user, authTime: authTime, provider: provider, extraClaims: extraClaims), refreshToken: refreshToken,
+            expiresIn: IDToken.lifetime, user: user)
     }
 }

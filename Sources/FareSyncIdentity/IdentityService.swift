@@ -47,6 +47,9 @@ public final class IdentityService: Sendable {
     public let passwords: PasswordHasher
     public let throttle: SignInThrottle
     public let deliveryWait: Duration
+    /// Whether `accounts:signInWithCustomToken` takes unsigned tokens (`alg: none`, or the claims
+    /// as JSON text), as the Auth emulator does and the Admin SDKs mint against an emulator.
+    public let acceptsUnsignedCustomTokens: Bool
     /// The current signing key, read again a minute after it was read (a `rotate-keys` by another
     /// process takes over within a minute).
     let signing: Mutex<(kid: String, keys: JWTKeyCollection, read: Int64)?> = Mutex(nil)
@@ -65,7 +68,7 @@ public final class IdentityService: Sendable {
     public init(
         project: String, store: any DocumentStore, relay: OutboxRelay, clock: IdentityClock = .system,
         passwords: PasswordHasher = PasswordHasher(cost: 10), throttle: ThrottleLimits = ThrottleLimits(),
-        deliveryWait: Duration = .seconds(5)
+        deliveryWait: Duration = .seconds(5), acceptsUnsignedCustomTokens: Bool = true
     ) {
         self.project = project
         self.store = store
@@ -74,6 +77,7 @@ public final class IdentityService: Sendable {
         self.passwords = passwords
         self.throttle = SignInThrottle(limits: throttle)
         self.deliveryWait = deliveryWait
+        self.acceptsUnsignedCustomTokens = acceptsUnsignedCustomTokens
         ownKeys = JWKSCache(source: .keyRing(store, clock), clock: clock)
     }
 
@@ -145,7 +149,8 @@ public final class IdentityService: Sendable {
         guard let user = try await user(uid: uid) else { throw IdentityError("USER_NOT_FOUND") }
         guard !user.disabled else { throw IdentityError("USER_DISABLED") }
         guard user.refreshes(issuedAt: issued) else { throw IdentityError("TOKEN_EXPIRED") }
-        let idToken = try await sign(user, authTime: authTime)
+        let idToken = try await sign(
+            user, authTime: authTime, provider: record["provider"]?.stringValue, extraClaims: record["claims"]?.objectValue ?? JSONObject())
         return Session(idToken: idToken, refreshToken: refreshToken, expiresIn: IDToken.lifetime, user: user)
     }
 
@@ -172,6 +177,23 @@ public final class IdentityService: Sendable {
         }
     }
 
+    /// The user a phone number signs in (the Admin API's lookup by `phoneNumber`).
+    public func user(phoneNumber: String) async throws -> IdentityUser? {
+        try await store.readCommitted { tx in
+            guard let uid = try tx.record(IdentityUser.phoneKind, phoneNumber)?.stringValue else { return nil }
+            return try Self.user(uid, in: tx)
+        }
+    }
+
+    /// The user an identity provider's user is linked to (the Admin API's `federatedUserId`).
+    public func user(providerId: String, rawId: String) async throws -> IdentityUser? {
+        try await store.readCommitted { tx in
+            let key = FederatedIdentity(providerId: providerId, rawId: rawId).indexKey
+            guard let uid = try tx.record(IdentityUser.federatedKind, key)?.stringValue else { return nil }
+            return try Self.user(uid, in: tx)
+        }
+    }
+
     static func user(_ uid: String, in tx: any StoreTransaction) throws -> IdentityUser? {
         try tx.record(IdentityUser.recordKind, uid).flatMap(IdentityUser.init(record:))
     }
@@ -181,36 +203,65 @@ public final class IdentityService: Sendable {
     /// Stores a new user with `auth.user.created` in the outbox (and a refresh token, for a
     /// sign-up), in one write, then waits for the event's delivery.
     func create(_ user: IdentityUser, refreshToken: String?) async throws {
+        let refresh = refreshToken.map { (Self.digest($0), refreshRecord(uid: user.uid, issued: user.createdAt, authTime: user.createdAt / 1000)) }
+        let key = try await store.write { [self] tx in
+            let key = try insert(user, in: tx)
+            if let (digest, record) = refresh { try tx.setRecord(Self.refreshKind, digest, record) }
+            return key
+        }
+        await delivered(key, uid: user.uid)
+    }
+
+    /// Adds a new user, its indexes and its `auth.user.created` to `tx`; answers the event's
+    /// outbox key, for `delivered` once the write is made.
+    func insert(_ user: IdentityUser, in tx: any StoreTransaction) throws -> String {
+        // A deleted user's uid stays taken: its documents, its account and its orders remain,
+        // and its user-created event id is claimed, so a new user under it would inherit them.
+        if try tx.record(IdentityUser.recordKind, user.uid) != nil || tx.record(IdentityUser.deletedKind, user.uid) != nil {
+            throw IdentityError("DUPLICATE_LOCAL_ID")
+        }
+        if let email = user.email {
+            if try tx.record(IdentityUser.emailKind, Self.emailKey(email)) != nil { throw IdentityError("EMAIL_EXISTS") }
+            try tx.setRecord(IdentityUser.emailKind, Self.emailKey(email), .string(user.uid))
+        }
+        if let phone = user.phoneNumber {
+            if try tx.record(IdentityUser.phoneKind, phone) != nil { throw IdentityError("PHONE_NUMBER_EXISTS") }
+            try tx.setRecord(IdentityUser.phoneKind, phone, .string(user.uid))
+        }
+        for identity in user.federated {
+            if try tx.record(IdentityUser.federatedKind, identity.indexKey) != nil { throw IdentityError("FEDERATED_USER_ID_ALREADY_LINKED") }
+            try tx.setRecord(IdentityUser.federatedKind, identity.indexKey, .string(user.uid))
+        }
+        try tx.setRecord(IdentityUser.recordKind, user.uid, user.record)
+        return try Outbox.add(userCreated(user), in: tx)
+    }
+
+    /// Waits for a new user's event to be delivered, so that its claims are on their way.
+    func delivered(_ key: String, uid: String) async {
+        forget(uid)
+        await relay.waitForDelivery(of: key, timeout: deliveryWait)
+    }
+
+    func userCreated(_ user: IdentityUser) -> SourceMessage {
         var data: [(String, JSONValue)] = [
             ("uid", .string(user.uid)), ("isAnonymous", .bool(user.isAnonymous)),
             ("createdAt", .string(RFC3339.format(milliseconds: user.createdAt))),
         ]
         if let email = user.email { data.append(("email", .string(email))) }
         if let phone = user.phoneNumber { data.append(("phoneNumber", .string(phone))) }
-        let message = SourceMessage.event(
+        return SourceMessage.event(
             id: "user-created-" + user.uid, type: .userCreated, time: user.createdAt, key: user.uid,
             subject: user.uid, data: JSONObject(data), source: Self.source)
-        let refresh = refreshToken.map { (Self.digest($0), refreshRecord(uid: user.uid, issued: user.createdAt, authTime: user.createdAt / 1000)) }
-        let key = try await store.write { tx in
-            // A deleted user's uid stays taken: its documents, its account and its orders remain,
-            // and its user-created event id is claimed, so a new user under it would inherit them.
-            if try tx.record(IdentityUser.recordKind, user.uid) != nil || tx.record(IdentityUser.deletedKind, user.uid) != nil {
-                throw IdentityError("DUPLICATE_LOCAL_ID")
-            }
-            if let email = user.email {
-                if try tx.record(IdentityUser.emailKind, Self.emailKey(email)) != nil { throw IdentityError("EMAIL_EXISTS") }
-                try tx.setRecord(IdentityUser.emailKind, Self.emailKey(email), .string(user.uid))
-            }
-            try tx.setRecord(IdentityUser.recordKind, user.uid, user.record)
-            if let (digest, record) = refresh { try tx.setRecord(Self.refreshKind, digest, record) }
-            return try Outbox.add(message, in: tx)
-        }
-        forget(user.uid)
-        await relay.waitForDelivery(of: key, timeout: deliveryWait)
     }
 
-    func refreshRecord(uid: String, issued: Int64, authTime: Int64) -> JSONValue {
-        .object(JSONObject([("uid", .string(uid)), ("issued", .int(issued)), ("authTime", .int(authTime))]))
+    /// A refresh token's record: its user, when it was issued, the session's sign-in time and,
+    /// when the session began otherwise than the user's own way, its provider (`phone`, `custom`)
+    /// and the claims a custom token added, which every refreshed ID token carries again.
+    func refreshRecord(uid: String, issued: Int64, authTime: Int64, provider: String? = nil, claims: JSONObject? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = [("uid", .string(uid)), ("issued", .int(issued)), ("authTime", .int(authTime))]
+        if let provider { members.append(("provider", .string(provider))) }
+        if let claims, !claims.isEmpty { members.append(("claims", .object(claims))) }
+        return .object(JSONObject(members))
     }
 
     // MARK: Checks and ids

@@ -11,6 +11,10 @@ public struct IdentityUser: Sendable, Equatable {
     /// uid → when the user was deleted (seconds): a deleted user's tokens are refused by every
     /// verifier of this store, also one that trusts foreign keys (`--jwks`).
     public static let deletedKind = "identity.deletedUsers"
+    /// E.164 phone number → uid.
+    public static let phoneKind = "identity.phones"
+    /// `providerId:sub` of an identity provider's user (`google.com:1234`) → uid.
+    public static let federatedKind = "identity.federatedIds"
 
     public var uid: String
     public var email: String?
@@ -28,10 +32,19 @@ public struct IdentityUser: Sendable, Equatable {
     public var revokedAt: Int64?
     /// Custom claims set through the Admin API before the trigger wrote `authUsers/{uid}`.
     public var pendingClaims: JSONObject?
+    /// The identity providers' users linked to this one (`google.com`, `apple.com`).
+    public var federated: [FederatedIdentity] = []
+    /// Whether the user was made by, or signed in with, a custom token.
+    public var customAuth = false
 
-    public var isAnonymous: Bool { email == nil && phoneNumber == nil }
+    public var isAnonymous: Bool { email == nil && phoneNumber == nil && federated.isEmpty && !customAuth }
 
-    public var signInProvider: String { passwordHash != nil ? "password" : (phoneNumber != nil ? "phone" : "anonymous") }
+    public var signInProvider: String {
+        if passwordHash != nil { return "password" }
+        if phoneNumber != nil { return "phone" }
+        if let first = federated.first { return first.providerId }
+        return customAuth ? "custom" : "anonymous"
+    }
 
     public init(uid: String, email: String? = nil, passwordHash: String? = nil, createdAt: Int64) {
         self.uid = uid
@@ -53,6 +66,8 @@ public struct IdentityUser: Sendable, Equatable {
         if let lastLoginAt { members.append(("lastLoginAt", .int(lastLoginAt))) }
         if let revokedAt { members.append(("revokedAt", .int(revokedAt))) }
         if let pendingClaims { members.append(("pendingClaims", .object(pendingClaims))) }
+        if !federated.isEmpty { members.append(("federated", .array(federated.map(\.record)))) }
+        if customAuth { members.append(("customAuth", .bool(true))) }
         return .object(JSONObject(members))
     }
 
@@ -69,6 +84,8 @@ public struct IdentityUser: Sendable, Equatable {
         lastLoginAt = record["lastLoginAt"]?.int64Value
         revokedAt = record["revokedAt"]?.int64Value
         pendingClaims = record["pendingClaims"]?.objectValue
+        federated = record["federated"]?.arrayValue?.compactMap(FederatedIdentity.init(record:)) ?? []
+        customAuth = record["customAuth"]?.boolValue ?? false
     }
 
     /// What the verifier checks of the user on every use of a token.
@@ -94,6 +111,7 @@ public struct IdentityUser: Sendable, Equatable {
         var identities: [String: [String]] = [:]
         if let email { identities["email"] = [email] }
         if let phoneNumber { identities["phone"] = [phoneNumber] }
+        for identity in federated { identities[identity.providerId, default: []].append(identity.rawId) }
         return identities
     }
 }

@@ -1,3 +1,4 @@
+import FareSyncStore
 import PostgresNIO
 
 /// The PostgreSQL store's schema, one migration per step, applied in order and recorded in
@@ -82,7 +83,7 @@ enum PostgresSchema {
             }
             let known = Set(migrations.map(\.identifier))
             guard applied.isSubset(of: known) else {
-                throw StoreURLError("the database was written by a newer FareSync (this one knows \(migrations.count) schema steps)")
+                throw StoreError("the database was written by a newer FareSync (this one knows \(migrations.count) schema steps)")
             }
             for migration in migrations where !applied.contains(migration.identifier) {
                 for statement in migration.sql {

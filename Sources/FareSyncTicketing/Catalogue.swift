@@ -65,26 +65,26 @@ public enum Catalogue {
         }
     }
 
-    /// Why a search or an offer id was refused: the field and what is wrong with it.
-    public struct Refusal: Error, Sendable, Equatable {
+    /// A product, user type or zone list the catalogue does not offer: the field and what is wrong with it.
+    public struct InvalidChoice: Error, Sendable, Equatable {
         public let field: String
         public let message: String
     }
 
-    public static func offer(product ref: String, userType: String, zones: [String]) throws(Refusal) -> Offer {
+    public static func offer(product ref: String, userType: String, zones: [String]) throws(InvalidChoice) -> Offer {
         guard let product = products.first(where: { $0.ref == ref }) else {
-            throw Refusal(field: "products", message: "\(ref) is not a product of the catalogue")
+            throw InvalidChoice(field: "products", message: "\(ref) is not a product of the catalogue")
         }
         guard let profile = profiles.first(where: { $0.userType == userType || $0.ref == userType }) else {
-            throw Refusal(field: "travellers", message: "\(userType) is not a user type (\(profiles.map(\.userType).joined(separator: ", ")))")
+            throw InvalidChoice(field: "travellers", message: "\(userType) is not a user type (\(profiles.map(\.userType).joined(separator: ", ")))")
         }
-        guard (1...maxZones).contains(zones.count) else { throw Refusal(field: "zones", message: "name 1 to \(maxZones) zones") }
+        guard (1...maxZones).contains(zones.count) else { throw InvalidChoice(field: "zones", message: "name 1 to \(maxZones) zones") }
         for zone in zones {
             guard zone.hasPrefix("ATB:TariffZone:"), let n = Int(zone.dropFirst("ATB:TariffZone:".count)), zoneRange.contains(n) else {
-                throw Refusal(field: "zones", message: "\(zone) is not a zone (ATB:TariffZone:\(zoneRange.lowerBound)…\(zoneRange.upperBound))")
+                throw InvalidChoice(field: "zones", message: "\(zone) is not a zone (ATB:TariffZone:\(zoneRange.lowerBound)…\(zoneRange.upperBound))")
             }
         }
-        guard Set(zones).count == zones.count else { throw Refusal(field: "zones", message: "a zone is named twice") }
+        guard Set(zones).count == zones.count else { throw InvalidChoice(field: "zones", message: "a zone is named twice") }
         return Offer(product: product, profile: profile, zones: zones)
     }
 

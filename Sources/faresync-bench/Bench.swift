@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncEvents
+import FareSyncKafka
 import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of
@@ -60,15 +61,20 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Rounds of the worker with and without --firestore, taking turns (best of each).") var firestoreWorkerRounds = 5
     @Option(help: "Seconds of each wrk run of the HTTP benchmark.") var httpSeconds = 5
     @Option(help: "Rounds of the HTTP benchmark, health route and authenticated route taking turns (best of each).") var httpRounds = 3
+    @Option(help: "Users of each claims-latency run, one after another.") var latencyUsers = 200
+    @Option(help: "Purchases of the seed-latency run.") var latencyPurchases = 200
+    @Option(help: "Users buying at once in the seed-latency run.") var latencyBuyers = 20
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
     @Option(
-        help: "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http, postgres (default: all).")
+        help:
+            "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http, postgres, latency (default: all)."
+    )
     var parts = Part.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Part: String, CaseIterable {
-        case consumer, worker, replay, memory, e2e, firestore, http, postgres
+        case consumer, worker, replay, memory, e2e, firestore, http, postgres, latency
     }
 
     /// What the parts share: the executable, the working directory, and the BENCH line's fields so far.
@@ -111,6 +117,7 @@ struct Bench: AsyncParsableCommand {
         }
         if chosen.contains(.http) { try http(run) }
         if chosen.contains(.postgres) { try await postgresDrain(run) }
+        if chosen.contains(.latency) { try await latency(run) }
         run.say("BENCH " + run.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
     }
 
@@ -223,6 +230,14 @@ struct Bench: AsyncParsableCommand {
         let floorRate = rate(events, floorTime)
         let (_, checkpointedFloorTime) = try await ReplayBench.rawFloor(finalDocumentsOf: store, directory: run.dir, checkpointer: true)
         let checkpointedFloorRate = rate(events, checkpointedFloorTime)
+        let options = WorkerOptions(bootstrap: broker.bootstrap)
+        let writes = try ContractFloor.writes(ofLog: first)
+        let contractFloorTime = try await ContractFloor.sqlite(
+            writes, eventsPerTransaction: options.batchSize * options.batchesPerCommit, path: run.dir + "/contract-floor.sqlite")
+        let contractFloorRate = rate(writes.count, contractFloorTime)
+        let consumed = Int(try Self.workerSummary(run.dir + "/worker-1.err").messages)
+        guard consumed == writes.count else { throw BenchError("the worker consumed \(consumed) messages, the contract floor wrote \(writes.count)") }
+        let contractRatio = workerRate / contractFloorRate
         try produce(run, second, to: broker.bootstrap)
         sync()
         let steady = try Child.run(worker, standardErrorFile: run.dir + "/worker-2.err")
@@ -232,8 +247,12 @@ struct Bench: AsyncParsableCommand {
         run.say(
             String(
                 format:
-                    "  %d events, %d partitions per topic: worker %8.0f events/s, raw GRDB upserts of its %d final documents %8.0f events/s   worker_ratio %.3f (goal >= 0.3)",
-                events, partitions, workerRate, documents, floorRate, ratio))
+                    "  %d events, %d partitions per topic: worker %8.0f events/s, the contract floor (GRDB, %d events a transaction) %8.0f events/s   worker_ratio %.3f (goal >= 0.5)",
+                events, partitions, workerRate, options.batchSize * options.batchesPerCommit, contractFloorRate, contractRatio))
+        run.say(
+            String(
+                format: "  raw GRDB upserts of its %d final documents %8.0f events/s   worker_final_ratio %.3f",
+                documents, floorRate, ratio))
         run.say(
             String(
                 format: "  the same floor with the store's Checkpointer %8.0f events/s   worker against it %.3f", checkpointedFloorRate,
@@ -242,7 +261,8 @@ struct Bench: AsyncParsableCommand {
             String(
                 format: "  a second backlog of %d events on top: worker %8.0f events/s   against the same floor %.3f", more, steadyRate,
                 steadyRate / floorRate))
-        run.field("worker_ratio", "%.3f", ratio)
+        run.field("worker_ratio", "%.3f", contractRatio)
+        run.field("worker_final_ratio", "%.3f", ratio)
         run.field("worker_steady_ratio", "%.3f", steadyRate / floorRate)
         for path in [first, second] { try? FileManager.default.removeItem(atPath: path) }
     }

@@ -1,3 +1,4 @@
+import FareSyncKafka
 import FareSyncPostgres
 import Foundation
 import PostgresNIO
@@ -32,9 +33,40 @@ extension Bench {
         // What the broker holds (the log's unreadable lines are not published), which the groups
         // below commit positions past.
         let messages = Int(try Self.workerSummary(drainErrors).messages)
-        // 1, 2 and 3 workers sharing the backlog: without --exit-at-end, whose first member to
-        // finish would leave and stall the others in a rebalance, and timed from the group's first
-        // commit to the commit of the last position.
+        let rates = try await groupRates(command: command, messages: messages, server: serverURL)
+        let (documents, floorTime) = try await PostgresBench.rawFloor(finalDocumentsOf: drained, server: serverURL)
+        let floorRate = rate(events, floorTime)
+        let writes = try ContractFloor.writes(ofLog: log)
+        guard writes.count == messages else { throw BenchError("the worker consumed \(messages) messages, the contract floor wrote \(writes.count)") }
+        let batchSize = WorkerOptions(bootstrap: broker.bootstrap).batchSize
+        let contractFloorRate = rate(writes.count, try await ContractFloor.postgres(writes, batchSize: batchSize, server: serverURL))
+        run.say(
+            String(
+                format:
+                    "  %d events, %d partitions per topic: worker %8.0f events/s, the contract floor (unnest, %d events a transaction) %8.0f events/s   pg_ratio %.3f (goal >= 0.5)",
+                events, partitions, workerRate, batchSize, contractFloorRate, workerRate / contractFloorRate))
+        run.say(
+            String(
+                format: "  INSERT … ON CONFLICT of its %d final documents %8.0f events/s   pg_final_ratio %.3f",
+                documents, floorRate, workerRate / floorRate))
+        run.say(
+            String(
+                format:
+                    "  1, 2, 3 workers in one group, first commit to last: %.0f, %.0f, %.0f messages/s (the server shares the machine's cores)   pg_scaling %.3f (goal >= 0.9)",
+                rates[0], rates[1], rates[2], rates[2] / rates[0]))
+        run.field("pg_ratio", "%.3f", workerRate / contractFloorRate)
+        run.field("pg_final_ratio", "%.3f", workerRate / floorRate)
+        run.field("pg_scaling", "%.3f", rates[2] / rates[0])
+        run.field("pg_1_worker_eps", "%.0f", rates[0])
+        run.field("pg_2_workers_eps", "%.0f", rates[1])
+        run.field("pg_3_workers_eps", "%.0f", rates[2])
+        try? FileManager.default.removeItem(atPath: log)
+    }
+
+    /// 1, 2 and 3 workers sharing the backlog, each time into a fresh database: messages/s each.
+    /// Without --exit-at-end, whose first member to finish would leave and stall the others in a
+    /// rebalance, and timed from the group's first commit to the commit of the last position.
+    func groupRates(command: [String], messages: Int, server serverURL: PostgresURL) async throws -> [Double] {
         var rates: [Double] = []
         for workers in 1...3 {
             let url = try await PostgresBench.freshDatabase(on: serverURL, name: "faresync_bench_\(getpid())_\(workers)")
@@ -48,23 +80,7 @@ extension Bench {
             for pid in pids { Child.stop(pid, group: true) }
             rates.append(rate(messages, elapsed))
         }
-        let (documents, floorTime) = try await PostgresBench.rawFloor(finalDocumentsOf: drained, server: serverURL)
-        let floorRate = rate(events, floorTime)
-        run.say(
-            String(
-                format:
-                    "  %d events, %d partitions per topic: worker %8.0f events/s, INSERT … ON CONFLICT of its %d final documents %8.0f events/s   pg_ratio %.3f (goal >= 0.5)",
-                events, partitions, workerRate, documents, floorRate, workerRate / floorRate))
-        run.say(
-            String(
-                format: "  1, 2, 3 workers in one group, first commit to last: %.0f, %.0f, %.0f messages/s (the server shares the machine's cores)",
-                rates[0], rates[1],
-                rates[2]))
-        run.field("pg_ratio", "%.3f", workerRate / floorRate)
-        run.field("pg_1_worker_eps", "%.0f", rates[0])
-        run.field("pg_2_workers_eps", "%.0f", rates[1])
-        run.field("pg_3_workers_eps", "%.0f", rates[2])
-        try? FileManager.default.removeItem(atPath: log)
+        return rates
     }
 }
 

@@ -97,6 +97,14 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Seconds an idle kept-alive connection stays open.") var idleTimeout = 60
     @Option(help: "Most connections served at once.") var maxConnections = 1024
     @Option(help: "Hours an Idempotency-Key is remembered.") var idempotencyHours = 24.0
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Take unsigned custom tokens (alg none), as the Auth emulator does and the Admin SDKs mint against it; signed ones always.")
+    var acceptUnsignedCustomTokens = true
+    @Flag(help: "Serve an OAuth 2.0 provider (PKCE S256) at /oauth/authorize and /oauth/token, standing for the seeds' external accounts.")
+    var oauthProvider = false
+    @Option(help: "The OAuth provider's client id.") var oauthClientId = "faresync-app"
+    @Option(help: "A redirect URI registered for the OAuth provider's client (repeatable).") var oauthRedirectUri: [String] = ["atb://oauth-callback"]
 
     func validate() throws {
         guard (0...65535).contains(httpPort) else { throw ValidationError("--http-port must be 0...65535") }
@@ -163,7 +171,8 @@ struct ServeOptions: ParsableArguments {
             logger.warning("outbox: events not published yet: \(error)")
         }
         let identity = IdentityService(
-            project: project, store: store, relay: relay, passwords: PasswordHasher(cost: UInt8(bcryptCost)), throttle: throttle)
+            project: project, store: store, relay: relay, passwords: PasswordHasher(cost: UInt8(bcryptCost)), throttle: throttle,
+            acceptsUnsignedCustomTokens: acceptUnsignedCustomTokens)
         _ = try await KeyRing.load(from: store, now: IdentityClock.system.milliseconds())
         let verifier = identity.verifier(keys: jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }, leeway: Int64(tokenLeeway))
         let tickets = TicketService(
@@ -174,7 +183,12 @@ struct ServeOptions: ParsableArguments {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let http = HTTPApplication(
             readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { ProcessMetrics.text(registry) },
-            services: HTTPServices(identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken)),
+            services: HTTPServices(
+                identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken),
+                oauth: oauthProvider
+                    ? OAuthProvider(
+                        identity: identity, clientId: oauthClientId, redirectURIs: Set(oauthRedirectUri),
+                        issuer: (publicURL ?? "http://\(httpHost):\(httpPort)") + "/oauth") : nil),
             limits: serverLimits)
         let (host, port, project) = (httpHost, httpPort, project)
         let application = http.build(host: httpHost, port: httpPort, logger: logger) { channel in
@@ -230,12 +244,14 @@ struct Sweeper: Service {
     }
 }
 
-/// `faresync token`: an ID token signed with the store's current key, for curl and tests.
+/// `faresync token`: an ID token signed with the store's current key, for curl and tests; with
+/// `--custom`, a custom token for `accounts:signInWithCustomToken`, signed with the same key.
 struct Token: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print an ID token for a uid, signed with the store's current key.")
+    static let configuration = CommandConfiguration(abstract: "Print an ID token (or a custom token) for a uid, signed with the store's current key.")
 
     @Option(help: "The user id (sub).") var uid: String
-    @Option(help: "Extra claims as a JSON object, added to the user's own.") var claims: String?
+    @Option(help: "Extra claims as a JSON object, added to the user's own (with --custom: the token's claims).") var claims: String?
+    @Flag(help: "Print a custom token, as the Admin SDKs mint one, to sign in with at accounts:signInWithCustomToken.") var custom = false
     @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Option(help: "The Firebase project id (aud, iss).") var project = "demo-faresync"
 
@@ -253,6 +269,10 @@ struct Token: AsyncParsableCommand {
             throw ValidationError("--claims: \(error.message)")
         }
         let identity = IdentityService(project: project, store: opened, relay: OutboxRelay(store: opened, publisher: RefusingPublisher()))
+        if custom {
+            print(try await identity.customToken(uid: uid, claims: extra))
+            return
+        }
         // The ticket service, with the store's own keys, accepts a token only of a user the store holds.
         switch try await identity.standing(uid) {
         case nil: standardError("token: no user \(uid) in the store; only a server that trusts other keys (--jwks) accepts this token")

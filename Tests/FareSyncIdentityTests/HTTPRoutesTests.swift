@@ -14,7 +14,7 @@ import Testing
 /// OpenAPI document says, and what a refused request leaves unpublished.
 @Suite struct HTTPRoutesTests {
     struct Server {
-        let fixture = IdentityFixture()
+        let fixture: IdentityFixture
         var store: MemoryStore { fixture.store }
         var clock: TestClock { fixture.clock }
         var publisher: CountingPublisher { fixture.publisher }
@@ -22,9 +22,14 @@ import Testing
         var tickets: TicketService { fixture.tickets }
         let application: Application<RouterResponder<ServiceRequestContext>>
 
-        init(admin: AdminAccess = AdminAccess(token: nil)) {
+        /// `oauthRedirectURIs`: serve the OAuth provider, its client `app` with these redirect URIs.
+        init(admin: AdminAccess = AdminAccess(token: nil), fixture: IdentityFixture = IdentityFixture(), oauthRedirectURIs: Set<String>? = nil) {
+            self.fixture = fixture
+            let oauth = oauthRedirectURIs.map {
+                OAuthProvider(identity: fixture.identity, clientId: "app", redirectURIs: $0, issuer: "http://test/oauth")
+            }
             let services = HTTPServices(
-                identity: fixture.identity, tickets: fixture.tickets, verifier: fixture.identity.verifier(), admin: admin)
+                identity: fixture.identity, tickets: fixture.tickets, verifier: fixture.identity.verifier(), admin: admin, oauth: oauth)
             application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(fixture.store), services: services).build(
                 host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
         }

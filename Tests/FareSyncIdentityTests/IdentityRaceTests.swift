@@ -96,6 +96,11 @@ import Testing
             return Answer(status: Int(response.status.code), body: (try? JSONParser.parse(String(buffer: response.body))) ?? .null)
         }
 
+        func get(_ uri: String) async throws -> Answer {
+            let response = try await client.execute(uri: uri, method: .get)
+            return Answer(status: Int(response.status.code), body: (try? JSONParser.parse(String(buffer: response.body))) ?? .null)
+        }
+
         func refresh(_ token: String) async throws -> Answer {
             try await post("/securetoken.googleapis.com/v1/token", "grant_type=refresh_token&refresh_token=\(token)")
         }

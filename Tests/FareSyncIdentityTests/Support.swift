@@ -42,18 +42,24 @@ struct IdentityFixture {
     let identity: IdentityService
     let tickets: TicketService
 
-    init(project: String = "demo-faresync", throttle: ThrottleLimits = .none, deliveryWait: Duration = .seconds(5)) {
+    init(
+        project: String = "demo-faresync", throttle: ThrottleLimits = .none, deliveryWait: Duration = .seconds(5),
+        acceptsUnsignedCustomTokens: Bool = true
+    ) {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         publisher = CountingPublisher(DispatchingPublisher(dispatcher: dispatcher))
         relay = OutboxRelay(store: store, publisher: publisher)
         Task { [relay] in await relay.run() }
         identity = IdentityService(
             project: project, store: store, relay: relay, clock: clock.identityClock, passwords: PasswordHasher(cost: 4),
-            throttle: throttle, deliveryWait: deliveryWait)
+            throttle: throttle, deliveryWait: deliveryWait, acceptsUnsignedCustomTokens: acceptsUnsignedCustomTokens)
         tickets = TicketService(
             store: store, relay: relay, baseURL: "http://test", issueDelay: .zero, deliveryWait: deliveryWait,
             now: clock.identityClock.milliseconds)
     }
+
+    /// How many `auth.user.created` events were published.
+    func usersCreated() async -> Int { await publisher.ids.filter { $0.hasPrefix("user-created-") }.count }
 
     func rejection(of token: String, verifier: IDTokenVerifier? = nil) async -> String? {
         do {

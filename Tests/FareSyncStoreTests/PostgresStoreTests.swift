@@ -5,6 +5,8 @@ import FareSyncSQLite
 import FareSyncSimulation
 import FareSyncStore
 import Foundation
+import Logging
+import PostgresNIO
 import Synchronization
 import Testing
 
@@ -211,5 +213,17 @@ struct PostgresStoreTests {
         let store = try await PostgresStore(url: url)
         try await store.write { try $0.setDocument("a/1", .object(JSONObject())) }
         #expect(try await store.read { try $0.hasDocument("a/1") })
+    }
+
+    /// A database that records a schema step this FareSync does not know is refused with the reason.
+    @Test func aDatabaseFromANewerFareSyncIsRefused() async throws {
+        let url = try await StoreKinds.freshDatabase()
+        _ = try await PostgresStore(url: url)
+        let logger = Logger(label: "faresync.tests")
+        let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 1, logger: logger)
+        try await connection.query("INSERT INTO faresync_migrations(identifier) VALUES ('a step from the future')", logger: logger)
+        try await connection.close()
+        let error = await #expect(throws: PostgresStoreError.self) { _ = try await PostgresStore(url: url) }
+        #expect(error?.description.contains("written by a newer FareSync") == true)
     }
 }

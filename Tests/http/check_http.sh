@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The HTTP services against independent clients: Google's Firebase Admin SDK for Python and PyJWT
 # for the identity service, a scripted app (Python requests) doing the seed flow for 50 users at
-# once, and a token security matrix made with PyJWT and the test's own keys. The store the flow
+# once and signing in every way the app does, and a token security matrix made with PyJWT and the test's own keys. The store the flow
 # leaves must equal a replay of the traffic the server published.
 #
 # usage: check_http.sh FARESYNC
@@ -64,6 +64,21 @@ check "every user's documents follow SPEC 3.4 (paid: contract, cancelled: nothin
 check "the served store's export equals a replay of the published traffic ($(wc -l < "$WORK/published.jsonl") messages)" \
   same "$WORK/served.jsonl" "$WORK/replayed.jsonl"
 
+# Every way in, as the app's SDK calls it: a phone number linked to an anonymous user who bought a
+# ticket, the number on a second device, Google, Apple, a custom token, the OAuth provider's code
+# flow with PKCE; one user-created per user.
+start_server "sqlite:$WORK/signin.sqlite" "$WORK/signin.jsonl" --oauth-provider --oauth-redirect-uri http://127.0.0.1/callback
+check "sign in as the app does: anonymous, phone linked, a second device, Google, Apple, a custom token, OAuth with PKCE" \
+  python3 "$HERE/sign_in_flow.py" "http://127.0.0.1:$PORT" "$WORK/signin.jsonl" "$WORK/signin-uid.txt"
+stop_server
+linked_contract() {
+  "$FARESYNC" export --store "sqlite:$WORK/signin.sqlite" --out "$WORK/signin-export.jsonl"
+  nonempty "$WORK/signin-uid.txt" "$WORK/signin-export.jsonl" || return 1
+  grep -q "\"customers/$(cat "$WORK/signin-uid.txt")/fareContracts/" "$WORK/signin-export.jsonl" \
+    && echo "the fare contract is under the linked user's uid $(cat "$WORK/signin-uid.txt")"
+}
+check "the ticket the anonymous user bought is the phone user's fare contract" linked_contract
+
 # With a broker: serve publishes to Kafka and a worker applies; the export equals a replay of the
 # recorded topics.
 "$FARESYNC" dev-broker --bootstrap-file "$WORK/boot.txt" > "$WORK/broker.out" 2>&1 &
@@ -101,7 +116,7 @@ check "the worker's export equals a replay of the recorded topics ($(cat "$WORK"
 # schemathesis against the live server's own /openapi.json: every response conforms to the
 # document and none is a 5xx, for the app's calls (with a valid ID token) and the Admin API's.
 if python3 -c "import schemathesis" 2> /dev/null; then
-  start_server "sqlite:$WORK/schema.sqlite" "$WORK/schema.jsonl" --issue-delay 0
+  start_server "sqlite:$WORK/schema.sqlite" "$WORK/schema.jsonl" --issue-delay 0 --oauth-provider
   TOKEN=$(curl -fs -X POST "http://127.0.0.1:$PORT/identitytoolkit.googleapis.com/v1/accounts:signUp" -d '{}' \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["idToken"])')
   CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance

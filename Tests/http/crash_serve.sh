@@ -105,7 +105,7 @@ stop_group "$RUN_PID"; RUN_PID=
 for topic in auth-users reservations fare-contracts; do
   "$FARESYNC" record --brokers @boot.txt --topic "$topic" --exit-at-end --out "rec-$topic.jsonl" 2> /dev/null
 done
-kill "$BROKER_PID" 2> /dev/null; wait "$BROKER_PID" 2> /dev/null || true
+stop_process "$BROKER_PID"
 BROKER_PID=
 outbox=$(sqlite3 "$WORK/store.sqlite" "SELECT count(*) FROM records WHERE kind = 'outbox.messages'" 2> /dev/null || echo "?")
 "$FARESYNC" export --store "$STORE" --out served.jsonl

@@ -5,7 +5,8 @@ a valid token minted the same way is accepted, so the test can pass only for the
 Then the identity service's refusals of hostile input and stale credentials, each beside the
 request that succeeds: a deleted user's token, a refresh token from before a password change,
 NUL in a password, invalid UTF-8, non-finite claims, a reused Idempotency-Key with another body,
-`Bearer owner` from a foreign Host, and a half-sent request, which the server closes.
+`Bearer owner` from a foreign Host, a guessed or reused phone code, a custom token signed by a key
+the server does not hold, and a half-sent request, which the server closes.
 
 Usage: python3 security_matrix.py FARESYNC WORKDIR PORT
 """
@@ -240,6 +241,30 @@ try:
     rebound = identity(f"projects/{project}/accounts:update", {"localId": "matrix-pw", "password": "taken-over"},
                        {**owner, "Host": "attacker.example"})
     check(rebound.status_code == 403, f"the Admin API's password change from attacker.example: {rebound.status_code}")
+
+    # Phone codes and custom tokens: each refusal beside the request that succeeds, nothing published for it.
+    codes_url = f"{base}/emulator/v1/projects/{project}/verificationCodes"
+    sent = identity("accounts:sendVerificationCode", {"phoneNumber": "+4790011223"}).json()
+    listed = requests.get(codes_url)
+    check(listed.status_code == 200 and any(c["sessionInfo"] == sent.get("sessionInfo") for c in listed.json()["verificationCodes"]),
+          "the emulator's code list answers a loopback Host")
+    check(requests.get(codes_url, headers={"Host": "attacker.example"}).status_code == 403, "the code list refuses Host: attacker.example")
+    code = next(c["code"] for c in listed.json()["verificationCodes"] if c["sessionInfo"] == sent["sessionInfo"])
+    before_phone = published()
+    guessed = identity("accounts:signInWithPhoneNumber", {"sessionInfo": sent["sessionInfo"], "code": "000000" if code != "000000" else "111111"})
+    check(error_of(guessed) == "INVALID_CODE" and published() == before_phone, f"a wrong code: {guessed.status_code} {error_of(guessed)}")
+    right = identity("accounts:signInWithPhoneNumber", {"sessionInfo": sent["sessionInfo"], "code": code})
+    check(right.status_code == 200 and published() == before_phone + 1, f"the right code makes the user, one event ({right.status_code})")
+    again = identity("accounts:signInWithPhoneNumber", {"sessionInfo": sent["sessionInfo"], "code": code})
+    check(error_of(again) == "INVALID_SESSION_INFO", f"the code a second time: {error_of(again)}")
+    audience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
+    foreign_custom = jwt.encode({"uid": "matrix-custom", "aud": audience, "iat": now, "exp": now + 3600}, key, algorithm="RS256", headers={"kid": kid})
+    refused = identity("accounts:signInWithCustomToken", {"token": foreign_custom})
+    check((error_of(refused) or "").startswith("INVALID_CUSTOM_TOKEN"),
+          f"a custom token signed by a key the server does not hold: {error_of(refused)}")
+    id_token_as_custom = identity("accounts:signInWithCustomToken", {"token": mint()})
+    check((error_of(id_token_as_custom) or "").startswith("INVALID_CUSTOM_TOKEN"), f"an ID token as a custom token: {error_of(id_token_as_custom)}")
+    check(published() == before_phone + 1, f"no refused sign-in published anything ({published() - before_phone - 1})")
 
     closed, after = closed_within(half, half_started, 35)
     check(closed, f"a half-sent request's connection was closed by the server after {after:.1f} s (at most 35)")

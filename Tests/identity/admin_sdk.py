@@ -117,6 +117,39 @@ status, refreshed = post("/securetoken.googleapis.com/v1/token", {"grant_type": 
 check(status == 400 and refreshed["error"]["message"] == "TOKEN_EXPIRED", f"a revoked refresh token is TOKEN_EXPIRED ({status})")
 check(auth.get_user("admin-user-01").tokens_valid_after_timestamp >= 1000 * int(time.time() - 5), "tokens_valid_after_timestamp moved")
 
+# Phone numbers: a user created with one is found by it, and the number signs into that user.
+auth.create_user(uid="admin-phone", phone_number="+4791234567")
+found = auth.get_user_by_phone_number("+4791234567")
+check(found.uid == "admin-phone" and found.phone_number == "+4791234567", "get_user_by_phone_number finds the user")
+check([p.provider_id for p in found.provider_data] == ["phone"], "its provider_data names the phone")
+try:
+    auth.create_user(phone_number="+4791234567")
+    check(False, "a second user with the same phone number is refused")
+except auth.PhoneNumberAlreadyExistsError:
+    check(True, "a second user with the same phone number is refused (PhoneNumberAlreadyExistsError)")
+try:
+    auth.get_user_by_phone_number("+4790000000")
+    check(False, "an unknown phone number is not found")
+except auth.UserNotFoundError:
+    check(True, "an unknown phone number is not found (UserNotFoundError)")
+auth.update_user("admin-user-08", phone_number="+4791234568")
+check(auth.get_user_by_phone_number("+4791234568").uid == "admin-user-08", "update_user sets a phone number")
+auth.update_user("admin-user-08", phone_number=auth.DELETE_ATTRIBUTE)
+check(auth.get_user("admin-user-08").phone_number is None, "update_user removes it (DELETE_ATTRIBUTE)")
+status, sent = post("/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode", {"phoneNumber": "+4791234567"})
+with urllib.request.urlopen(f"{base}/emulator/v1/projects/{project}/verificationCodes") as response:
+    code = next(c["code"] for c in json.load(response)["verificationCodes"] if c["sessionInfo"] == sent.get("sessionInfo"))
+status, phone_session = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber", {"sessionInfo": sent["sessionInfo"], "code": code})
+check(status == 200 and phone_session.get("localId") == "admin-phone", f"the number signs into the Admin SDK's user ({status})")
+
+# A custom token the SDK mints against an emulator (unsigned) signs in its uid with its claims.
+custom = auth.create_custom_token("admin-custom", {"role": "driver"}).decode()
+status, custom_session = post("/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken", {"token": custom, "returnSecureToken": True})
+check(status == 200 and custom_session.get("isNewUser") is True, f"create_custom_token's token signs in ({status})")
+custom_claims = jwt.decode(custom_session.get("idToken", ""), options={"verify_signature": False})
+check(custom_claims.get("sub") == "admin-custom" and custom_claims.get("role") == "driver", "its ID token has the uid and the claims")
+check(auth.get_user("admin-custom").uid == "admin-custom", "the Admin SDK finds the user the custom token made")
+
 if failures:
     print(f"{len(failures)} failed")
     sys.exit(1)

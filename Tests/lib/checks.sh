@@ -45,16 +45,30 @@ setup() {
 }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # stop_group PID: ends the process group PID leads (a process started with setsid) and reaps its
-# leader; stop_process PID: the same for one process. Either does nothing for an empty PID. The
-# statuses of kill and wait are dropped: read in an EXIT trap under errexit, the last of an && list
-# would end the trap early and replace the script's own exit status.
+# leader; stop_process PID: the same for one process. Either does nothing for an empty PID, and
+# kills with SIGKILL what has not ended 20 s after SIGTERM, so that a hung process cannot hang the
+# check. The statuses of kill and wait are dropped: read in an EXIT trap under errexit, the last of
+# an && list would end the trap early and replace the script's own exit status.
 stop_group() {
   [ -n "$1" ] || return 0
   kill -TERM -- "-$1" 2> /dev/null || true
-  wait "$1" 2> /dev/null || true
+  reap_within 20 "$1" "-$1"
 }
 stop_process() {
   [ -n "$1" ] || return 0
   kill -TERM "$1" 2> /dev/null || true
-  wait "$1" 2> /dev/null || true
+  reap_within 20 "$1" "$1"
+}
+# reap_within SECONDS PID TARGET: waits for the child PID to end (a zombie has ended), SIGKILLs
+# TARGET (PID or -GROUP) if it has not by then, and reaps PID.
+reap_within() {
+  local tenths=$(($1 * 10)) state
+  while [ "$tenths" -gt 0 ]; do
+    state=$(sed 's/.*) //' "/proc/$2/stat" 2> /dev/null | cut -d' ' -f1) || state=
+    [ -n "$state" ] && [ "$state" != Z ] || break
+    sleep 0.1
+    tenths=$((tenths - 1))
+  done
+  [ "$tenths" -gt 0 ] || kill -KILL -- "$3" 2> /dev/null || true
+  wait "$2" 2> /dev/null || true
 }

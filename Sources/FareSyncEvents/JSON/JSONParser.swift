@@ -70,12 +70,12 @@ public struct JSONParser {
         }
     }
 
-    private let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
-    private var index = 0
+    var index = 0
     /// False once the text parsed since it was last set has whitespace, unsorted members or escapes
     /// (written otherwise than `JSONWriter` writes it).
-    private var canonical = true
+    var canonical = true
     /// The top-level member whose value's range is kept if canonical (`parse(_:capturing:)`).
     private var capture: String?
     private var captured: Range<Int>?
@@ -85,7 +85,7 @@ public struct JSONParser {
         self.maxDepth = maxDepth
     }
 
-    private func error(_ message: String, at offset: Int? = nil) -> JSONParseError {
+    func error(_ message: String, at offset: Int? = nil) -> JSONParseError {
         JSONParseError(message: message, offset: offset ?? index)
     }
 
@@ -158,24 +158,9 @@ public struct JSONParser {
             if !rawStrings.isEmpty, rawStrings.contains(where: { UTF8Order.equal($0, name) }),
                 index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "n")
             {
-                guard raw[name] == nil else { throw error("duplicate member name \"\(name)\"", at: nameOffset) }
-                if bytes[index] == UInt8(ascii: "n") {
-                    try expectLiteral("null")
-                    raw[name] = .some(nil)
-                } else {
-                    raw[name] = try parseStringBytes()
-                }
+                try parseRawMember(name, at: nameOffset, into: &raw)
             } else {
-                let value: JSONValue
-                if depth == 1, let capture, UTF8Order.equal(name, capture) {
-                    // The captured member: is its value's text canonical on its own?
-                    let start = index
-                    canonical = true
-                    value = try parseValue(depth: depth)
-                    if canonical { captured = start..<index }
-                } else {
-                    value = try parseValue(depth: depth)
-                }
+                let value = try parseMemberValue(name, depth: depth)
                 if let last = members.last {
                     switch UTF8Order.compare(last.name, name) {
                     case .orderedSame: throw error("duplicate member name \"\(name)\"", at: nameOffset)
@@ -191,17 +176,42 @@ public struct JSONParser {
             if bytes[index] == UInt8(ascii: "}") { index += 1; break }
             throw error("expected ',' or '}'")
         }
-        if !sorted {
-            canonical = false
-            members.sort { UTF8Order.less($0.name, $1.name) }
-            for i in 1..<members.count where members[i - 1].name.utf8.elementsEqual(members[i].name.utf8) {
-                throw error("duplicate member name \"\(members[i].name)\"")
-            }
-        }
+        if !sorted { try sort(&members) }
         for name in raw.keys where members.contains(where: { UTF8Order.equal($0.name, name) }) {
             throw error("duplicate member name \"\(name)\"")
         }
         return .object(JSONObject(sortedUniqueMembers: members))
+    }
+
+    /// Reads the value of a member asked for raw (`rawStrings`): a string's bytes as they are, or null.
+    private mutating func parseRawMember(_ name: String, at nameOffset: Int, into raw: inout [String: [UInt8]?]) throws(JSONParseError) {
+        guard raw[name] == nil else { throw error("duplicate member name \"\(name)\"", at: nameOffset) }
+        if bytes[index] == UInt8(ascii: "n") {
+            try expectLiteral("null")
+            raw[name] = .some(nil)
+        } else {
+            raw[name] = try parseStringBytes()
+        }
+    }
+
+    /// Reads a member's value; for the captured member, also whether its text is canonical on its own.
+    @inline(__always)
+    private mutating func parseMemberValue(_ name: String, depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth == 1, let capture, UTF8Order.equal(name, capture) else { return try parseValue(depth: depth) }
+        let start = index
+        canonical = true
+        let value = try parseValue(depth: depth)
+        if canonical { captured = start..<index }
+        return value
+    }
+
+    /// Puts the members of an object written out of order in order; the text is then not canonical.
+    private mutating func sort(_ members: inout [(name: String, value: JSONValue)]) throws(JSONParseError) {
+        canonical = false
+        members.sort { UTF8Order.less($0.name, $1.name) }
+        for i in 1..<members.count where members[i - 1].name.utf8.elementsEqual(members[i].name.utf8) {
+            throw error("duplicate member name \"\(members[i].name)\"")
+        }
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
@@ -250,145 +260,4 @@ public struct JSONParser {
     }
 
     private func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
-
-    /// A string value as a Swift string.
-    private mutating func parseString() throws(JSONParseError) -> String {
-        let start = index
-        switch try scanString() {
-        case .plain(let range, let ascii):
-            let slice = UnsafeBufferPointer(rebasing: bytes[range])
-            if ascii { return String(decoding: slice, as: UTF8.self) }
-            guard let s = Self.validString(slice) else { throw error("invalid UTF-8 in a string", at: start) }
-            return s
-        case .unescaped(let buffer):
-            canonical = false
-            let s = buffer.withUnsafeBufferPointer { Self.validString($0) }
-            guard let s else { throw error("invalid UTF-8 in a string", at: start) }
-            return s
-        }
-    }
-
-    /// A string value as its UTF-8 bytes (validated), without making a Swift string.
-    private mutating func parseStringBytes() throws(JSONParseError) -> [UInt8] {
-        let start = index
-        let out: [UInt8]
-        switch try scanString() {
-        case .plain(let range, let ascii):
-            out = Array(bytes[range])
-            if ascii { return out }
-        case .unescaped(let buffer):
-            out = buffer
-        }
-        let valid = out.withUnsafeBufferPointer { buffer in
-            buffer.allSatisfy { $0 < 0x80 } || Self.validString(buffer) != nil
-        }
-        guard valid else { throw error("invalid UTF-8 in a string", at: start) }
-        return out
-    }
-
-    /// `bytes` as a string if they are valid UTF-8 (decoding repairs invalid input, which changes it).
-    private static func validString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        let s = String(decoding: bytes, as: UTF8.self)
-        return s.utf8.count == bytes.count && s.utf8.elementsEqual(bytes) ? s : nil
-    }
-
-    private enum ScannedString {
-        /// No escapes: the content is this range of the input (all ASCII or not).
-        case plain(Range<Int>, ascii: Bool)
-        /// The content with its escapes resolved (not yet checked to be UTF-8).
-        case unescaped([UInt8])
-    }
-
-    /// Reads a string literal at `index` (which is at its opening quote).
-    private mutating func scanString() throws(JSONParseError) -> ScannedString {
-        let start = index
-        index += 1
-        let contentStart = index
-        var high: UInt8 = 0
-        // Fast path: no escapes.
-        while index < bytes.count {
-            let b = bytes[index]
-            if b == UInt8(ascii: "\"") {
-                index += 1
-                return .plain(contentStart..<(index - 1), ascii: high < 0x80)
-            }
-            if b == UInt8(ascii: "\\") { break }
-            if b < 0x20 { throw error("unescaped control character in a string") }
-            high |= b
-            index += 1
-        }
-        var buffer = Array(bytes[contentStart..<index])
-        buffer.reserveCapacity(buffer.count + (bytes.count - index))
-        while true {
-            guard index < bytes.count else { throw error("unterminated string", at: start) }
-            let b = bytes[index]
-            if b == UInt8(ascii: "\"") {
-                index += 1
-                return .unescaped(buffer)
-            }
-            if b < 0x20 { throw error("unescaped control character in a string") }
-            if b != UInt8(ascii: "\\") {
-                // Copy the run up to the next quote, backslash or control character at once.
-                let runStart = index
-                index += 1
-                while index < bytes.count {
-                    let c = bytes[index]
-                    if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
-                    index += 1
-                }
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                continue
-            }
-            index += 1
-            guard index < bytes.count else { throw error("unterminated string", at: start) }
-            let escape = bytes[index]
-            index += 1
-            switch escape {
-            case UInt8(ascii: "\""): buffer.append(0x22)
-            case UInt8(ascii: "\\"): buffer.append(0x5C)
-            case UInt8(ascii: "/"): buffer.append(0x2F)
-            case UInt8(ascii: "b"): buffer.append(0x08)
-            case UInt8(ascii: "f"): buffer.append(0x0C)
-            case UInt8(ascii: "n"): buffer.append(0x0A)
-            case UInt8(ascii: "r"): buffer.append(0x0D)
-            case UInt8(ascii: "t"): buffer.append(0x09)
-            case UInt8(ascii: "u"):
-                let escapeOffset = index - 2
-                var scalar = try parseHex4()
-                if (0xD800...0xDBFF).contains(scalar) {
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                        throw error("lone surrogate escape", at: escapeOffset)
-                    }
-                    index += 2
-                    let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw error("lone surrogate escape", at: escapeOffset) }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw error("lone surrogate escape", at: escapeOffset)
-                }
-                guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid escape", at: escapeOffset) }
-                buffer.append(contentsOf: UTF8.encode(unicode)!)
-            default:
-                throw error("invalid escape", at: index - 2)
-            }
-        }
-    }
-
-    private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
-        guard bytes.count - index >= 4 else { throw error("invalid \\u escape") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let b = bytes[index]
-            let digit: UInt32
-            switch b {
-            case 0x30...0x39: digit = UInt32(b - 0x30)
-            case 0x41...0x46: digit = UInt32(b - 0x41 + 10)
-            case 0x61...0x66: digit = UInt32(b - 0x61 + 10)
-            default: throw error("invalid \\u escape")
-            }
-            value = value << 4 | digit
-            index += 1
-        }
-        return value
-    }
 }

@@ -37,10 +37,8 @@ package struct LogLineScanner {
         static let headers = Seen(rawValue: 64), key = Seen(rawValue: 128), payload = Seen(rawValue: 256)
     }
 
-    /// The record of a line read in place.
-    mutating func record(in b: UnsafeBufferPointer<UInt8>) -> EventLogReader.Record? {
-        var cursor = Cursor(b)
-        guard cursor.skip(UInt8(ascii: "{")) else { return nil }
+    /// What the members of a line read so far say.
+    private struct Members {
         var seen: Seen = []
         var topic: String?
         var partition: Int32?
@@ -49,63 +47,65 @@ package struct LogLineScanner {
         var headers: [MessageHeader] = []
         var key: [UInt8]?
         var payload: [UInt8]?
-        if cursor.peek() == UInt8(ascii: "}") { return nil }
+    }
+
+    /// The record of a line read in place.
+    mutating func record(in b: UnsafeBufferPointer<UInt8>) -> EventLogReader.Record? {
+        var cursor = Cursor(b)
+        guard cursor.skip(UInt8(ascii: "{")), cursor.peek() != UInt8(ascii: "}") else { return nil }
+        var members = Members()
         while true {
-            guard let name = cursor.plainString() else { return nil }
-            guard cursor.skip(UInt8(ascii: ":")) else { return nil }
-            let member: Seen
-            switch Self.member(UnsafeBufferPointer(rebasing: b[name])) {
-            case .topic?:
-                guard let range = cursor.plainString(), !range.isEmpty, let s = self.topicString(UnsafeBufferPointer(rebasing: b[range])) else {
-                    return nil
-                }
-                topic = s
-                member = .topic
-            case .partition?:
-                guard let i = cursor.integer(), (0...Int64(Int32.max)).contains(i) else { return nil }
-                partition = Int32(i)
-                member = .partition
-            case .offset?:
-                guard let i = cursor.integer(), i >= 0 else { return nil }
-                offset = i
-                member = .offset
-            case .tstype?:
-                guard let range = cursor.plainString(), Cursor.validUTF8(UnsafeBufferPointer(rebasing: b[range])) else { return nil }
-                member = .tstype
-            case .ts?:
-                guard let i = cursor.integer(), i >= -1 else { return nil }
-                ts = i
-                member = .ts
-            case .broker?:
-                guard let i = cursor.integer(), (Int64(Int32.min)...Int64(Int32.max)).contains(i) else { return nil }
-                member = .broker
-            case .headers?:
-                guard let list = self.headerList(&cursor) else { return nil }
-                headers = list
-                member = .headers
-            case .key?:
-                guard let bytes = cursor.bytesOrNull() else { return nil }
-                key = bytes
-                member = .key
-            case .payload?:
-                guard let bytes = cursor.bytesOrNull() else { return nil }
-                payload = bytes
-                member = .payload
-            default:
-                return nil
-            }
-            guard !seen.contains(member) else { return nil }
-            seen.insert(member)
+            guard let name = cursor.plainString(), cursor.skip(UInt8(ascii: ":")),
+                let member = Self.member(UnsafeBufferPointer(rebasing: b[name])), !members.seen.contains(member),
+                read(member, into: &members, from: &cursor, in: b)
+            else { return nil }
+            members.seen.insert(member)
             if cursor.skip(UInt8(ascii: ",")) { continue }
             guard cursor.skip(UInt8(ascii: "}")) else { return nil }
             break
         }
-        guard cursor.atEnd, let topic, seen.contains(.payload) else { return nil }
+        guard cursor.atEnd, let topic = members.topic, members.seen.contains(.payload) else { return nil }
         return EventLogReader.Record(
             message: SourceMessage(
-                topic: topic, key: key, value: payload, headers: headers,
-                timestamp: ts.flatMap { $0 >= 0 ? $0 : nil }),
-            partition: partition, offset: offset)
+                topic: topic, key: members.key, value: members.payload, headers: members.headers,
+                timestamp: members.ts.flatMap { $0 >= 0 ? $0 : nil }),
+            partition: members.partition, offset: members.offset)
+    }
+
+    /// Reads the value of `member` at the cursor into `members`; false where the line is left to the
+    /// general parser.
+    @inline(__always)
+    private mutating func read(_ member: Seen, into members: inout Members, from cursor: inout Cursor, in b: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch member {
+        case .topic:
+            guard let range = cursor.plainString(), !range.isEmpty, let s = topicString(UnsafeBufferPointer(rebasing: b[range])) else { return false }
+            members.topic = s
+        case .partition:
+            guard let i = cursor.integer(), (0...Int64(Int32.max)).contains(i) else { return false }
+            members.partition = Int32(i)
+        case .offset:
+            guard let i = cursor.integer(), i >= 0 else { return false }
+            members.offset = i
+        case .tstype:
+            guard let range = cursor.plainString(), Cursor.validUTF8(UnsafeBufferPointer(rebasing: b[range])) else { return false }
+        case .ts:
+            guard let i = cursor.integer(), i >= -1 else { return false }
+            members.ts = i
+        case .broker:
+            guard let i = cursor.integer(), (Int64(Int32.min)...Int64(Int32.max)).contains(i) else { return false }
+        case .headers:
+            guard let list = headerList(&cursor) else { return false }
+            members.headers = list
+        case .key:
+            guard let bytes = cursor.bytesOrNull() else { return false }
+            members.key = bytes
+        case .payload:
+            guard let bytes = cursor.bytesOrNull() else { return false }
+            members.payload = bytes
+        default:
+            return false
+        }
+        return true
     }
 
     private static func member(_ name: UnsafeBufferPointer<UInt8>) -> Seen? {

@@ -11,6 +11,9 @@ import Hummingbird
 /// |---|---|---|
 /// | `POST /identitytoolkit.googleapis.com/v1/accounts:signUp` | app | anonymous, or email + password |
 /// | `POST …/v1/accounts:signInWithPassword` | app | |
+/// | `POST …/v1/accounts:sendVerificationCode`, `:signInWithPhoneNumber` | app | a phone number's code; linking with `idToken` |
+/// | `POST …/v1/accounts:signInWithIdp`, `:signInWithCustomToken` | app | Google and Apple; custom tokens |
+/// | `GET /emulator/v1/projects/P/verificationCodes` | tests, developers | the codes not sent |
 /// | `POST …/v1/accounts:lookup`, `:update`, `:delete` | app (`idToken`), admin (`localId`) | |
 /// | `POST …/v1/projects/P/accounts` and `…/accounts:lookup`, `:update`, `:delete` | admin | what the Admin SDKs call |
 /// | `POST /securetoken.googleapis.com/v1/token` | app | `grant_type=refresh_token` |
@@ -40,6 +43,11 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         v1.post("accounts:signInWithPassword") { request, context in
             var request = request
             return try await signIn(&request, client: context.clientAddress)
+        }
+        addCredentialSignIns(to: v1)
+        router.group("emulator/v1").add(middleware: APIErrors<Context>(.firebase)).get("projects/:project/verificationCodes") {
+            request, context in
+            try await verificationCodes(request, project: context.parameters.get("project"))
         }
         for (name, admin) in [("accounts:lookup", false), ("projects/:project/accounts:lookup", true)] {
             v1.post(RouterPath(name)) { request, context in
@@ -105,6 +113,11 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         } else if admin {
             for uid in body.localId { if let user = try await identity.user(uid: uid) { users.append(user) } }
             for email in body.email { if let user = try await identity.user(email: email) { users.append(user) } }
+            for phone in body.phoneNumber { if let user = try await identity.user(phoneNumber: phone) { users.append(user) } }
+            for id in body.federatedUserId {
+                guard let providerId = id.providerId, let rawId = id.rawId else { continue }
+                if let user = try await identity.user(providerId: providerId, rawId: rawId) { users.append(user) }
+            }
         } else {
             throw IdentityError("MISSING_ID_TOKEN")
         }
@@ -130,6 +143,8 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         changes.displayName = body.displayName
         if admin {
             changes.disabled = body.disableUser
+            changes.phoneNumber = body.phoneNumber
+            changes.removesPhoneNumber = body.deleteProvider.contains("phone")
             if let since = body.validSince {
                 guard let seconds = since.value, IdentityUser.validSinceRange.contains(seconds) else { throw IdentityError("INVALID_VALID_SINCE") }
                 changes.validSince = seconds

@@ -2,8 +2,9 @@ import FareSyncIdentity
 
 /// The body of `accounts:update`: Google's `SetAccountInfoRequest`. The app names itself by
 /// `idToken` and may change its `email`, `password` and `displayName`; an admin names the user by
-/// `localId` and may also set `disableUser`, `validSince` (revoking earlier tokens) and
-/// `customAttributes` (the claims, as JSON text).
+/// `localId` and may also set `disableUser`, `validSince` (revoking earlier tokens),
+/// `customAttributes` (the claims, as JSON text) and `phoneNumber`, or remove the number with
+/// `deleteProvider: ["phone"]`.
 struct SetAccountInfoRequest: Codable, Sendable {
     var idToken: String?
     var localId: String?
@@ -14,6 +15,8 @@ struct SetAccountInfoRequest: Codable, Sendable {
     /// Present whenever the body has the member, so that one that is not an integer is refused.
     var validSince: GoogleInt64?
     var customAttributes: String?
+    var phoneNumber: String?
+    var deleteProvider: [String] = []
 }
 
 extension SetAccountInfoRequest {
@@ -23,7 +26,8 @@ extension SetAccountInfoRequest {
             idToken: body.tolerant(.idToken), localId: body.tolerant(.localId), email: body.tolerant(.email),
             password: body.tolerant(.password), displayName: body.tolerant(.displayName), disableUser: body.tolerant(.disableUser),
             validSince: body.contains(.validSince) ? try body.decode(GoogleInt64.self, forKey: .validSince) : nil,
-            customAttributes: body.tolerant(.customAttributes))
+            customAttributes: body.tolerant(.customAttributes), phoneNumber: body.tolerant(.phoneNumber),
+            deleteProvider: body.strings(.deleteProvider))
     }
 }
 

@@ -18,10 +18,12 @@ struct UserInfo: Codable, Sendable {
     var providerUserInfo: [ProviderUserInfo]
 }
 
-/// One way the user signs in: Google's `ProviderUserInfo` (`password` with the email, `phone`).
+/// One way the user signs in: Google's `ProviderUserInfo` (`password` with the email, `phone`,
+/// `google.com` and `apple.com` with the provider's user).
 struct ProviderUserInfo: Codable, Sendable {
     var providerId: String
     var email: String?
+    var displayName: String?
     var phoneNumber: String?
     var federatedId: String?
     var rawId: String
@@ -35,6 +37,12 @@ extension UserInfo {
         }
         if let phone = user.phoneNumber {
             providers.append(ProviderUserInfo(providerId: "phone", phoneNumber: phone, rawId: phone))
+        }
+        for identity in user.federated {
+            providers.append(
+                ProviderUserInfo(
+                    providerId: identity.providerId, email: identity.email, displayName: identity.displayName, federatedId: identity.federatedId,
+                    rawId: identity.rawId))
         }
         self.init(
             localId: user.uid, email: user.email, disabled: user.disabled, displayName: user.displayName, phoneNumber: user.phoneNumber,

@@ -25,8 +25,8 @@ enum JSONBody {
     /// The most bytes a request body may hold.
     static let maxBytes = 64 << 10
 
-    /// Why a request body was refused.
-    struct Refusal: Error {
+    /// A request body that cannot be read as the route takes it: too large, not UTF-8, not JSON.
+    struct UnreadableBody: Error {
         var status: Int
         var message: String
     }
@@ -41,8 +41,8 @@ enum JSONBody {
 
     /// The request's body as text: at most `maxBytes`, and valid UTF-8 (a body with invalid bytes is
     /// refused rather than read with replacement characters).
-    static func text(of request: inout Request) async throws(Refusal) -> String {
-        let tooLarge = Refusal(status: 413, message: "the body is larger than \(maxBytes) bytes")
+    static func text(of request: inout Request) async throws(UnreadableBody) -> String {
+        let tooLarge = UnreadableBody(status: 413, message: "the body is larger than \(maxBytes) bytes")
         // A declared length over the limit is refused before any of the body is waited for.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBytes { throw tooLarge }
         let buffer: ByteBuffer
@@ -51,20 +51,20 @@ enum JSONBody {
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw tooLarge
         } catch {
-            throw Refusal(status: 400, message: "the body could not be read")
+            throw UnreadableBody(status: 400, message: "the body could not be read")
         }
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
-            throw Refusal(status: 400, message: "the body is not valid UTF-8")
+            throw UnreadableBody(status: 400, message: "the body is not valid UTF-8")
         }
         return text
     }
 
     /// The request's body as a JSON object; an empty body is an empty object.
-    static func object(of request: inout Request) async throws(Refusal) -> JSONObject {
+    static func object(of request: inout Request) async throws(UnreadableBody) -> JSONObject {
         let text = try await text(of: &request)
         if text.allSatisfy(\.isWhitespace) { return JSONObject() }
         guard let object = (try? JSONParser.parse(text))?.objectValue else {
-            throw Refusal(status: 400, message: "the body is not a JSON object")
+            throw UnreadableBody(status: 400, message: "the body is not a JSON object")
         }
         return object
     }
@@ -80,7 +80,7 @@ enum JSONBody {
         do {
             return try JSONValueDecoder().decode(type, from: .object(object))
         } catch let error as DecodingError {
-            throw Refusal(status: 400, message: describe(error))
+            throw UnreadableBody(status: 400, message: describe(error))
         }
     }
 

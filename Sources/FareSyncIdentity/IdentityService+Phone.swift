@@ -1,0 +1,146 @@
+import FareSyncEvents
+import FareSyncStore
+
+/// A code "sent" to a phone number: never sent anywhere, but listed as the Auth emulator lists
+/// it (`GET /emulator/v1/projects/P/verificationCodes`) and logged.
+public struct VerificationCode: Sendable, Equatable {
+    public static let recordKind = "identity.verificationCodes"
+    /// How long a code signs in (ms).
+    public static let lifetime: Int64 = 5 * 60 * 1000
+    /// Wrong codes a session takes before it is dropped, so that six digits are not guessed.
+    public static let maxAttempts = 5
+
+    public var sessionInfo: String
+    public var phoneNumber: String
+    public var code: String
+    /// Milliseconds since 1970.
+    public var expiresAt: Int64
+    public var wrongAttempts = 0
+
+    var record: JSONValue {
+        .object(
+            JSONObject([
+                ("phoneNumber", .string(phoneNumber)), ("code", .string(code)), ("expiresAt", .int(expiresAt)),
+                ("wrongAttempts", .int(Int64(wrongAttempts))),
+            ]))
+    }
+
+    init(sessionInfo: String, phoneNumber: String, code: String, expiresAt: Int64) {
+        self.sessionInfo = sessionInfo
+        self.phoneNumber = phoneNumber
+        self.code = code
+        self.expiresAt = expiresAt
+    }
+
+    init?(sessionInfo: String, record: JSONValue) {
+        guard let phone = record["phoneNumber"]?.stringValue, let code = record["code"]?.stringValue,
+            let expiresAt = record["expiresAt"]?.int64Value
+        else { return nil }
+        self.init(sessionInfo: sessionInfo, phoneNumber: phone, code: code, expiresAt: expiresAt)
+        wrongAttempts = Int(record["wrongAttempts"]?.int64Value ?? 0)
+    }
+}
+
+extension IdentityService {
+    /// `accounts:sendVerificationCode`: a new code for `phoneNumber`, valid for five minutes.
+    /// Codes that expired are dropped in the same write. A send counts as a sign-up of `client`
+    /// for the throttle, since each one is kept in the store.
+    public func sendVerificationCode(phoneNumber: String?, client: String? = nil) async throws -> VerificationCode {
+        guard let phoneNumber, Self.isPhoneNumber(phoneNumber) else { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
+        let now = clock.milliseconds()
+        try throttle.admitSignUp(client: client, now: now)
+        var rng = SystemRandomNumberGenerator()
+        let digits = String((0..<6).map { _ in Character(String(rng.next(upperBound: UInt8(10)))) })
+        let code = VerificationCode(
+            sessionInfo: Hex.random(bytes: 32), phoneNumber: phoneNumber, code: digits, expiresAt: now + VerificationCode.lifetime)
+        try await store.write { tx in
+            for (key, record) in try tx.records(VerificationCode.recordKind) where (record["expiresAt"]?.int64Value ?? 0) <= now {
+                try tx.setRecord(VerificationCode.recordKind, key, nil)
+            }
+            try tx.setRecord(VerificationCode.recordKind, code.sessionInfo, code.record)
+        }
+        return code
+    }
+
+    /// The codes that still sign in, as the emulator's `verificationCodes` lists them.
+    public func verificationCodes() async throws -> [VerificationCode] {
+        let now = clock.milliseconds()
+        return try await store.readCommitted { tx in
+            try tx.records(VerificationCode.recordKind).compactMap { VerificationCode(sessionInfo: $0.key, record: $0.value) }
+        }.filter { $0.expiresAt > now }
+    }
+
+    /// `accounts:signInWithPhoneNumber`: the code of `sessionInfo` signs in the number's user, or
+    /// makes one; with `idToken`, it links the number to that token's user. A code signs in once:
+    /// it is consumed in the write that signs in.
+    public func signIn(sessionInfo: String?, code: String?, idToken: String? = nil, client: String? = nil) async throws -> CredentialSignIn {
+        guard let sessionInfo, !sessionInfo.isEmpty else { throw IdentityError("MISSING_SESSION_INFO") }
+        guard let code, !code.isEmpty else { throw IdentityError("MISSING_CODE") }
+        let linking = try await linkedUID(idToken)
+        let attempt = try throttle.begin(email: nil, client: client, now: clock.milliseconds())
+        let now = clock.milliseconds()
+        do {
+            let signedIn = try await signIn(linking: linking) { tx in
+                try Self.consume(sessionInfo: sessionInfo, code: code, now: now, in: tx).map(Self.phoneCredential)
+            }
+            throttle.succeeded(attempt)
+            return signedIn
+        } catch let error as IdentityError where Self.guessed.contains(error.message) {
+            throttle.failed(attempt, emailCounts: false)
+            throw error
+        } catch {
+            throttle.succeeded(attempt)
+            throw error
+        }
+    }
+
+    /// The refusals of a session or code that may have been guessed: they count against the client.
+    static let guessed: Set<String> = ["INVALID_CODE", "INVALID_SESSION_INFO", "SESSION_EXPIRED"]
+
+    /// Takes the code of `sessionInfo` out of the store if `code` is it; a wrong code is counted.
+    static func consume(sessionInfo: String, code: String, now: Int64, in tx: any StoreTransaction) throws -> Result<String, IdentityError> {
+        guard let record = try tx.record(VerificationCode.recordKind, sessionInfo),
+            var verification = VerificationCode(sessionInfo: sessionInfo, record: record)
+        else { return .failure(IdentityError("INVALID_SESSION_INFO")) }
+        guard verification.expiresAt > now else {
+            try tx.setRecord(VerificationCode.recordKind, sessionInfo, nil)
+            return .failure(IdentityError("SESSION_EXPIRED"))
+        }
+        guard verification.code == code else {
+            verification.wrongAttempts += 1
+            let spent = verification.wrongAttempts >= VerificationCode.maxAttempts
+            try tx.setRecord(VerificationCode.recordKind, sessionInfo, spent ? nil : verification.record)
+            return .failure(IdentityError("INVALID_CODE"))
+        }
+        try tx.setRecord(VerificationCode.recordKind, sessionInfo, nil)
+        return .success(verification.phoneNumber)
+    }
+
+    /// A verified phone number as a credential: the number's index names its user.
+    static func phoneCredential(_ phone: String) -> Credential {
+        Credential(
+            provider: "phone", inUse: "PHONE_NUMBER_EXISTS",
+            owner: { tx in try tx.record(IdentityUser.phoneKind, phone)?.stringValue },
+            attach: { user, tx in try attach(phone: phone, to: &user, in: tx) },
+            newUser: { now, _ in
+                var user = IdentityUser(uid: newUID(), createdAt: now)
+                user.phoneNumber = phone
+                return user
+            })
+    }
+
+    /// Gives `user` the phone number, moving the number's index from the one it had.
+    static func attach(phone: String, to user: inout IdentityUser, in tx: any StoreTransaction) throws {
+        guard user.phoneNumber != phone else { return }
+        if let previous = user.phoneNumber { try tx.setRecord(IdentityUser.phoneKind, previous, nil) }
+        try tx.setRecord(IdentityUser.phoneKind, phone, .string(user.uid))
+        user.phoneNumber = phone
+    }
+
+    /// An E.164 number: `+`, then 1 to 15 digits, the first not 0.
+    public static func isPhoneNumber(_ text: String) -> Bool {
+        let digits = text.utf8.dropFirst()
+        return text.utf8.first == UInt8(ascii: "+") && (1...15).contains(digits.count) && digits.first != UInt8(ascii: "0")
+            && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+}

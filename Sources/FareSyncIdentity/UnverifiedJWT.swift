@@ -1,0 +1,30 @@
+import FareSyncEvents
+import Foundation
+
+/// A JWT read without checking its signature: its header and its claims. The identity
+/// providers' ID tokens (as the emulator reads them) and unsigned custom tokens are read so.
+///
+/// ```swift
+/// let jwt = try UnverifiedJWT("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjMifQ.")
+/// jwt.header["alg"]   // "none"
+/// jwt.claims["sub"]   // "123"
+/// ```
+public struct UnverifiedJWT: Sendable {
+    public var header: JSONObject
+    public var claims: JSONObject
+
+    /// Nil for a text that is not three dot-separated parts whose first two are base64url JSON objects.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let header = Self.object(parts[0]), let claims = Self.object(parts[1]) else { return nil }
+        self.header = header
+        self.claims = claims
+    }
+
+    static func object(_ part: Substring) -> JSONObject? {
+        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return (try? JSONParser.parse(String(decoding: data, as: UTF8.self)))?.objectValue
+    }
+}

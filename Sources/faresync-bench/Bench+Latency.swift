@@ -1,0 +1,116 @@
+import Foundation
+
+extension Bench {
+    /// The claims latency (`ClaimsLatency`) against `faresync serve` applying its events in process,
+    /// and against `serve --brokers` with a worker consuming from the dev broker as the README
+    /// recommends for live use (`fetch.wait.max.ms=50`), both on one SQLite store.
+    func latency(_ run: Run) async throws {
+        run.say("latency: sign-up to an ID token with the claims, \(latencyUsers) users one after another, as the app refreshes")
+        let inProcess = try await claimsLatency(run, kafka: false)
+        let throughKafka = try await claimsLatency(run, kafka: true)
+        for (name, waits, goal) in [("in process", inProcess, 0.05), ("through Kafka", throughKafka, 0.15)] {
+            run.say(
+                String(
+                    format: "  %@: p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal: p99 <= %.0f ms)", name, waits.p50 * 1000, waits.p99 * 1000,
+                    waits.max * 1000, goal * 1000))
+        }
+        if let seed = try await seedLatency(run) {
+            run.say(
+                String(
+                    format:
+                        "  capture to the fare contract at a Firestore listener: p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal: p99 <= 150 ms, max <= 300 ms)",
+                    seed.p50 * 1000, seed.p99 * 1000, seed.max * 1000))
+            run.field("seed_latency_p50", "%.4f", seed.p50)
+            run.field("seed_latency_p99", "%.4f", seed.p99)
+            run.field("seed_latency_max", "%.4f", seed.max)
+        }
+        run.field("claims_latency_p50", "%.4f", inProcess.p50)
+        run.field("claims_latency_p99", "%.4f", inProcess.p99)
+        run.field("claims_latency_kafka_p50", "%.4f", throughKafka.p50)
+        run.field("claims_latency_kafka_p99", "%.4f", throughKafka.p99)
+    }
+
+    /// From the terminal's capture callback to the fare contract at a Firestore listener on the
+    /// mirror (`Tests/firestore/seed_latency.py`): `serve --brokers --issue-delay 0`, `run --firestore`
+    /// with `fetch.wait.max.ms=50`, the emulator; `latencyPurchases` purchases by `latencyBuyers`
+    /// users. Nil, with the reason said, where the emulator or the script is missing.
+    private func seedLatency(_ run: Run) async throws -> (p50: Double, p99: Double, max: Double)? {
+        let script = "Tests/firestore/seed_latency.py"
+        guard FileManager.default.fileExists(atPath: script), FileManager.default.fileExists(atPath: FirestoreBench.jar) else {
+            run.say("  seed latency: skipped (run from the repository, with the Firestore emulator installed)")
+            return nil
+        }
+        let emulator = try await FirestoreBench.Emulator.start()
+        defer { emulator.stop() }
+        let store = "sqlite:\(run.dir)/seed-latency.sqlite"
+        let bootFile = run.dir + "/seed-latency.boot"
+        let port = try FirestoreBench.freePort()
+        var children: [pid_t] = []
+        defer { for pid in children.reversed() { Child.stop(pid, group: true) } }
+        children.append(try Child.start([run.exe, "dev-broker", "--bootstrap-file", bootFile], ownGroup: true))
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
+        children.append(
+            try Child.start(
+                [
+                    run.exe, "run", "--brokers", "@" + bootFile, "--store", store, "--log-level", "error", "--kafka-setting",
+                    "fetch.wait.max.ms=50", "--firestore", emulator.host, "--firestore-project", FirestoreBench.project,
+                ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-run.err"))
+        children.append(
+            try Child.start(
+                [
+                    run.exe, "serve", "--http-port", "\(port)", "--store", store, "--brokers", "@" + bootFile, "--issue-delay", "0",
+                    "--bcrypt-cost", "4", "--log-level", "error",
+                ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err"))
+        let base = "http://127.0.0.1:\(port)"
+        try await waitForHealth(base)
+        let output = try HTTPBench.output([
+            "/usr/bin/env", "python3", script, base, emulator.host, FirestoreBench.project, "\(latencyBuyers)", "\(latencyPurchases)",
+        ])
+        guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("seed_latency ") }) else {
+            throw BenchError("seed_latency.py printed no figures: \(output)")
+        }
+        var figures: [String: Double] = [:]
+        for word in line.split(separator: " ").dropFirst() {
+            let pair = word.split(separator: "=")
+            if pair.count == 2 { figures[String(pair[0])] = Double(pair[1]) }
+        }
+        guard let p50 = figures["p50"], let p99 = figures["p99"], let max = figures["max"] else { throw BenchError("cannot read \(line)") }
+        return (p50, p99, max)
+    }
+
+    private func waitForHealth(_ base: String) async throws {
+        for _ in 0..<100 {
+            if (try? HTTPBench.output(["/usr/bin/env", "curl", "-fs", base + "/healthz"])) == "ok\n" { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw BenchError("faresync serve did not start")
+    }
+
+    private func claimsLatency(_ run: Run, kafka: Bool) async throws -> Percentiles {
+        let name = kafka ? "latency-kafka" : "latency"
+        let store = "sqlite:\(run.dir)/\(name).sqlite"
+        let port = try FirestoreBench.freePort()
+        var children: [pid_t] = []
+        defer { for pid in children.reversed() { Child.stop(pid, group: true) } }
+        var serve = [run.exe, "serve", "--http-port", "\(port)", "--store", store, "--bcrypt-cost", "4", "--log-level", "error"]
+        if kafka {
+            let bootFile = run.dir + "/\(name).boot"
+            children.append(try Child.start([run.exe, "dev-broker", "--bootstrap-file", bootFile], ownGroup: true))
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
+            serve += ["--brokers", "@" + bootFile]
+            children.append(
+                try Child.start(
+                    [
+                        run.exe, "run", "--brokers", "@" + bootFile, "--store", store, "--log-level", "error",
+                        "--kafka-setting", "fetch.wait.max.ms=50",
+                    ], ownGroup: true, standardErrorFile: run.dir + "/\(name)-run.err"))
+        }
+        children.append(try Child.start(serve, ownGroup: true, standardErrorFile: run.dir + "/\(name)-serve.err"))
+        let base = "http://127.0.0.1:\(port)"
+        try await waitForHealth(base)
+        // One untimed user first: the worker's group join and the first connections are not a wait
+        // a user of a running system has.
+        _ = try await ClaimsLatency.measure(base: base, users: 1)
+        return Percentiles(try await ClaimsLatency.measure(base: base, users: latencyUsers))
+    }
+}
