@@ -50,8 +50,10 @@ let package = Package(
             name: "FareSyncStore",
             dependencies: ["FareSyncEvents"]
         ),
-        // The pipeline: the dispatcher, the triggers and the reconciler, dead letters, the in-process
-        // queue, the `Entur` protocol the triggers call, and the publisher into the dispatcher.
+        // The pipeline: the dispatcher, the triggers and the reconciler, dead letters, the worker
+        // loop and the `MessageSource` protocol its sources implement (Kafka, the in-process queue,
+        // messages in hand), the in-process queue, the `Entur` protocol the triggers call, and the
+        // publisher into the dispatcher.
         .target(
             name: "FareSyncPipeline",
             dependencies: [
@@ -59,6 +61,8 @@ let package = Package(
                 "FareSyncStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         // The ticket service: the catalogue, orders and their payment, issuing, the reservation view.
@@ -86,7 +90,7 @@ let package = Package(
             name: "FareSyncReplay",
             dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline"]
         ),
-        // The load by account: an empty store filled from logs by partitions of accounts, through
+        // The load by account: an empty store filled from logs by shards of accounts, through
         // spill files, and the choice between it and the batch-by-batch replay (`ReplayOrLoad`).
         .target(
             name: "FareSyncLoad",
@@ -176,9 +180,10 @@ let package = Package(
             pkgConfig: "rdkafka",
             providers: [.apt(["librdkafka-dev"])]
         ),
-        // Small owning types over the C handles, the group-consumer worker (an async task on a
-        // thread of its own), the producer, the recorder and the dev broker. No raw pointer leaves
-        // this target.
+        // Small owning types over the C handles, the consumer (its events read as an async
+        // sequence, polled on a thread of its own) and the group-consumer worker (the pipeline's
+        // loop over it), the producer, the recorder and the dev broker. No raw pointer leaves this
+        // target.
         .target(
             name: "FareSyncKafka",
             dependencies: [
@@ -187,7 +192,6 @@ let package = Package(
                 "FareSyncStore",
                 "FareSyncPipeline",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

@@ -28,7 +28,7 @@ final class DeadLetterRelay: Sendable {
         let (stream, wakes) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.wakes = wakes
         let state = state
-        task = Task(executorPreference: globalConcurrentExecutor) {
+        task = Task {
             var pending = stream.makeAsyncIterator()
             // What a crash left unpublished goes first.
             while true {

@@ -1,7 +1,7 @@
 import CRdKafka
 import FareSyncEvents
 
-/// One event from `poll`.
+/// One event of a consumer, in the order librdkafka gave them.
 public enum ConsumerEvent {
     case message(SourceMessage)
     case endOfPartition(TopicPartition)
@@ -12,61 +12,66 @@ public enum ConsumerEvent {
     /// `answerRebalance()`; polling waits until then.
     case revoked([TopicPartition])
     case error(KafkaError, fatal: Bool)
+    /// librdkafka has nothing more fetched and everything polled was handed out: no backlog waits
+    /// in hand. Comes at least once per `RDKafkaPollThread.round` while nothing else does, so a
+    /// reader can act between events.
+    case idle
 }
 
 /// A Kafka group consumer (eager rebalancing, offsets chosen by the owner on assignment, no
-/// automatic commits), owned by one async task, which answers its rebalances after awaiting.
+/// automatic commits), read as an async sequence of its events by one task, which answers its
+/// rebalances after awaiting.
 ///
-/// Rebalances come out of `poll()` as events, and the owner answers them when its work allows:
-/// librdkafka takes the answer after its callback has returned (`RebalanceAnswer`).
+/// librdkafka is polled on a thread of the consumer's own (`RDKafkaPollThread`), which hands what
+/// it polls to the reading task in chunks and wakes it when it waits. Rebalances come out as
+/// events, and the owner answers them when its work allows: librdkafka takes the answer after its
+/// callback has returned (`RebalanceAnswer`), and the poll thread polls no more until then.
 ///
 /// ```swift
 /// let consumer = try KafkaConsumer(configuration: configuration)
 /// try consumer.subscribe(["fare-contracts"])
-/// while let event = consumer.poll() {
+/// for await event in consumer.events {
 ///     switch event {
 ///     case .assigned(let partitions): consumer.answerRebalance(startingAt: try await positions(of: partitions))
 ///     case .revoked: try await finishInFlight(); consumer.answerRebalance()
 ///     case .message(let message): batch.append(message)
+///     case .idle: try await apply(batch)
 ///     case .endOfPartition, .error: break
 ///     }
 /// }
 /// ```
 ///
-/// Use it from one task (or thread) at a time: it is not `Sendable`.
+/// Use it from one task at a time: it is not `Sendable`.
 public final class KafkaConsumer {
     private let handle: RDKafkaHandle
-    private let context: Context
+    private let mailbox: RebalanceMailbox
+    private let poller: RDKafkaPollThread
     private var lifecycle = ConsumerLifecycle()
     private var topicNames = RDKafkaTopicNames()
-    /// An event `rd_kafka_consumer_poll` gave in the call that also delivered a rebalance: handed
-    /// out after the rebalance.
-    private var held: ConsumerEvent?
-
-    /// What the C rebalance callback reaches through its opaque pointer. The callback runs inside
-    /// `rd_kafka_consumer_poll` or `rd_kafka_consumer_close`, on the owner's thread.
-    final class Context {
-        var answer = RebalanceAnswer()
-        var closing = false
-    }
+    /// The chunk taken from the poll thread, handed out from `next` on.
+    private var chunk: [RDKafkaPollThread.Polled] = []
+    private var next = 0
 
     public init(configuration: KafkaConsumerConfiguration) throws(KafkaError) {
         let config = try RDKafkaConfig(configuration.properties)
-        let context = Context()
-        rd_kafka_conf_set_opaque(config.unsafePointer, Unmanaged.passUnretained(context).toOpaque())
+        let mailbox = RebalanceMailbox()
+        // The callback runs inside `rd_kafka_consumer_poll` on the poll thread, or inside
+        // `rd_kafka_consumer_close` on the closing one; it only records the rebalance.
+        rd_kafka_conf_set_opaque(config.unsafePointer, Unmanaged.passUnretained(mailbox).toOpaque())
         rd_kafka_conf_set_rebalance_cb(config.unsafePointer) { rk, err, list, opaque in
             guard let rk, let list, let opaque else { return }
-            let context = Unmanaged<Context>.fromOpaque(opaque).takeUnretainedValue()
+            let mailbox = Unmanaged<RebalanceMailbox>.fromOpaque(opaque).takeUnretainedValue()
             let partitions = (0..<Int(list.pointee.cnt)).map { i in
                 TopicPartition(topic: String(cString: list.pointee.elems[i].topic), partition: list.pointee.elems[i].partition)
             }
             let rebalance: RebalanceAnswer.Rebalance =
                 err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS ? .assigned(partitions) : .revoked(partitions)
-            if case .answerNow = context.answer.received(rebalance, closing: context.closing) { rd_kafka_assign(rk, nil) }
+            if case .answerNow = mailbox.received(rebalance) { rd_kafka_assign(rk, nil) }
         }
-        self.context = context
+        self.mailbox = mailbox
         handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, config)
         rd_kafka_poll_set_consumer(handle.pointer)
+        poller = RDKafkaPollThread(handle: handle, rebalances: mailbox)
     }
 
     deinit { close() }
@@ -79,48 +84,78 @@ public final class KafkaConsumer {
         }
         let error = RDKafkaTopicPartitionList(topics: topics).withListPointer { rd_kafka_subscribe(handle.pointer, $0) }
         try KafkaError.check(error, "subscribe to \(topics.joined(separator: ", "))")
+        poller.start()
     }
 
-    /// The next message or event, waiting up to `milliseconds` (0, the default: not at all; wait only
-    /// on a thread of one's own); nil if none came, and while a rebalance waits for its answer.
-    public func poll(_ milliseconds: Int32 = 0) -> ConsumerEvent? {
-        guard lifecycle.isConsuming else { return nil }
-        if let rebalance = context.answer.take() { return Self.event(rebalance) }
-        if context.answer.isAwaitingAnswer { return nil }
-        if let held {
-            self.held = nil
-            return held
+    /// The consumer's events, read by one task: the sequence ends once the consumer is closed.
+    public var events: Events { Events(consumer: self) }
+
+    /// The consumer's events as an async sequence (one iterator at a time).
+    public struct Events: AsyncSequence {
+        public typealias Element = ConsumerEvent
+        let consumer: KafkaConsumer
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let consumer: KafkaConsumer
+            public mutating func next() async -> ConsumerEvent? { await consumer.nextEvent() }
         }
-        let event = pollOnce(milliseconds)
-        guard let rebalance = context.answer.take() else { return event }
-        held = event
-        return Self.event(rebalance)
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(consumer: consumer) }
     }
 
-    /// Answers the rebalance `poll()` handed out: an assignment starts each partition at its offset
-    /// in `offsets` (from the beginning where none is given); a revocation drops the assignment.
+    /// The next event, waiting (suspended, woken by the poll thread) until there is one: at least
+    /// an `.idle` comes each poll round. Nil once the consumer is closed.
+    public func nextEvent() async -> ConsumerEvent? {
+        while lifecycle.isConsuming {
+            if next == chunk.count {
+                chunk.removeAll(keepingCapacity: true)
+                next = 0
+                guard let taken = await poller.take() else { return nil }
+                chunk = taken.items
+                continue
+            }
+            let item = chunk[next]
+            next += 1
+            switch item {
+            case .message(let m): return event(m)
+            case .rebalance(.assigned(let partitions)): return .assigned(partitions)
+            case .rebalance(.revoked(let partitions)): return .revoked(partitions)
+            case .idle:
+                // Idle only if nothing came after it: librdkafka's queue ran dry, and so did the
+                // poll thread's hand-over.
+                if next < chunk.count { continue }
+                if let more = poller.takeIfAny() {
+                    chunk = more.items
+                    next = 0
+                    continue
+                }
+                return .idle
+            }
+        }
+        return nil
+    }
+
+    /// Answers the rebalance the events handed out: an assignment starts each partition at its
+    /// offset in `offsets` (from the beginning where none is given); a revocation drops the
+    /// assignment. Polling goes on after it.
     public func answerRebalance(startingAt offsets: [TopicPartition: Int64] = [:]) {
-        switch context.answer.answer() {
-        case .assign(let partitions):
-            var start: [TopicPartition: Int64] = [:]
-            for tp in partitions { start[tp] = offsets[tp] ?? Int64(RD_KAFKA_OFFSET_BEGINNING) }
-            _ = RDKafkaTopicPartitionList(start).withListPointer { rd_kafka_assign(handle.pointer, $0) }
-        case .unassign:
-            rd_kafka_assign(handle.pointer, nil)
-        case .none:
-            break
+        mailbox.answer { action in
+            switch action {
+            case .assign(let partitions):
+                var start: [TopicPartition: Int64] = [:]
+                for tp in partitions { start[tp] = offsets[tp] ?? Int64(RD_KAFKA_OFFSET_BEGINNING) }
+                _ = RDKafkaTopicPartitionList(start).withListPointer { rd_kafka_assign(handle.pointer, $0) }
+            case .unassign:
+                rd_kafka_assign(handle.pointer, nil)
+            case .none:
+                break
+            }
         }
+        poller.resume()
     }
 
-    private static func event(_ rebalance: RebalanceAnswer.Rebalance) -> ConsumerEvent {
-        switch rebalance {
-        case .assigned(let partitions): .assigned(partitions)
-        case .revoked(let partitions): .revoked(partitions)
-        }
-    }
-
-    private func pollOnce(_ milliseconds: Int32) -> ConsumerEvent? {
-        guard let m = rd_kafka_consumer_poll(handle.pointer, milliseconds) else { return nil }
+    /// The event of a polled C message; takes the message over.
+    private func event(_ m: RDKafkaPollThread.Message) -> ConsumerEvent {
         let err = m.pointee.err
         if err == RD_KAFKA_RESP_ERR_NO_ERROR, let rkt = m.pointee.rkt {
             return .message(RDKafkaMessage.take(m, topic: topicNames.name(rkt), handle: handle))
@@ -148,13 +183,19 @@ public final class KafkaConsumer {
     /// The high watermark librdkafka last saw for a partition.
     func highWatermark(_ tp: TopicPartition) -> Int64? { handle.cachedWatermarks(topic: tp.topic, partition: tp.partition)?.high }
 
-    /// Leaves the group and stops fetching; a rebalance not answered yet is answered first, and the
+    /// Stops polling (the events end), leaves the group and stops fetching; a rebalance not answered yet is answered first, and the
     /// revocation that leaving brings is answered at once. Call before destroying; it waits for the
     /// group (up to the session timeout).
     public func close() {
-        guard case .close = lifecycle.close() else { return }
+        guard case .close(let stopPolling) = lifecycle.close() else { return }
+        if stopPolling {
+            poller.stop()
+            RDKafkaPollThread.destroy(chunk[next...])
+            chunk = []
+            next = 0
+        }
         answerRebalance()
-        context.closing = true
+        mailbox.closing()
         _ = rd_kafka_consumer_close(handle.pointer)
     }
 }

@@ -16,9 +16,10 @@ public final class KafkaRecorder {
     /// Every partition is caught up.
     public var caughtUp: Bool { reader.caughtUp }
 
-    /// The next line (without line break), waiting up to `milliseconds`; nil if none came.
-    public func nextLine(_ milliseconds: Int32) throws(KafkaError) -> [UInt8]? {
-        guard let (m, topic) = try reader.poll(milliseconds) else { return nil }
+    /// The next line (without line break), waiting until the poll thread has something; nil if a
+    /// poll round brought nothing (or a partition ended).
+    public func nextLine() async throws(KafkaError) -> [UInt8]? {
+        guard let (m, topic) = try await reader.poll() else { return nil }
         let (partition, offset) = (m.pointee.partition, m.pointee.offset)
         let (timestampType, broker) = (RDKafkaMessage.timestampType(m), RDKafkaMessage.broker(m))
         return EventLogWriter.line(

@@ -2,8 +2,16 @@ import CRdKafka
 import FareSyncEvents
 
 /// Reads topics from the beginning, every partition, without a consumer group (nothing committed):
-/// what `record` and the consumer benchmark use. Use it from one thread; librdkafka is polled on a
-/// thread of the reader's own (`RDKafkaPollThread`), and the messages are taken over on the caller's.
+/// what `record` and the consumer benchmark use. Use it from one task; librdkafka is polled on a
+/// thread of the reader's own (`RDKafkaPollThread`, which wakes the task when it waits), and the
+/// messages are taken over on the task's.
+///
+/// ```swift
+/// let reader = try KafkaTopicReader(bootstrap: "localhost:9092", topics: ["fare-contracts"])
+/// try reader.start()
+/// while !reader.caughtUp { if let message = try await reader.next() { print(message.topic) } }
+/// reader.close()
+/// ```
 public final class KafkaTopicReader {
     private let handle: RDKafkaHandle
     private var lifecycle = ConsumerLifecycle()
@@ -60,9 +68,10 @@ public final class KafkaTopicReader {
     /// Every partition has reached its end since it last delivered a message.
     public var caughtUp: Bool { partitionCount > 0 && cursor.atEnd.count == partitionCount }
 
-    /// The next message, waiting up to `milliseconds`; nil if none came (or a partition ended).
-    public func next(_ milliseconds: Int32) throws(KafkaError) -> SourceMessage? {
-        guard let (m, topic) = try poll(milliseconds) else { return nil }
+    /// The next message, waiting until the poll thread has something; nil if a poll round
+    /// (`RDKafkaPollThread.round`) brought nothing, a partition ended, or the reader is closed.
+    public func next() async throws(KafkaError) -> SourceMessage? {
+        guard let (m, topic) = try await poll() else { return nil }
         return message(m, topic: topic)
     }
 
@@ -72,56 +81,67 @@ public final class KafkaTopicReader {
     }
 
     /// The next polled event: a message and its topic, which the caller destroys
-    /// (`rd_kafka_message_destroy`) or hands on, or nil (nothing came within `milliseconds`, or a
-    /// partition ended). Not generic over what the caller makes of the message: this is the consumer
-    /// benchmark's per-message path, kept free of closure contexts.
-    func poll(_ milliseconds: Int32) throws(KafkaError) -> (UnsafeMutablePointer<rd_kafka_message_t>, String)? {
-        try cursor.next(from: poller, waiting: milliseconds)
+    /// (`rd_kafka_message_destroy`) or hands on, or nil (a poll round brought nothing, a partition
+    /// ended, or the reader is closed). Not generic over what the caller makes of the message: this
+    /// is the consumer benchmark's per-message path, kept free of closure contexts; it waits only
+    /// once the chunk in hand is used up.
+    func poll() async throws(KafkaError) -> (UnsafeMutablePointer<rd_kafka_message_t>, String)? {
+        if let step = try cursor.next() { return step.message }
+        guard lifecycle.isConsuming, let chunk = await poller.take() else { return nil }
+        cursor.refill(chunk)
+        return try cursor.next()?.message
     }
 }
 
 /// The reader's position in what the poll thread handed over, and what it learned on the way.
 private struct Cursor {
-    /// Polled messages taken from the poll thread, not yet handed out (from `nextIndex` on).
-    var polled: [RDKafkaPollThread.Message] = []
+    /// Polled items taken from the poll thread, not yet handed out (from `nextIndex` on).
+    var polled: [RDKafkaPollThread.Polled] = []
     var nextIndex = 0
     /// Partitions that reached their end since they last delivered a message.
     var atEnd: Set<TopicPartition> = []
     var topicNames = RDKafkaTopicNames()
 
-    mutating func next(from poller: RDKafkaPollThread, waiting milliseconds: Int32) throws(KafkaError) -> (
-        UnsafeMutablePointer<rd_kafka_message_t>, String
-    )? {
-        if nextIndex == polled.count {
-            polled.removeAll(keepingCapacity: true)
-            nextIndex = 0
-            poller.take(into: &polled, waiting: milliseconds)
-            guard !polled.isEmpty else { return nil }
-        }
-        let m = polled[nextIndex]
+    /// What the poll thread handed over replaces what was used up.
+    mutating func refill(_ chunk: RDKafkaPollThread.Chunk) {
+        polled = chunk.items
+        nextIndex = 0
+    }
+
+    /// One item in hand: a message and its topic, or nothing to hand out (a partition end, an idle
+    /// poll, an error other than a missing topic).
+    struct Step {
+        var message: (UnsafeMutablePointer<rd_kafka_message_t>, String)?
+    }
+
+    /// The next item in hand, nil once they are used up.
+    mutating func next() throws(KafkaError) -> Step? {
+        guard nextIndex < polled.count else { return nil }
+        let item = polled[nextIndex]
         nextIndex += 1
+        guard case .message(let m) = item else { return Step() }
         let topic = topicNames.name(m.pointee.rkt)
         switch m.pointee.err {
         case RD_KAFKA_RESP_ERR_NO_ERROR:
             if !atEnd.isEmpty { atEnd.remove(TopicPartition(topic: topic, partition: m.pointee.partition)) }
-            return (m, topic)
+            return Step(message: (m, topic))
         case RD_KAFKA_RESP_ERR__PARTITION_EOF:
             atEnd.insert(TopicPartition(topic: topic, partition: m.pointee.partition))
             rd_kafka_message_destroy(m)
-            return nil
+            return Step()
         case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
             let error = KafkaError(m.pointee.err, "read \(topic)")
             rd_kafka_message_destroy(m)
             throw error
         default:
             rd_kafka_message_destroy(m)
-            return nil
+            return Step()
         }
     }
 
     /// Destroys the messages taken from the poll thread but never handed out.
     mutating func destroyUntaken() {
-        for m in polled[nextIndex...] { rd_kafka_message_destroy(m) }
+        RDKafkaPollThread.destroy(polled[nextIndex...])
         polled = []
         nextIndex = 0
     }

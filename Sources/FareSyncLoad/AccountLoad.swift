@@ -9,25 +9,25 @@ import FareSyncStore
     import Darwin
 #endif
 
-/// Replays logs into an *empty* store by partitions of accounts, instead of batch by batch in log
+/// Replays logs into an *empty* store by shards of accounts, instead of batch by batch in log
 /// order (docs/design.md, "Loading an empty store by account").
 ///
 /// Every event touches the state of exactly one ABT account: a user's (`abt_id` is a function of
 /// the uid), a contract's (`customerAccountId`), a reservation's or payment's (its customer's).
 /// Apart from claimed event ids, dead letters and parked-contract documents, no two accounts share
-/// state. So the events can be split into partitions of accounts, and each partition applied on its
+/// state. So the events can be split into shards of accounts, and each shard applied on its
 /// own, in arrival order, starting from nothing — in memory, with the same triggers — and only its
-/// final state written. That is the same as replaying the events in the order "partition by
-/// partition", which keeps the order of every key and so (docs/reference.md#delivery-and-determinism) ends the store the same.
+/// final state written. That is the same as replaying the events in the order "shard by
+/// shard", which keeps the order of every key and so (docs/reference.md#delivery-and-determinism) ends the store the same.
 ///
-/// 1. **Route**: every message goes, by its key, to the spill file of its partition (`SpillDirectory`).
+/// 1. **Route**: every message goes, by its key, to the spill file of its shard (`SpillDirectory`).
 ///    A key is a uid (its account is the one Entur gives it, `LoadOptions.accounts`) or an account id.
-/// 2. **Apply**: `workers` partitions at a time, each decoded and applied against an in-memory
-///    transaction; the rows are written to the store as each partition finishes. An event whose
+/// 2. **Apply**: `workers` shards at a time, each decoded and applied against an in-memory
+///    transaction; the rows are written to the store as each shard finishes. An event whose
 ///    account is not its key's (a key that disagrees with the payload) is set aside and applied at
-///    the end, through the store, in arrival order. Partitions are written in index order, and
-///    claimed ids are checked against the store: an id that an earlier partition already claimed
-///    (one id carried by events of two accounts) makes the partition be applied again with that id
+///    the end, through the store, in arrival order. Shards are written in index order, and
+///    claimed ids are checked against the store: an id that an earlier shard already claimed
+///    (one id carried by events of two accounts) makes the shard be applied again with that id
 ///    taken, so that only the first applies it.
 /// 3. The events set aside, then one sweep with the newest event time as the watermark.
 ///
@@ -44,28 +44,28 @@ struct AccountLoad {
     func runIfEmpty(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport? {
         guard let bytes = Self.size(of: sources) else { return nil }
         guard try await dispatcher.store.read({ try $0.isEmpty() }) else { return nil }
-        let partitions = Self.partitions(forBytes: bytes, options: load)
+        let shards = Self.shards(forBytes: bytes, options: load)
         let halves = try Self.halves(of: sources, minimumBytes: load.splitBytes)
         let spill = try SpillDirectory(
-            under: load.spillDirectory ?? Self.temporaryDirectory(), files: partitions,
+            under: load.spillDirectory ?? Self.temporaryDirectory(), files: shards,
             segments: halves == nil ? 1 : 2)
         defer { spill.remove() }
         let messages: Int
         if let halves {
-            messages = try await route(halves, into: spill, partitions: partitions)
+            messages = try await route(halves, into: spill, shards: shards)
         } else {
-            messages = try await route(sources, into: spill, partitions: partitions)
+            messages = try await route(sources, into: spill, shards: shards)
         }
         return try await dispatcher.store.withGroupedCommits(.max) { () async throws -> ReplayReport? in
             // Checked again where no other writer can come in before the load is committed.
             guard try await dispatcher.store.write({ try $0.isEmpty() }) else { return nil }
-            return try await apply(spill, partitions: partitions, messages: messages, progress: progress)
+            return try await apply(spill, shards: shards, messages: messages, progress: progress)
         }
     }
 
-    /// How many partitions a load of `bytes` of logs has.
-    static func partitions(forBytes bytes: Int, options: LoadOptions) -> Int {
-        max(1, min(options.partitionsMax, (bytes + options.partitionBytes - 1) / max(1, options.partitionBytes)))
+    /// How many shards a load of `bytes` of logs has.
+    static func shards(forBytes bytes: Int, options: LoadOptions) -> Int {
+        max(1, min(options.shardsMax, (bytes + options.shardBytes - 1) / max(1, options.shardBytes)))
     }
 
     /// The bytes of the sources, if all are known before reading them (regular files, messages).
@@ -91,7 +91,7 @@ struct AccountLoad {
     // MARK: Applying
 
     private func apply(
-        _ spill: SpillDirectory, partitions: Int, messages: Int,
+        _ spill: SpillDirectory, shards: Int, messages: Int,
         progress: @escaping @Sendable (Int) -> Void
     ) async throws -> ReplayReport {
         let shared = LoadProgress()
@@ -102,9 +102,9 @@ struct AccountLoad {
                 for _ in 0..<workers {
                     group.addTask {
                         do {
-                            while let index = shared.nextPartition(below: partitions) {
+                            while let index = shared.nextShard(below: shards) {
                                 let records = try spill.read(index)
-                                try await self.load(records, partition: index, partitions: partitions, shared: shared, turns: turns)
+                                try await self.load(records, shard: index, shards: shards, shared: shared, turns: turns)
                                 progress(shared.done(records.count))
                             }
                         } catch {
@@ -120,45 +120,48 @@ struct AccountLoad {
             // The first worker's error, not another's cancellation that it caused.
             throw shared.failure ?? error
         }
-        // The events whose key disagreed with their account, in arrival order, through the store.
+        // The events whose key disagreed with their account, in arrival order, through the store:
+        // the worker loop over them, committing nothing (the load is one commit group).
         let setAside = shared.setAside.sorted { $0.sequence < $1.sequence }.map(\.message)
-        var start = 0
-        while start < setAside.count {
-            let end = min(start + options.batchSize, setAside.count)
-            let result = try await dispatcher.process(Array(setAside[start..<end]))
-            shared.observe(result.newestEventTime)
-            start = end
-        }
+        var loopOptions = WorkerLoopOptions()
+        loopOptions.batchSize = options.batchSize
+        loopOptions.batchesPerCommit = nil
+        loopOptions.sweepInterval = nil
+        loopOptions.attempts = 1
+        let loop = WorkerLoop(
+            source: MessageList(setAside), dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(),
+            batchApplied: { result, _ in shared.observe(result.newestEventTime) })
+        try await loop.run()
         let watermark = shared.watermark
         if let watermark { try await dispatcher.sweep(watermark: watermark) }
         return ReplayReport(messages: messages, outcomes: dispatcher.outcomes, watermark: watermark, loadedByAccount: true)
     }
 
-    /// Applies one partition's records in memory and writes its final state, in its turn: partitions
-    /// are written in index order, so that of events of two partitions with one id, the one in the
-    /// lower partition is applied, whatever the timing.
+    /// Applies one shard's records in memory and writes its final state, in its turn: shards
+    /// are written in index order, so that of events of two shards with one id, the one in the
+    /// lower shard is applied, whatever the timing.
     private func load(
-        _ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
+        _ records: [(sequence: UInt64, message: SourceMessage)], shard: Int, shards: Int,
         shared: LoadProgress, turns: WriteTurns
     ) async throws {
-        var applied = try await applyInMemory(records, partition: partition, partitions: partitions, taken: [])
-        try await turns.wait(for: partition)
+        var applied = try await applyInMemory(records, shard: shard, shards: shards, taken: [])
+        try await turns.wait(for: shard)
         let collided = try await write(applied, claims: true)
         if !collided.isEmpty {
             // Applied again with those ids taken. The claims written are those of the second
             // application already: the same ids, minus these.
-            applied = try await applyInMemory(records, partition: partition, partitions: partitions, taken: collided)
+            applied = try await applyInMemory(records, shard: shard, shards: shards, taken: collided)
             let again = try await write(applied, claims: false)
-            guard again.isEmpty else { throw PipelineError.internalInconsistency("a partition's claims were checked twice") }
+            guard again.isEmpty else { throw PipelineError.internalInconsistency("a shard's claims were checked twice") }
         }
-        await turns.finished(partition)
+        await turns.finished(shard)
         dispatcher.record(applied.outcomes)
         shared.observe(applied.newest)
         shared.setAside(applied.setAside)
     }
 
     private struct Applied {
-        var rows: PartitionRows
+        var rows: ShardRows
         var claims: [String]
         var deadLetters: [(path: String, document: JSONValue)]
         var parkedContracts: [String]
@@ -173,10 +176,10 @@ struct AccountLoad {
     static let applyBatch = 64
 
     private func applyInMemory(
-        _ records: [(sequence: UInt64, message: SourceMessage)], partition: Int, partitions: Int,
+        _ records: [(sequence: UInt64, message: SourceMessage)], shard: Int, shards: Int,
         taken: [String]
     ) async throws -> Applied {
-        let store = PartitionStore(taken: taken, events: records.count)
+        let store = ShardStore(taken: taken, events: records.count)
         let local = TriggerDispatcher(store: store, entur: dispatcher.entur, rules: dispatcher.rules)
         var newest: Int64?
         var setAside: [(sequence: UInt64, message: SourceMessage)] = []
@@ -191,7 +194,7 @@ struct AccountLoad {
             for (sequence, message) in records[start..<end] {
                 let result = EventDecoder.decode(message)
                 if case .success(let event) = result,
-                    !message.withKey({ accounts.isRouted(event, key: $0, partition: partition, partitions: partitions) })
+                    !message.withKey({ accounts.isRouted(event, key: $0, shard: shard, shards: shards) })
                 {
                     // Held to the end of the load: with bytes of its own, not its spill file's.
                     setAside.append((sequence, message.detached()))
@@ -211,7 +214,7 @@ struct AccountLoad {
             outcomes: local.outcomes, newest: newest, setAside: setAside)
     }
 
-    /// Writes a partition's final state; returns the ids it claimed that were claimed already (and
+    /// Writes a shard's final state; returns the ids it claimed that were claimed already (and
     /// then writes nothing else). With `claims` false the claims are not written (they were).
     private func write(_ applied: Applied, claims: Bool) async throws -> [String] {
         let rules = dispatcher.rules

@@ -8,14 +8,14 @@ import FareSyncReplay
     import Darwin
 #endif
 
-/// The load's first step (`AccountLoad`): every message to the spill file of its key's partition of
+/// The load's first step (`AccountLoad`): every message to the spill file of its key's shard of
 /// accounts.
 extension AccountLoad {
-    /// Writes every message to the spill file of its key's partition; returns how many there were.
+    /// Writes every message to the spill file of its key's shard; returns how many there were.
     /// Two stages, so that both cores work: one task reads the logs' lines into messages, the other
     /// routes, encodes and writes them, in order. (One large log file is routed as two halves
-    /// instead, `route(_:into:partitions:)` with `Halves`, which costs less.)
-    func route(_ sources: [ReplaySource], into directory: SpillDirectory, partitions: Int) async throws -> Int {
+    /// instead, `route(_:into:shards:)` with `Halves`, which costs less.)
+    func route(_ sources: [ReplaySource], into directory: SpillDirectory, shards: Int) async throws -> Int {
         // Chunks of messages, not single ones: a hand-over per message cost more in thread switches
         // than the work it moved to the other core.
         let chunks = Lane<[SourceMessage]>(capacity: 4, maxBytes: .max) { _ in 0 }
@@ -36,7 +36,7 @@ extension AccountLoad {
                     var sequence: UInt64 = 0
                     while let taken = await chunks.take(max: 4, maxBytes: .max) {
                         for message in taken.joined() {
-                            try spill.append(message, sequence: sequence, to: accounts.partition(ofKey: message.key, partitions: partitions))
+                            try spill.append(message, sequence: sequence, to: accounts.shard(ofKey: message.key, shards: shards))
                             sequence += 1
                         }
                     }
@@ -86,21 +86,21 @@ extension AccountLoad {
     /// them. A line without `offset` is numbered after the lines before it in its topic partition,
     /// which the second half cannot know: if it had such lines, it is routed again, after the
     /// first, continuing the first half's numbering.
-    func route(_ halves: Halves, into directory: SpillDirectory, partitions: Int) async throws -> Int {
+    func route(_ halves: Halves, into directory: SpillDirectory, shards: Int) async throws -> Int {
         let path = halves.path
         async let first = self.routeLines(
             path, 0..<halves.middle, reader: EventLogReader(), into: directory, segment: 0,
-            firstSequence: 0, partitions: partitions)
+            firstSequence: 0, shards: shards)
         async let second = self.routeLines(
             path, halves.middle..<halves.size, reader: EventLogReader(), into: directory, segment: 1,
-            firstSequence: Self.secondHalfSequence, partitions: partitions)
+            firstSequence: Self.secondHalfSequence, shards: shards)
         let (firstCount, reader) = try await first
         let (secondCount, secondReader) = try await second
         guard secondReader.numberedLines > 0 else { return firstCount + secondCount }
         directory.remove(segment: 1)
         let (again, _) = try self.routeLines(
             path, halves.middle..<halves.size, reader: reader, into: directory, segment: 1,
-            firstSequence: Self.secondHalfSequence, partitions: partitions)
+            firstSequence: Self.secondHalfSequence, shards: shards)
         return firstCount + again
     }
 
@@ -111,7 +111,7 @@ extension AccountLoad {
     /// messages they held and the reader (which numbers lines without offsets) as it ends.
     private func routeLines(
         _ path: String, _ range: Range<Int>, reader: EventLogReader, into directory: SpillDirectory,
-        segment: Int, firstSequence: UInt64, partitions: Int
+        segment: Int, firstSequence: UInt64, shards: Int
     ) throws -> (Int, EventLogReader) {
         var reader = reader
         let lines = try LineReader(path: path, range: range)
@@ -119,7 +119,7 @@ extension AccountLoad {
         var sequence = firstSequence
         while let line = try lines.nextInPlace() {
             guard let message = reader.message(fromLine: line) else { continue }
-            try spill.append(message, sequence: sequence, to: accounts.partition(ofKey: message.key, partitions: partitions))
+            try spill.append(message, sequence: sequence, to: accounts.shard(ofKey: message.key, shards: shards))
             sequence += 1
             if sequence & 0xFFF == 0 { try Task.checkCancellation() }
         }
@@ -149,17 +149,17 @@ extension AccountLoad {
     }
 }
 
-/// The load's partitions of accounts: an account's partition is a hash of its id (FNV-1a), and
-/// a message goes to the partition of its key's account.
+/// The load's shards of accounts: an account's shard is a hash of its id (FNV-1a), and
+/// a message goes to the shard of its key's account.
 extension AccountKeys {
-    /// The partition of a message key (a null key: partition 0).
-    func partition(ofKey key: [UInt8]?, partitions: Int) -> Int {
-        guard let key, partitions > 1 else { return 0 }
-        return Self.partition(ofAccount: account(ofKey: key), partitions: partitions)
+    /// The shard of a message key (a null key: shard 0).
+    func shard(ofKey key: [UInt8]?, shards: Int) -> Int {
+        guard let key, shards > 1 else { return 0 }
+        return Self.shard(ofAccount: account(ofKey: key), shards: shards)
     }
 
-    static func partition(ofAccount account: some Sequence<UInt8>, partitions: Int) -> Int {
-        Int(fnv(account) % UInt64(partitions))
+    static func shard(ofAccount account: some Sequence<UInt8>, shards: Int) -> Int {
+        Int(fnv(account) % UInt64(shards))
     }
 
     /// FNV-1a of `bytes`, continuing from `h`.
@@ -176,9 +176,9 @@ extension AccountKeys {
         (h ^ UInt64(b)) &* 0x100_0000_01b3
     }
 
-    /// Whether `event`'s account lies in the partition its message's key was routed to.
-    func isRouted(_ event: CloudEvent, key: UnsafeRawBufferPointer?, partition: Int, partitions: Int) -> Bool {
-        guard partitions > 1 else { return true }
+    /// Whether `event`'s account lies in the shard its message's key was routed to.
+    func isRouted(_ event: CloudEvent, key: UnsafeRawBufferPointer?, shard: Int, shards: Int) -> Bool {
+        guard shards > 1 else { return true }
         let owner: String, ownerIsAccount: Bool
         switch event.payload {
         case .userCreated(let u): (owner, ownerIsAccount) = (u.uid, false)
@@ -189,6 +189,6 @@ extension AccountKeys {
         // The common case, without hashing: the key is the owner, and reads as what it is.
         if let key, key.elementsEqual(owner.utf8), isAccount(key) == ownerIsAccount { return true }
         let account = ownerIsAccount ? Array(owner.utf8) : accountOfUID(Array(owner.utf8))
-        return Self.partition(ofAccount: account, partitions: partitions) == partition
+        return Self.shard(ofAccount: account, shards: shards) == shard
     }
 }

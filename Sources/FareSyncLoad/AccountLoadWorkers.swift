@@ -1,7 +1,7 @@
 import FareSyncEvents
 import Synchronization
 
-/// Shared by the workers of a load: which partition is next, messages done, the newest event time,
+/// Shared by the workers of a load: which shard is next, messages done, the newest event time,
 /// the events set aside, and the first error.
 final class LoadProgress: Sendable {
     private struct State {
@@ -13,7 +13,7 @@ final class LoadProgress: Sendable {
     }
     private let state = Mutex(State())
 
-    func nextPartition(below count: Int) -> Int? {
+    func nextShard(below count: Int) -> Int? {
         state.withLock { s in
             guard s.next < count else { return nil }
             defer { s.next += 1 }
@@ -47,8 +47,8 @@ final class LoadProgress: Sendable {
     var setAside: [(sequence: UInt64, message: SourceMessage)] { state.withLock { $0.setAside } }
 }
 
-/// Whose turn it is to write: partitions write in index order. After `fail()` every wait throws,
-/// so that no worker waits for a partition that will never be written.
+/// Whose turn it is to write: shards write in index order. After `fail()` every wait throws,
+/// so that no worker waits for a shard that will never be written.
 actor WriteTurns {
     private var next = 0
     private var failed = false

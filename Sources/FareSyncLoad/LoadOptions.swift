@@ -4,12 +4,12 @@ import FareSyncEvents
 public struct LoadOptions: Sendable {
     /// Which account each message key belongs to.
     public var accounts: AccountKeys
-    /// About this many bytes of log per partition of accounts (what one partition holds in memory
+    /// About this many bytes of log per shard of accounts (what one shard holds in memory
     /// grows with it).
-    public var partitionBytes: Int = 16 << 20
-    /// At most this many partitions (spill files open at once); larger logs make larger partitions.
-    public var partitionsMax: Int = 512
-    /// Partitions applied at once.
+    public var shardBytes: Int = 16 << 20
+    /// At most this many shards (spill files open at once); larger logs make larger shards.
+    public var shardsMax: Int = 512
+    /// Shards applied at once.
     public var workers: Int = 2
     /// A single log file of at least this many bytes is routed as two halves at once.
     public var splitBytes: Int = 4 << 20

@@ -4,7 +4,7 @@ import FareSyncReplay
 /// The one place that chooses how logs go into a store.
 ///
 /// Into an empty store, as fast as possible (speed 0), from sources whose size is known (files,
-/// messages in memory), the logs are loaded by partitions of accounts (`AccountLoad`): same
+/// messages in memory), the logs are loaded by shards of accounts (`AccountLoad`): same
 /// documents, a fraction of the writes. Anything else — a store that holds data, paced replays,
 /// standard input, or `load` nil — is replayed batch by batch in log order (`Replay`). The report
 /// says which ran (`ReplayReport.loadedByAccount`), and `faresync replay` prints it.

@@ -10,7 +10,7 @@ import FareSyncReplay
 /// Messages written to a file and read back exactly as they were — topic, key, value and header
 /// bytes, timestamp, coordinates, the read error of an unreadable line — each with its arrival
 /// number. A load by account (`AccountLoad`) spills every message of a log to the file of its
-/// partition of accounts, then applies one partition at a time.
+/// shard of accounts, then applies one shard at a time.
 ///
 /// A record is little-endian: its length (UInt32, not counting itself), the arrival number
 /// (UInt64), a flags byte (coordinates, timestamp, key, value, read error), then partition
@@ -256,12 +256,12 @@ struct SpillError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = "spill file: " + description }
 }
 
-/// A directory of spill files, one per partition of accounts and segment of the logs (each segment
+/// A directory of spill files, one per shard of accounts and segment of the logs (each segment
 /// written by a `SpillWriter` of its own), removed with everything in it by `remove()`.
 final class SpillDirectory: Sendable {
     let path: String
     let files: Int
-    /// Parts of the logs, in order, routed separately: a partition's records are those of its file
+    /// Parts of the logs, in order, routed separately: a shard's records are those of its file
     /// in each segment, one segment after the other.
     let segments: Int
 
@@ -278,7 +278,7 @@ final class SpillDirectory: Sendable {
 
     func filePath(_ index: Int, segment: Int = 0) -> String { segment == 0 ? "\(path)/\(index)" : "\(path)/\(index).\(segment)" }
 
-    /// The records of partition `index`, segment by segment (none if nothing was spilled to it).
+    /// The records of shard `index`, segment by segment (none if nothing was spilled to it).
     /// Each file is removed once read: its bytes stay mapped for as long as a record holds them, and
     /// its space is given back then, by whichever thread lets go of the last record — during the
     /// load, not all at its end.

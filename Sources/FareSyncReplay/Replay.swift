@@ -12,20 +12,20 @@ public enum ReplaySource: Sendable {
 
 /// How a replay runs.
 public struct ReplayOptions: Sendable {
-    /// In-process partitions per topic (consumer lanes), at least 1.
-    public var partitions: Int = 1
+    /// Lanes of the in-process queue, each read by a worker loop of its own, at least 1.
+    public var lanes: Int = 1
     /// 0: as fast as possible. Otherwise message timestamps are replayed this many times faster
     /// than they were recorded (1 = real time).
     public var speed: Double = 0
     /// At most this many messages per store transaction (and at most `TriggerDispatcher.maxBatchBytes`).
     public var batchSize: Int = 4000
-    /// Batches (store transactions) that may share one commit (`DocumentStore.withGroupedCommits`).
+    /// Batches (store transactions) of a lane that may share one commit (`WorkerLoopOptions.batchesPerCommit`).
     public var batchesPerCommit: Int = 16
 
     public init(
-        partitions: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16
+        lanes: Int = 1, speed: Double = 0, batchSize: Int = 4000, batchesPerCommit: Int = 16
     ) {
-        self.partitions = partitions
+        self.lanes = lanes
         self.speed = speed
         self.batchSize = batchSize
         self.batchesPerCommit = batchesPerCommit
@@ -49,8 +49,9 @@ public struct ReplayReport: Sendable {
     }
 }
 
-/// Runs event logs through the pipeline in-process: log reader → in-process queue (N partitions
-/// per topic) → dispatcher → store, one consumer task per partition; then one sweep with the
+/// Runs event logs through the pipeline in-process: log reader → in-process queue (N lanes) →
+/// worker loop (`WorkerLoop`, one per lane, reading it as its `MessageSource`) → dispatcher →
+/// store; then one sweep with the
 /// newest event time of the logs as its watermark (docs/reference.md#delivery-and-determinism).
 ///
 /// Replaying again into the same store after an interruption continues where it stopped: every
@@ -70,17 +71,16 @@ public struct Replay: Sendable {
     /// Up to `options.batchesPerCommit` batches share a commit: a replay that stops early loses the
     /// batches since the last commit, whose events the next replay of the same logs applies again.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
-        try await dispatcher.store.withGroupedCommits(options.batchesPerCommit) {
+        // Each lane's loop commits its batches in groups (`batchesPerCommit`), not the store.
+        try await dispatcher.store.withGroupedCommits(.max) {
             try await runGrouped(sources, progress: progress)
         }
     }
 
     private func runGrouped(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport {
         // Each lane holds two batches, so the reader fills the next while one is applied.
-        let queue = InProcessQueue(partitions: options.partitions, capacity: max(4096, 2 * options.batchSize))
+        let queue = InProcessQueue(lanes: options.lanes, capacity: max(4096, 2 * options.batchSize))
         let done = ReplayTally()
-        let batchSize = options.batchSize
-        let dispatcher = self.dispatcher
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
@@ -91,25 +91,10 @@ public struct Replay: Sendable {
                     throw error
                 }
             }
-            for lane in 0..<options.partitions {
+            for lane in 0..<options.lanes {
                 group.addTask {
                     do {
-                        // Two stages per lane: batch n+1 is decoded here while batch n is applied
-                        // (batches of a lane are still applied one after another, in order).
-                        // Applying runs at a higher priority and decoding yields between chunks, so
-                        // the hops of an apply (to the store's writer and back) do not wait behind a
-                        // whole batch's decoding on the cooperative pool's threads: the store's writer
-                        // is what bounds a replay, and it must not sit idle between a lane's batches.
-                        var applying: Task<Void, any Error>?
-                        while let deliveries = await queue.next(lane: lane, max: batchSize, maxBytes: TriggerDispatcher.maxBatchBytes) {
-                            let batch = await TriggerDispatcher.decodeYielding(deliveries.map(\.message))
-                            try await applying?.value
-                            applying = Task(priority: .high) {
-                                let result = try await dispatcher.process(batch)
-                                progress(done.add(batch.messages.count, newest: result.newestEventTime))
-                            }
-                        }
-                        try await applying?.value
+                        try await self.consume(lane: lane, of: queue, done: done, progress: progress)
                     } catch {
                         queue.finish()
                         throw error
@@ -121,6 +106,25 @@ public struct Replay: Sendable {
         let (messages, watermark) = done.value
         if let watermark { try await dispatcher.sweep(watermark: watermark) }
         return ReplayReport(messages: messages, outcomes: dispatcher.outcomes, watermark: watermark)
+    }
+
+    /// One lane through the worker loop (`WorkerLoop`): batch n+1 is decoded while batch n is
+    /// applied, and batches of a lane are applied one after another, in order. No positions (a
+    /// replay's events are recognized by their ids), no retries, and no sweep before the end: the
+    /// replay sweeps once, with the newest event time of every lane.
+    private func consume(
+        lane: Int, of queue: InProcessQueue, done: ReplayTally, progress: @escaping @Sendable (Int) -> Void
+    ) async throws {
+        var loopOptions = WorkerLoopOptions()
+        loopOptions.batchSize = options.batchSize
+        loopOptions.batchesPerCommit = options.batchesPerCommit
+        loopOptions.sweepInterval = nil
+        loopOptions.attempts = 1
+        let loop = WorkerLoop(
+            source: InProcessQueue.LaneSource(queue: queue, lane: lane, batchSize: options.batchSize),
+            dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(),
+            batchApplied: { result, messages in progress(done.add(messages, newest: result.newestEventTime)) })
+        try await loop.run()
     }
 
     private func produce(_ sources: [ReplaySource], into queue: InProcessQueue) async throws {

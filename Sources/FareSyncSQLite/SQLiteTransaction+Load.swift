@@ -1,7 +1,7 @@
 import FareSyncStore
 import GRDB
 
-/// Loading an empty store (`AccountLoad`): partitions of final rows written straight through
+/// Loading an empty store (`AccountLoad`): shards of final rows written straight through
 /// prepared statements, past the transaction's overlay.
 extension SQLiteTransaction {
     func isEmpty() throws -> Bool {
@@ -17,9 +17,9 @@ extension SQLiteTransaction {
     }
 
     /// Inserts the rows with prepared statements, in the order they come (sorted by key), past the
-    /// overlay: a partition's documents are its own, and the overlay would only hold them until the
+    /// overlay: a shard's documents are its own, and the overlay would only hold them until the
     /// commit. What the overlay held or knew of the same keys is forgotten first.
-    func load(_ rows: PartitionRows) throws {
+    func load(_ rows: ShardRows) throws {
         overlay.forget(rows)
         let upsert = try db.cachedStatement(sql: Self.upsertDocument)
         var head = try feedHead()

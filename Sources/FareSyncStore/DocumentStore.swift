@@ -70,9 +70,9 @@ extension DocumentStore {
     public func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead? { nil }
 }
 
-/// The final state of one partition of accounts, computed in memory by `AccountLoad`, each list
+/// The final state of one shard of accounts, computed in memory by `AccountLoad`, each list
 /// sorted by its key in UTF-8 byte order (the parked events in arrival order).
-public struct PartitionRows: Sendable {
+public struct ShardRows: Sendable {
     public struct Document: Sendable {
         public var path: String
         /// The document's canonical JSON text (`JSONWriter.string`).

@@ -56,7 +56,7 @@ package struct MemoryState: Sendable {
     var offsets: [ByteKey: ConsumerPosition] = [:]
     /// The services' records, by kind and then key.
     var records: [ByteKey: [ByteKey: JSONValue]] = [:]
-    /// The change feed; nil where nobody reads one (a load's partitions, whose rows the store they
+    /// The change feed; nil where nobody reads one (a load's shards, whose rows the store they
     /// are loaded into gives positions).
     var feed: MemoryFeed?
 

@@ -170,16 +170,16 @@ extension StoreReadAhead {
     public func adopt(_ readAhead: ReadAhead) -> Bool { false }
 }
 
-/// Loading an empty store (`AccountLoad`): partitions of final rows computed outside the store.
+/// Loading an empty store (`AccountLoad`): shards of final rows computed outside the store.
 public protocol StoreLoading: AnyObject {
     /// Whether the store holds nothing the triggers read: no documents, claimed events, accounts,
     /// parked events, contract orders or open reservations (consumer positions do not count).
     func isEmpty() throws -> Bool
-    /// Writes a partition's final rows: its documents, accounts, contract orders, open reservations
+    /// Writes a shard's final rows: its documents, accounts, contract orders, open reservations
     /// and parked events (in arrival order). Not its claimed event ids, dead letters or
     /// parked-contract documents, which the load writes itself. By default through the one-key
     /// methods.
-    func load(_ rows: PartitionRows) throws
+    func load(_ rows: ShardRows) throws
     /// Writes what the transaction holds back in memory to the store now, so that a long
     /// transaction — a whole load — does not hold it all. By default nothing: the store holds
     /// nothing back.
@@ -191,7 +191,7 @@ extension StoreLoading {
 }
 
 extension StoreLoading where Self: StoreDocuments & StoreAccounts & StoreReconciliation {
-    public func load(_ rows: PartitionRows) throws {
+    public func load(_ rows: ShardRows) throws {
         for d in rows.documents { try setDocument(d.path, try JSONParser.parse(d.text, maxDepth: .max), canonicalText: d.text) }
         for a in rows.accounts { try setAccount(a.abtId, a.record) }
         for o in rows.contractOrders { try addContractOrder(uid: o.uid, orderId: o.orderId) }

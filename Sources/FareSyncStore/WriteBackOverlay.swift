@@ -160,9 +160,9 @@ package final class WriteBackOverlay {
     }
 
     /// Forgets what the overlay holds or knows of the keys of `rows`, which are written past it
-    /// (normally nothing: a load writes each partition's keys once), so that later reads go to the
+    /// (normally nothing: a load writes each shard's keys once), so that later reads go to the
     /// store and see the rows.
-    package func forget(_ rows: PartitionRows) {
+    package func forget(_ rows: ShardRows) {
         if !documents.isEmpty || !reads.documents.isEmpty {
             for d in rows.documents {
                 documents[ByteKey(d.path)] = nil

@@ -6,10 +6,10 @@ import Glibc
 
 /// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's two consumers,
 /// reading the same messages from the same mock cluster, in the same process: the worker's
-/// (`KafkaConsumer` polled by an async task on a thread of its own, each message made a
-/// `SourceMessage` and collected into batches of 4000 that are handed to a sink, as the worker hands
-/// them to the dispatcher), and
-/// the recorder's (`KafkaTopicReader`, its own poll thread handing messages over one by one).
+/// (`KafkaConsumer`'s events read by an async task, each message made a `SourceMessage` and
+/// collected into batches of 4000 that are handed to a sink, as the worker hands them to the
+/// dispatcher), and the recorder's (`KafkaTopicReader`, messages taken one by one from what the
+/// poll thread hands over). Both poll on a thread of their own (`RDKafkaPollThread`).
 enum ConsumerBench {
     struct Result {
         var messages: Int
@@ -53,7 +53,7 @@ enum ConsumerBench {
             if c.time < cBest { (cBest, cCPU) = (c.time, c.cpu) }
             let s = try await workerConsumer(cluster.bootstrapServers, expected: count, group: "bench-worker-\(round)")
             if s.time < swiftBest { (swiftBest, swiftCPU) = (s.time, s.cpu) }
-            let r = try topicReader(cluster.bootstrapServers, expected: count)
+            let r = try await topicReader(cluster.bootstrapServers, expected: count)
             if r.time < readerBest { (readerBest, readerCPU) = (r.time, r.cpu) }
         }
         // Decoding (CloudEvent envelope + typed data), on the same values.
@@ -107,60 +107,57 @@ enum ConsumerBench {
         return (elapsed, used)
     }
 
-    /// The worker's consumer as the worker's task uses it: on a thread of its own
-    /// (`ThreadExecutor`), polled with a wait only while nothing is in hand, rebalances answered
-    /// (every partition from offset 0, as `plainC` starts them), messages collected into batches
-    /// that go to a sink.
+    /// The worker's consumer as the worker's task uses it: its events read as an async sequence
+    /// (polled on the consumer's own thread), rebalances answered (every partition from offset 0,
+    /// as `plainC` starts them), messages collected into batches that go to a sink.
     static func workerConsumer(_ bootstrap: String, expected: Int, group: String) async throws -> (
         time: Duration, cpu: CPUTime.PerMessage
     ) {
-        let thread = ThreadExecutor(name: "bench-consumer")
-        defer { thread.shutDown() }
-        return try await withTaskExecutorPreference(thread) {
-            let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group))
-            try consumer.subscribe(["bench"])
-            var seen = 0
-            var batch: [SourceMessage] = []
-            var started = ContinuousClock.now
-            var cpu = CPUTime()
-            while seen < expected {
-                switch consumer.poll(batch.isEmpty ? 100 : 0) {
-                case .message(let message):
-                    if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
-                    seen += 1
-                    batch.append(message)
-                    if batch.count >= 4000 {
-                        Sink.consume(batch)
-                        batch = []
-                    }
-                case .assigned(let partitions):
-                    consumer.answerRebalance(startingAt: Dictionary(uniqueKeysWithValues: partitions.map { ($0, 0) }))
-                case .revoked:
-                    consumer.answerRebalance()
-                case nil:
+        let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group))
+        try consumer.subscribe(["bench"])
+        var seen = 0
+        var batch: [SourceMessage] = []
+        var started = ContinuousClock.now
+        var cpu = CPUTime()
+        var events = consumer.events.makeAsyncIterator()
+        while seen < expected, let event = await events.next() {
+            switch event {
+            case .message(let message):
+                if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
+                seen += 1
+                batch.append(message)
+                if batch.count >= 4000 {
                     Sink.consume(batch)
                     batch = []
-                case .endOfPartition, .error:
-                    break
                 }
+            case .assigned(let partitions):
+                consumer.answerRebalance(startingAt: Dictionary(uniqueKeysWithValues: partitions.map { ($0, 0) }))
+            case .revoked:
+                consumer.answerRebalance()
+            case .idle:
+                Sink.consume(batch)
+                batch = []
+            case .endOfPartition, .error:
+                break
             }
-            Sink.consume(batch)
-            let elapsed = ContinuousClock.now - started
-            let used = cpu.perMessage(seen)
-            consumer.close()
-            return (elapsed, used)
         }
+        Sink.consume(batch)
+        let elapsed = ContinuousClock.now - started
+        let used = cpu.perMessage(seen)
+        consumer.close()
+        return (elapsed, used)
     }
 
-    /// The recorder's consumer: `KafkaTopicReader`, whose poll thread hands messages over one by one.
-    static func topicReader(_ bootstrap: String, expected: Int) throws -> (time: Duration, cpu: CPUTime.PerMessage) {
+    /// The recorder's consumer: `KafkaTopicReader`, whose poll thread hands messages over in chunks
+    /// that the reading task takes them from one by one.
+    static func topicReader(_ bootstrap: String, expected: Int) async throws -> (time: Duration, cpu: CPUTime.PerMessage) {
         let reader = try KafkaTopicReader(bootstrap: bootstrap, topics: ["bench"], groupID: "bench-swift")
         try reader.start()
         var seen = 0
         var started = ContinuousClock.now
         var cpu = CPUTime()
         while seen < expected {
-            guard let message = try reader.next(100) else { continue }
+            guard let message = try await reader.next() else { continue }
             if seen == 0 { (started, cpu) = (ContinuousClock.now, CPUTime()) }
             seen += 1
             Sink.consume(message)

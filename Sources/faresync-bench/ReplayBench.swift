@@ -60,7 +60,7 @@ enum ReplayBench {
         sync()
         let started = ContinuousClock.now
         _ = try await ReplayOrLoad(
-            dispatcher: dispatcher, replay: ReplayOptions(partitions: 2), load: LoadOptions(accounts: SimulatedEntur.accountKeys)
+            dispatcher: dispatcher, replay: ReplayOptions(lanes: 2), load: LoadOptions(accounts: SimulatedEntur.accountKeys)
         ).run([.file(log)])
         return ContinuousClock.now - started
     }

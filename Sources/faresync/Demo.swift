@@ -14,15 +14,20 @@ struct Demo: AsyncParsableCommand {
     var store: StoreURL = .sqlite("faresync-demo.sqlite")
     @Option(help: "Number of users.") var users = 200
     @Option(help: "Seed.") var seed: UInt64 = 2026
-    @Option(help: "Replay batch by batch with this many in-process partitions per topic (default: load the new store by account).")
-    var partitions: Int?
+    @Option(help: "Replay batch by batch over this many lanes of the in-process queue (default: load the new store by account).")
+    var lanes: Int?
+    /// `--lanes`' former spelling, kept working for the scripts that type it.
+    @Option(name: .customLong("partitions"), help: .hidden) var partitionsAlias: Int?
+
+    /// `--lanes`, or `--partitions` where that was typed.
+    var laneCount: Int? { partitionsAlias ?? lanes }
     @OptionGroup var firestoreOptions: FirestoreOptions
     @Flag(help: "Then keep the demo's store open behind the identity and ticket services (faresync serve's options apply).")
     var serve = false
     @OptionGroup var serving: ServeOptions
 
     func validate() throws {
-        if let partitions, partitions < 1 { throw ValidationError("--partitions must be at least 1") }
+        if let laneCount, laneCount < 1 { throw ValidationError("--\(partitionsAlias == nil ? "lanes" : "partitions") must be at least 1") }
     }
 
     func run() async throws {
@@ -37,16 +42,16 @@ struct Demo: AsyncParsableCommand {
         let opened = try await store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
         let started = ContinuousClock.now
-        // With --partitions, the demo shows the batch-by-batch replay over in-process partitions.
+        // With --lanes, the demo shows the batch-by-batch replay over the in-process queue's lanes.
         let replay = ReplayOrLoad(
-            dispatcher: dispatcher, replay: ReplayOptions(partitions: partitions ?? 1),
-            load: partitions == nil ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
+            dispatcher: dispatcher, replay: ReplayOptions(lanes: laneCount ?? 1),
+            load: laneCount == nil ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
         let (report, mirrored) = try await firestoreOptions.mirroring(opened) { try await replay.run([.messages(messages)]) }
         let summary = try await StoreSummary.read(opened)
         print(
             SummaryText.render(
                 report: report, summary: summary, elapsed: ContinuousClock.now - started,
-                partitions: partitions ?? 1, store: store.description))
+                lanes: laneCount ?? 1, store: store.description))
         if let mirrored { print(mirrored) }
         if case .sqlite = store {
             print("look inside: faresync export --store \(store)")

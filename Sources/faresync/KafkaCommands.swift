@@ -67,14 +67,13 @@ struct Record: AsyncParsableCommand {
         defer { signals.cancel() }
         var count = 0
         while !stop.isSet {
-            if var line = try recorder.nextLine(100) {
+            if var line = try await recorder.nextLine() {
                 line.append(0x0A)
                 try writer.write(line)
                 count += 1
             } else if exitAtEnd, recorder.caughtUp {
                 break
             }
-            await Task.yield()
         }
         try writer.close()
         if out != "-" { standardError("record: wrote \(count) messages of \(topic) to \(out)") }

@@ -30,13 +30,19 @@ struct Replay: AsyncParsableCommand {
 
     @Argument(help: "Event logs (kcat -J lines); '-' reads standard input.") var files: [String]
     @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
-    @Option(help: "In-process partitions per topic, when replaying batch by batch (a load by account does not use them).") var partitions = 1
+    @Option(
+        help:
+            "Lanes of the in-process queue, each applied by a worker loop of its own, when replaying batch by batch (a load by account does not use them)."
+    )
+    var lanes = 1
+    /// `--lanes`' former spelling, kept working for the scripts that type it.
+    @Option(name: .customLong("partitions"), help: .hidden) var partitionsAlias: Int?
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
     @Flag(
         inversion: .prefixedNo,
         help:
-            "Into an empty store, as fast as possible, from files: load by partitions of accounts (spill files in $TMPDIR, about the logs' size) instead of batch by batch."
+            "Into an empty store, as fast as possible, from files: load by shards of accounts (spill files in $TMPDIR, about the logs' size) instead of batch by batch."
     )
     var loadByAccount = true
     @Option(help: "Produce the logs to this Kafka cluster instead (or @FILE written by dev-broker), keeping keys, headers and timestamps.")
@@ -46,10 +52,13 @@ struct Replay: AsyncParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one event log") }
-        guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
+        guard laneCount >= 1 else { throw ValidationError("--\(partitionsAlias == nil ? "lanes" : "partitions") must be at least 1") }
         guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
     }
+
+    /// `--lanes`, or `--partitions` where that was typed.
+    var laneCount: Int { partitionsAlias ?? lanes }
 
     func run() async throws {
         try ValidationError.checkReadable(files)
@@ -61,7 +70,7 @@ struct Replay: AsyncParsableCommand {
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
         let dispatcher = TriggerDispatcher(store: store, entur: entur)
         let replay = ReplayOrLoad(
-            dispatcher: dispatcher, replay: ReplayOptions(partitions: partitions, speed: speed, batchSize: batchSize),
+            dispatcher: dispatcher, replay: ReplayOptions(lanes: laneCount, speed: speed, batchSize: batchSize),
             load: loadByAccount ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
         let progress = ProgressLine(label: "replay")
         let started = ContinuousClock.now
@@ -74,7 +83,7 @@ struct Replay: AsyncParsableCommand {
         print(
             SummaryText.render(
                 report: report, summary: summary, elapsed: ContinuousClock.now - started,
-                partitions: partitions, store: self.store.description))
+                lanes: laneCount, store: self.store.description))
         if let mirrored { print(mirrored) }
     }
 }

@@ -6,12 +6,12 @@ import Synchronization
 
 /// The summary `replay` and `demo` print.
 enum SummaryText {
-    static func render(report: ReplayReport, summary: StoreSummary, elapsed: Duration, partitions: Int, store: String) -> String {
+    static func render(report: ReplayReport, summary: StoreSummary, elapsed: Duration, lanes: Int, store: String) -> String {
         let o = report.outcomes
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Int(Double(report.messages) / seconds) : 0
         var lines: [String] = []
-        let how = report.loadedByAccount ? "loaded by account into the empty store" : "\(partitions) partition\(partitions == 1 ? "" : "s") per topic"
+        let how = report.loadedByAccount ? "loaded by account into the empty store" : "\(lanes) lane\(lanes == 1 ? "" : "s") of the in-process queue"
         lines.append("replayed \(report.messages) messages (\(how)) in \(String(format: "%.2f", seconds)) s, \(rate) msg/s")
         if let w = report.watermark { lines.append("  watermark (newest event time)  \(RFC3339.format(milliseconds: w))") }
         lines.append("  events applied                 \(o.events - o.duplicateEvents - o.deadLetters), duplicates skipped \(o.duplicateEvents)")

@@ -27,7 +27,7 @@ import Testing
         try await withThrowingDiscardingTaskGroup { group in
             for i in 2..<40 { group.addTask { try await producer.publish(Self.message(i)) } }
         }
-        let read = try TopicReaderTests.readAll(cluster, topic: "produced", count: 40)
+        let read = try await TopicReaderTests.readAll(cluster, topic: "produced", count: 40)
         try #require(read.count == 40)
         for m in read {
             let i = Int(String(decoding: m.value ?? [], as: UTF8.self))!
@@ -70,7 +70,7 @@ import Testing
         let producer = try KafkaProducer(configuration: configuration)
         for i in 0..<500 { try await producer.send(Self.message(i)) }
         try await producer.flush()
-        let read = try TopicReaderTests.readAll(cluster, topic: "produced", count: 500)
+        let read = try await TopicReaderTests.readAll(cluster, topic: "produced", count: 500)
         #expect(read.map { String(decoding: $0.value ?? [], as: UTF8.self) } == (0..<500).map { "\($0)" })
     }
 }

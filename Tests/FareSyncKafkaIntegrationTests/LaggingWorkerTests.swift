@@ -28,17 +28,16 @@ final class LaggingMember: Sendable {
             var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrap, groupID: group)
             configuration.overrides = ["log_level": "0"]
             guard let consumer = try? KafkaConsumer(configuration: configuration), (try? consumer.subscribe(topics)) != nil else { return }
-            while !state.stopped.load(ordering: .relaxed) {
-                switch consumer.poll() {
+            var events = consumer.events.makeAsyncIterator()
+            while !state.stopped.load(ordering: .relaxed), let event = await events.next() {
+                switch event {
                 case .assigned(let partitions):
                     state.assigned.store(partitions.count, ordering: .relaxed)
                     consumer.answerRebalance()
                 case .revoked:
                     state.assigned.store(0, ordering: .relaxed)
                     consumer.answerRebalance()
-                case nil:
-                    try? await Task.sleep(for: .milliseconds(5))
-                case .message, .endOfPartition, .error:
+                case .message, .endOfPartition, .error, .idle:
                     break
                 }
             }

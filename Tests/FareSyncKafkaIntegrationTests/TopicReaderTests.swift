@@ -29,14 +29,14 @@ struct TopicReaderTests {
 
     /// Every message of `topic`, read by a reader closed (and released) before the caller looks at
     /// them.
-    static func readAll(_ cluster: MockCluster, topic: String = "headers", count total: Int) throws -> [SourceMessage] {
+    static func readAll(_ cluster: MockCluster, topic: String = "headers", count total: Int) async throws -> [SourceMessage] {
         let reader = try KafkaTopicReader(bootstrap: cluster.bootstrapServers, topics: [topic])
         defer { reader.close() }
         try reader.start()
         var read: [SourceMessage] = []
         let deadline = ContinuousClock.now + .seconds(30)
         while read.count < total, ContinuousClock.now < deadline {
-            if let m = try reader.next(100) { read.append(m) }
+            if let m = try await reader.next() { read.append(m) }
         }
         return read
     }
@@ -61,7 +61,7 @@ struct TopicReaderTests {
         try await producer.flush()
         let total = lists.count + odd.count
 
-        let read = try Self.readAll(cluster, count: total)
+        let read = try await Self.readAll(cluster, count: total)
         try #require(read.count == total)
         for (i, m) in read.prefix(lists.count).enumerated() {
             #expect(m.key == Array("k\(i)".utf8))
@@ -110,7 +110,7 @@ struct TopicReaderTests {
         var nextOffset = [Int64](repeating: 0, count: partitions)
         let deadline = ContinuousClock.now + .seconds(30)
         while !reader.caughtUp, ContinuousClock.now < deadline {
-            guard let m = try reader.next(100), let c = m.coordinates else { continue }
+            guard let m = try await reader.next(), let c = m.coordinates else { continue }
             #expect(c.offset == nextOffset[Int(c.partition)], "partition \(c.partition)")
             nextOffset[Int(c.partition)] = c.offset + 1
             #expect(values.insert(String(decoding: m.value ?? [], as: UTF8.self)).inserted)
@@ -123,7 +123,7 @@ struct TopicReaderTests {
         try early.start()
         var taken = 0
         while taken < 10, ContinuousClock.now < deadline {
-            if try early.next(100) != nil { taken += 1 }
+            if try await early.next() != nil { taken += 1 }
         }
         #expect(taken == 10)
         early.close()

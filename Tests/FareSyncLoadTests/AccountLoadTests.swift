@@ -8,17 +8,17 @@ import Testing
 
 @testable import FareSyncLoad
 
-/// Loading an empty store by partitions of accounts (`AccountLoad`) ends the store exactly as
+/// Loading an empty store by shards of accounts (`AccountLoad`) ends the store exactly as
 /// replaying the same messages batch by batch does.
 @Suite struct AccountLoadTests {
-    /// Replays `messages` into a new memory store by account, in partitions of about `partitionBytes`.
+    /// Replays `messages` into a new memory store by account, in shards of about `shardBytes`.
     static func load(
-        _ messages: [SourceMessage], partitionBytes: Int, workers: Int = 2,
+        _ messages: [SourceMessage], shardBytes: Int, workers: Int = 2,
         store: MemoryStore = MemoryStore()
     ) async throws -> (export: String, report: ReplayReport) {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         var load = LoadOptions(accounts: SimulatedEntur.accountKeys)
-        load.partitionBytes = partitionBytes
+        load.shardBytes = shardBytes
         load.workers = workers
         let report = try await ReplayOrLoad(dispatcher: dispatcher, replay: ReplayOptions(batchSize: 50), load: load).run([.messages(messages)])
         return (try await Export.string(store), report)
@@ -29,10 +29,10 @@ import Testing
         return lines.compactMap { reader.message(fromLine: $0) }
     }
 
-    static func batchByBatch(_ messages: [SourceMessage], partitions: Int = 2) async throws -> (export: String, report: ReplayReport) {
+    static func batchByBatch(_ messages: [SourceMessage], lanes: Int = 2) async throws -> (export: String, report: ReplayReport) {
         let store = MemoryStore()
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        let report = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: 64))
+        let report = try await Replay(dispatcher: dispatcher, options: ReplayOptions(lanes: lanes, batchSize: 64))
             .run([.messages(messages)])
         return (try await Export.string(store), report)
     }
@@ -46,9 +46,9 @@ import Testing
         #expect(baseline.export.contains("\"path\":\"deadLetters/"), "the faults produce dead letters")
 
         for (bytes, workers) in [(8 << 10, 2), (1 << 10, 3), (1 << 30, 1)] {
-            let loaded = try await Self.load(messages, partitionBytes: bytes, workers: workers)
+            let loaded = try await Self.load(messages, shardBytes: bytes, workers: workers)
             #expect(loaded.report.loadedByAccount)
-            #expect(loaded.export == baseline.export, "partitions of \(bytes) bytes, \(workers) workers")
+            #expect(loaded.export == baseline.export, "shards of \(bytes) bytes, \(workers) workers")
             // Counts that do not depend on the order of keys (which contracts came before their
             // account, say, does).
             #expect(loaded.report.outcomes.events == baseline.report.outcomes.events)
@@ -57,9 +57,9 @@ import Testing
             #expect(loaded.report.watermark == baseline.report.watermark)
             #expect(loaded.report.messages == messages.count)
         }
-        let twice = try await Self.load(Self.messages(lines.flatMap { [$0, $0] }), partitionBytes: 8 << 10)
+        let twice = try await Self.load(Self.messages(lines.flatMap { [$0, $0] }), shardBytes: 8 << 10)
         #expect(twice.export == baseline.export, "every line duplicated")
-        let shuffled = try await Self.load(Self.messages(TopicInterleaving.interleave(lines, seed: seed)), partitionBytes: 4 << 10)
+        let shuffled = try await Self.load(Self.messages(TopicInterleaving.interleave(lines, seed: seed)), shardBytes: 4 << 10)
         #expect(shuffled.export == baseline.export, "topics interleaved differently")
     }
 
@@ -92,7 +92,7 @@ import Testing
 
         let store = MemoryStore()
         var load = LoadOptions(accounts: SimulatedEntur.accountKeys)
-        load.partitionBytes = 8 << 10
+        load.shardBytes = 8 << 10
         load.splitBytes = 0
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         let report = try await ReplayOrLoad(dispatcher: dispatcher, replay: ReplayOptions(batchSize: 50), load: load)
@@ -110,34 +110,34 @@ import Testing
     }
 
     /// A key that is not its event's account (here: every third message takes the next one's key)
-    /// sends the event to another partition. It is set aside and applied after all the others, in
+    /// sends the event to another shard. It is set aside and applied after all the others, in
     /// arrival order: the load ends like a replay of the messages in that order. (Keys that disagree
     /// with payloads void docs/reference.md#delivery-and-determinism's per-key order for those events: batch by batch, the store then
-    /// ends differently with different numbers of partitions too.)
+    /// ends differently with different numbers of shards too.)
     @Test(arguments: [3 as UInt64, 4])
     func eventsWhoseKeyIsNotTheirAccountAreAppliedLast(seed: UInt64) async throws {
         var messages = TrafficSimulator(SimulationOptions(users: 120, seed: seed, faults: true)).messages()
         for i in stride(from: 0, to: messages.count - 1, by: 3) { messages[i].key = messages[i + 1].key }
         let bytes = try #require(AccountLoad.size(of: [.messages(messages)])) / 64 + 1
         var options = LoadOptions(accounts: SimulatedEntur.accountKeys)
-        options.partitionBytes = bytes
-        let partitions = AccountLoad.partitions(forBytes: try #require(AccountLoad.size(of: [.messages(messages)])), options: options)
-        #expect(partitions > 32)
+        options.shardBytes = bytes
+        let shards = AccountLoad.shards(forBytes: try #require(AccountLoad.size(of: [.messages(messages)])), options: options)
+        #expect(shards > 32)
         func isRouted(_ m: SourceMessage) -> Bool {
             guard case .success(let event) = EventDecoder.decode(m) else { return true }
-            let partition = SimulatedEntur.accountKeys.partition(ofKey: m.key, partitions: partitions)
-            return m.withKey { SimulatedEntur.accountKeys.isRouted(event, key: $0, partition: partition, partitions: partitions) }
+            let shard = SimulatedEntur.accountKeys.shard(ofKey: m.key, shards: shards)
+            return m.withKey { SimulatedEntur.accountKeys.isRouted(event, key: $0, shard: shard, shards: shards) }
         }
         let routed = messages.filter(isRouted), misrouted = messages.filter { !isRouted($0) }
-        #expect(misrouted.count > 50, "the test sends many events to the wrong partition")
-        let baseline = try await Self.batchByBatch(routed + misrouted, partitions: 1)
-        let loaded = try await Self.load(messages, partitionBytes: bytes)
+        #expect(misrouted.count > 50, "the test sends many events to the wrong shard")
+        let baseline = try await Self.batchByBatch(routed + misrouted, lanes: 1)
+        let loaded = try await Self.load(messages, shardBytes: bytes)
         #expect(loaded.report.loadedByAccount)
         #expect(loaded.export == baseline.export)
     }
 
-    /// One event id carried by events of two accounts (in different partitions): only one of them
-    /// applies — the one in the lower partition, so the load ends the same every time.
+    /// One event id carried by events of two accounts (in different shards): only one of them
+    /// applies — the one in the lower shard, so the load ends the same every time.
     @Test func anIdCarriedByEventsOfTwoAccountsAppliesOnce() async throws {
         func reservation(_ uid: String, order: String) -> SourceMessage {
             let data =
@@ -148,20 +148,20 @@ import Testing
                 topic: "reservations", key: Array(uid.utf8), value: Array(value.utf8),
                 headers: [MessageHeader("content-type", "application/cloudevents+json")], timestamp: 1)
         }
-        // Two users in different partitions of 8.
+        // Two users in different shards of 8.
         let users = (0..<100).map { "user\($0)" }
         let a = users[0]
         let b = try #require(
             users.first {
-                SimulatedEntur.accountKeys.partition(ofKey: Array($0.utf8), partitions: 8)
-                    != SimulatedEntur.accountKeys.partition(ofKey: Array(a.utf8), partitions: 8)
+                SimulatedEntur.accountKeys.shard(ofKey: Array($0.utf8), shards: 8)
+                    != SimulatedEntur.accountKeys.shard(ofKey: Array(a.utf8), shards: 8)
             })
         var messages = [reservation(a, order: "A1"), reservation(b, order: "B1")]
         for i in messages.indices { messages[i].coordinates = MessageCoordinates(partition: 0, offset: Int64(i)) }
         let bytes = messages.reduce(0) { $0 + $1.byteCount + 64 } / 8 + 1
         var exports: Set<String> = []
         for workers in [1, 2, 3] {
-            let loaded = try await Self.load(messages, partitionBytes: bytes, workers: workers)
+            let loaded = try await Self.load(messages, shardBytes: bytes, workers: workers)
             #expect(loaded.report.loadedByAccount)
             #expect(loaded.report.outcomes.reservationsWritten == 1)
             #expect(loaded.report.outcomes.duplicateEvents == 1)
@@ -169,46 +169,46 @@ import Testing
         }
         #expect(exports.count == 1, "the same load every time")
         let first =
-            SimulatedEntur.accountKeys.partition(ofKey: Array(a.utf8), partitions: 8)
-                < SimulatedEntur.accountKeys.partition(ofKey: Array(b.utf8), partitions: 8) ? a : b
+            SimulatedEntur.accountKeys.shard(ofKey: Array(a.utf8), shards: 8)
+                < SimulatedEntur.accountKeys.shard(ofKey: Array(b.utf8), shards: 8) ? a : b
         #expect(exports.first?.contains("customers/\(first)/reservations/") == true)
     }
 
     @Test func aStoreThatIsNotEmptyIsReplayedBatchByBatch() async throws {
         let messages = TrafficSimulator(SimulationOptions(users: 30, seed: 5, faults: true)).messages()
         let store = MemoryStore()
-        let first = try await Self.load(messages, partitionBytes: 4 << 10, store: store)
+        let first = try await Self.load(messages, shardBytes: 4 << 10, store: store)
         #expect(first.report.loadedByAccount)
-        let again = try await Self.load(messages, partitionBytes: 4 << 10, store: store)
+        let again = try await Self.load(messages, shardBytes: 4 << 10, store: store)
         #expect(!again.report.loadedByAccount)
         #expect(again.export == first.export)
         #expect(again.report.outcomes.duplicateEvents == again.report.outcomes.events - again.report.outcomes.deadLetters)
     }
 
-    /// A key's partition is its account's: an account id's own, a uid's that of `abt_id(uid)` (the
+    /// A key's shard is its account's: an account id's own, a uid's that of `abt_id(uid)` (the
     /// routing computes it over the key's bytes; keys that are not ASCII take the string path).
-    @Test func aKeysPartitionIsItsAccounts() {
+    @Test func aKeysShardIsItsAccounts() {
         var uids = (0..<2000).map { "uid-\($0)-" + String(repeating: "x", count: $0 % 40) }
         uids += ["", "é", "日本", "ATB:CustomerAccount", "ATB:CustomerAccount:"]
         var keys = uids.map { Array($0.utf8) } + [[0xFF], [0x41, 0xC3], [0x00]]
         keys += (0..<200).map { Array(SimulatedEntur.abtId(uid: "u\($0)").utf8) }
-        for partitions in [2, 7, 48, 512] {
+        for shards in [2, 7, 48, 512] {
             for key in keys {
                 let account =
                     key.starts(with: SimulatedEntur.accountPrefix)
                     ? key : Array(SimulatedEntur.abtId(uid: String(decoding: key, as: UTF8.self)).utf8)
                 #expect(
-                    SimulatedEntur.accountKeys.partition(ofKey: key, partitions: partitions)
-                        == AccountKeys.partition(ofAccount: account, partitions: partitions),
-                    "key \(key) in \(partitions) partitions")
+                    SimulatedEntur.accountKeys.shard(ofKey: key, shards: shards)
+                        == AccountKeys.shard(ofAccount: account, shards: shards),
+                    "key \(key) in \(shards) shards")
             }
         }
     }
 
-    /// A partition keeps a document set with its canonical text as that text (and its version): it
+    /// A shard keeps a document set with its canonical text as that text (and its version): it
     /// still reads back whole, exports whole, and is written as that text.
     @Test func aDocumentKeptAsItsTextReadsBackWhole() async throws {
-        let store = PartitionStore(taken: [])
+        let store = ShardStore(taken: [])
         let data = JSONObject([("id", .string("FC")), ("version", .string("12")), ("travelRights", .array([.object(JSONObject([("a", .int(1))]))]))])
         let text = JSONWriter.string(.object(data))
         try await store.write { tx in
@@ -277,9 +277,9 @@ import Testing
         #expect(detached?.key == [1] && detached?.value == [2, 3] && detached?.headers == [MessageHeader("h", "v")])
     }
 
-    /// Reading a partition's spill files removes them (the load gives their space back as it goes,
+    /// Reading a shard's spill files removes them (the load gives their space back as it goes,
     /// not all at its end); the records read stay readable, from both segments, in order.
-    @Test func readingAPartitionRemovesItsSpillFiles() throws {
+    @Test func readingAShardRemovesItsSpillFiles() throws {
         let directory = try SpillDirectory(under: NSTemporaryDirectory(), files: 2, segments: 2)
         defer { directory.remove() }
         for segment in 0..<2 {

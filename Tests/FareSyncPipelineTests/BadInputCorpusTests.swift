@@ -185,7 +185,7 @@ import Testing
         let badLines = ["this is not a log line", #"{"payload":"no topic"}"#]
         for line in badLines { messages.append(reader.message(fromLine: Array(line.utf8))!) }
         let h = Harness()
-        _ = try await Replay(dispatcher: h.dispatcher, options: ReplayOptions(partitions: 3, batchSize: 7)).run([.messages(messages)])
+        _ = try await Replay(dispatcher: h.dispatcher, options: ReplayOptions(lanes: 3, batchSize: 7)).run([.messages(messages)])
         let letters = try await h.deadLetters()
         #expect(letters.count == cases.count + badLines.count, "exactly one dead letter each")
         for c in cases {

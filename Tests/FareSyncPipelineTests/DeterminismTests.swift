@@ -5,7 +5,7 @@ import FareSyncSimulation
 import FareSyncStore
 import Testing
 
-/// docs/reference.md#delivery-and-determinism: replaying the same events — with any number of partitions, duplicated lines, topics
+/// docs/reference.md#delivery-and-determinism: replaying the same events — with any number of lanes, duplicated lines, topics
 /// interleaved differently, interrupted and resumed — yields a byte-identical export.
 @Suite struct DeterminismTests {
     static func messages(_ lines: [[UInt8]]) -> [SourceMessage] {
@@ -14,9 +14,9 @@ import Testing
     }
 
     /// Replays `lines` batch by batch (the load by account is tested in `FareSyncLoadTests`).
-    static func export(_ lines: [[UInt8]], partitions: Int, batchSize: Int = 64, store: MemoryStore = MemoryStore()) async throws -> String {
+    static func export(_ lines: [[UInt8]], lanes: Int, batchSize: Int = 64, store: MemoryStore = MemoryStore()) async throws -> String {
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(partitions: partitions, batchSize: batchSize))
+        _ = try await Replay(dispatcher: dispatcher, options: ReplayOptions(lanes: lanes, batchSize: batchSize))
             .run([.messages(messages(lines))])
         return try await Export.string(store)
     }
@@ -24,22 +24,22 @@ import Testing
     @Test(arguments: [11 as UInt64, 23, 2026])
     func exportIsTheSameHoweverTheLogIsReplayed(seed: UInt64) async throws {
         let lines = TrafficSimulator(SimulationOptions(users: 150, seed: seed, faults: true)).lines()
-        let baseline = try await Self.export(lines, partitions: 1)
+        let baseline = try await Self.export(lines, lanes: 1)
         #expect(baseline.contains("\"path\":\"deadLetters/"), "the faults produce dead letters")
         #expect(baseline.contains("\"path\":\"parkedFareContracts/") || baseline.contains("park-timeout"))
 
-        #expect(try await Self.export(lines, partitions: 8) == baseline, "8 partitions")
-        #expect(try await Self.export(lines, partitions: 3, batchSize: 1) == baseline, "3 partitions, one event per transaction")
-        #expect(try await Self.export(lines.flatMap { [$0, $0] }, partitions: 4) == baseline, "every line duplicated")
+        #expect(try await Self.export(lines, lanes: 8) == baseline, "8 lanes")
+        #expect(try await Self.export(lines, lanes: 3, batchSize: 1) == baseline, "3 lanes, one event per transaction")
+        #expect(try await Self.export(lines.flatMap { [$0, $0] }, lanes: 4) == baseline, "every line duplicated")
         let shuffled = TopicInterleaving.interleave(lines, seed: seed &+ 1)
         #expect(shuffled != lines)
-        #expect(try await Self.export(shuffled, partitions: 5) == baseline, "topics interleaved differently")
+        #expect(try await Self.export(shuffled, lanes: 5) == baseline, "topics interleaved differently")
     }
 
     @Test(arguments: [5 as UInt64, 6, 7])
     func anInterruptedReplayResumesToTheSameExport(seed: UInt64) async throws {
         let lines = TrafficSimulator(SimulationOptions(users: 120, seed: seed, faults: true)).lines()
-        let baseline = try await Self.export(lines, partitions: 2)
+        let baseline = try await Self.export(lines, lanes: 2)
         var rng = SplitMix64(seed: seed)
         let store = MemoryStore()
         // A crash after a random number of committed batches: no sweep ran.
@@ -50,8 +50,8 @@ import Testing
             try await dispatcher.process(Array(prefix[start..<min(start + 37, prefix.count)]))
         }
         // Resume: replay everything again into the same store.
-        #expect(try await Self.export(lines, partitions: 3, store: store) == baseline, "cut after \(cut) lines")
+        #expect(try await Self.export(lines, lanes: 3, store: store) == baseline, "cut after \(cut) lines")
         // Replaying a finished store again changes nothing either.
-        #expect(try await Self.export(lines, partitions: 1, store: store) == baseline)
+        #expect(try await Self.export(lines, lanes: 1, store: store) == baseline)
     }
 }

@@ -11,16 +11,16 @@ import Testing
     @Test func aFailedLoadLeavesTheStoreEmpty() async throws {
         let lines = TrafficSimulator(SimulationOptions(users: 80, seed: 21, faults: true)).lines()
         let expected = MemoryStore()
-        try await SQLiteStoreTests.replay(expected, lines, partitions: 1)
+        try await SQLiteStoreTests.replay(expected, lines, lanes: 1)
         let tmp = try TemporaryStore()
         let sqlite = try SQLiteStore(path: tmp.path)
         // Write 1 is the check that the store is empty; then one write per partition.
         await #expect(throws: Boom.self) {
-            try await SQLiteStoreTests.replay(FailingStore(sqlite, failAt: 4), lines, partitions: 1, byAccount: true)
+            try await SQLiteStoreTests.replay(FailingStore(sqlite, failAt: 4), lines, lanes: 1, byAccount: true)
         }
         #expect(try await sqlite.read { try $0.isEmpty() })
         #expect(try await Export.string(sqlite) == "")
-        try await SQLiteStoreTests.replay(sqlite, lines, partitions: 1, byAccount: true)
+        try await SQLiteStoreTests.replay(sqlite, lines, lanes: 1, byAccount: true)
         #expect(try await Export.string(sqlite) == (try await Export.string(expected)))
     }
 }

@@ -155,7 +155,7 @@ import Testing
         let tmp = try TemporaryStore()
         let store = try await StoreKinds.open(kind, tmp)
         let lines = TrafficSimulator(SimulationOptions(users: 30, seed: 5, faults: true)).lines()
-        try await SQLiteStoreTests.replay(store, lines, partitions: 1, byAccount: true)
+        try await SQLiteStoreTests.replay(store, lines, lanes: 1, byAccount: true)
         let collected = Mutex<[(String, String)]>([])
         try await store.exportDocuments { path, value in collected.withLock { $0.append((path, JSONWriter.string(value))) } }
         let exported = collected.withLock { $0 }

@@ -24,12 +24,12 @@ struct PostgresStoreTests {
         let lines = Self.lines(seed)
         let tmp = try TemporaryStore()
         let sqlite = try SQLiteStore(path: tmp.path)
-        try await SQLiteStoreTests.replay(sqlite, lines, partitions: 1)
+        try await SQLiteStoreTests.replay(sqlite, lines, lanes: 1)
         let expected = try await Export.string(sqlite)
-        for partitions in [1, 8] {
+        for lanes in [1, 8] {
             let postgres = try await PostgresStore(url: try await StoreKinds.freshDatabase())
-            try await SQLiteStoreTests.replay(postgres, lines, partitions: partitions)
-            #expect(try await Export.string(postgres) == expected, "\(partitions) partitions")
+            try await SQLiteStoreTests.replay(postgres, lines, lanes: lanes)
+            #expect(try await Export.string(postgres) == expected, "\(lanes) lanes")
             #expect(try await StoreSummary.read(postgres) == (try await StoreSummary.read(sqlite)))
         }
     }
@@ -58,7 +58,7 @@ struct PostgresStoreTests {
         for round in 0..<20 {
             let lines = Self.lines(UInt64(1000 + round), users: 3)
             let memory = MemoryStore()
-            try await SQLiteStoreTests.replay(memory, lines, partitions: 1)
+            try await SQLiteStoreTests.replay(memory, lines, lanes: 1)
             let expected = try await Export.string(memory)
 
             let url = try await StoreKinds.freshDatabase()

@@ -25,15 +25,15 @@ final class TemporaryStore {
 }
 
 @Suite struct SQLiteStoreTests {
-    /// Replays `lines` batch by batch, or — into an empty store — `byAccount` (in partitions of ~16 KiB).
-    static func replay(_ store: any DocumentStore, _ lines: [[UInt8]], partitions: Int, byAccount: Bool = false) async throws {
+    /// Replays `lines` batch by batch, or — into an empty store — `byAccount` (in shards of ~16 KiB).
+    static func replay(_ store: any DocumentStore, _ lines: [[UInt8]], lanes: Int, byAccount: Bool = false) async throws {
         var reader = EventLogReader()
         let messages = lines.compactMap { reader.message(fromLine: $0) }
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         var load = LoadOptions(accounts: SimulatedEntur.accountKeys)
-        load.partitionBytes = 16 << 10
+        load.shardBytes = 16 << 10
         _ = try await ReplayOrLoad(
-            dispatcher: dispatcher, replay: ReplayOptions(partitions: partitions, batchSize: 100), load: byAccount ? load : nil
+            dispatcher: dispatcher, replay: ReplayOptions(lanes: lanes, batchSize: 100), load: byAccount ? load : nil
         )
         .run([.messages(messages)])
     }
@@ -227,24 +227,24 @@ final class TemporaryStore {
         let tmp = try TemporaryStore()
         let lines = TrafficSimulator(SimulationOptions(users: 200, seed: 99, faults: true)).lines()
         let memory = MemoryStore()
-        try await Self.replay(memory, lines, partitions: 1)
+        try await Self.replay(memory, lines, lanes: 1)
         let sqlite = try SQLiteStore(path: tmp.path)
-        try await Self.replay(sqlite, lines, partitions: 4)
+        try await Self.replay(sqlite, lines, lanes: 4)
         let expected = try await Export.string(memory)
         #expect(try await Export.string(sqlite) == expected)
         #expect(try await StoreSummary.read(sqlite) == (try await StoreSummary.read(memory)))
         // Loaded by account (into an empty store), it ends the same.
         let loadedTmp = try TemporaryStore()
         let loaded = try SQLiteStore(path: loadedTmp.path)
-        try await Self.replay(loaded, lines, partitions: 1, byAccount: true)
+        try await Self.replay(loaded, lines, lanes: 1, byAccount: true)
         #expect(try await Export.string(loaded) == expected)
         #expect(try await StoreSummary.read(loaded) == (try await StoreSummary.read(memory)))
-        try await Self.replay(loaded, lines, partitions: 2, byAccount: true)
+        try await Self.replay(loaded, lines, lanes: 2, byAccount: true)
         #expect(try await Export.string(loaded) == expected, "a second replay (batch by batch: the store is not empty) changes nothing")
         // Reopened, it still holds the same; replaying again changes nothing.
         let reopened = try SQLiteStore(path: tmp.path)
         #expect(try await Export.string(reopened) == expected)
-        try await Self.replay(reopened, lines, partitions: 2)
+        try await Self.replay(reopened, lines, lanes: 2)
         #expect(try await Export.string(reopened) == expected)
     }
 

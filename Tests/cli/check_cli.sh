@@ -26,7 +26,9 @@ expect_status 2 1 "bad number"              simulate --users many --seed 1
 expect_status 2 1 "missing required option" simulate --users 3
 expect_status 2 1 "missing input file"      replay no-such-file.jsonl --store memory:
 expect_status 2 1 "bad store URL"           replay x.jsonl --store postgres://x
-expect_status 2 1 "zero partitions"         replay x.jsonl --partitions 0
+expect_status 2 1 "zero lanes"              replay x.jsonl --lanes 0
+expect_status 2 1 "zero lanes, old spelling" replay x.jsonl --partitions 0
+grep -q -- "--partitions must be at least 1" err.txt && pass "--partitions still names the lanes" || fail "--partitions: $(head -c 300 err.txt)"
 expect_status 2 1 "run: no batches a commit" run --brokers 127.0.0.1:1 --batches-per-commit 0
 expect_status 2 1 "unknown command"         frobnicate
 expect_status 2 1 "serve: a port out of range" serve --http-port 70000
@@ -47,17 +49,18 @@ replay_export() { # NAME ARGS…
   "$FARESYNC" replay "$@" --store "sqlite:$name.sqlite" >"$name.summary" && "$FARESYNC" export --store "sqlite:$name.sqlite" --out "$name.export"
 }
 # The baseline batch by batch; the others (into empty stores, from files) load by account, but for
-# inc8 and standard input (whose size is not known before it is read).
-replay_export p1 s.jsonl --partitions 1 --no-load-by-account
-replay_export p8 s.jsonl --partitions 8
+# inc8 and standard input (whose size is not known before it is read). inc8 types `--lanes` under its
+# former name, `--partitions`, which must keep working.
+replay_export p1 s.jsonl --lanes 1 --no-load-by-account
+replay_export p8 s.jsonl --lanes 8
 replay_export inc8 s.jsonl --partitions 8 --no-load-by-account
-replay_export stdin - --partitions 2 <s.jsonl
+replay_export stdin - --lanes 2 <s.jsonl
 awk '{print; print}' s.jsonl >dup.jsonl
-replay_export dup dup.jsonl --partitions 3
+replay_export dup dup.jsonl --lanes 3
 setup "interleave_topics.py" python3 "$HERE/interleave_topics.py" s.jsonl >mixed.jsonl
-replay_export mixed mixed.jsonl --partitions 2
+replay_export mixed mixed.jsonl --lanes 2
 split -n l/3 s.jsonl part-
-replay_export parts part-aa part-ab part-ac --partitions 4
+replay_export parts part-aa part-ab part-ac --lanes 4
 [ -s p1.export ] && pass "export written ($(wc -l <p1.export) documents)" || fail "empty export"
 for v in p8 inc8 stdin dup mixed parts; do
   if same p1.export "$v.export" 2>/dev/null; then pass "export identical: $v"; else fail "export differs: $v"; fi

@@ -119,7 +119,7 @@ for t in auth-users reservations fare-contracts; do
   else fail "record $t differs from kcat"; fi
   cat "kcat-$t.jsonl" >>kcat-all.jsonl
 done
-setup "replay of kcat's recording" "$FARESYNC" replay kcat-all.jsonl --store sqlite:kcat.sqlite --partitions 3 >/dev/null
+setup "replay of kcat's recording" "$FARESYNC" replay kcat-all.jsonl --store sqlite:kcat.sqlite --lanes 3 >/dev/null
 same_as_replay kcat-recording kcat.sqlite
 
 # Health and metrics while running.

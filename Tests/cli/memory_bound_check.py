@@ -7,7 +7,7 @@ def peak(n):
             f.write(json.dumps({"topic": "reservations", "partition": 0, "offset": i, "key": "k%d" % i,
                                 "payload": '{"specversion":"1.0","id":"' + str(i) + "x" * (1 << 20) + '"}'}) + "\n")
     code = "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-    out = subprocess.run([sys.executable, "-c", code, sys.argv[1], "replay", "big-%d.jsonl" % n, "--store", "sqlite:big-%d.sqlite" % n, "--partitions", "2"],
+    out = subprocess.run([sys.executable, "-c", code, sys.argv[1], "replay", "big-%d.jsonl" % n, "--store", "sqlite:big-%d.sqlite" % n, "--lanes", "2"],
                          check=True, capture_output=True, text=True).stdout
     return int(out.strip())
 small, large = peak(60), peak(180)

@@ -93,7 +93,7 @@ identical=0
 for i in $(seq "$KILLS"); do
   step=$(( total * (RANDOM % 46 + 5) / 100 + 1 ))
   n=$(kill_at "replay-$i.sqlite" "$step" 30 "$FARESYNC" replay s.jsonl --store "sqlite:replay-$i.sqlite" --no-load-by-account \
-      --batch-size $(( RANDOM % 20 + 1 )) --partitions $(( RANDOM % 4 + 1 )))
+      --batch-size $(( RANDOM % 20 + 1 )) --lanes $(( RANDOM % 4 + 1 )))
   number "$n" || fail "replay kill $i: $n"
   points="$points $n"
   [ "$n" -gt 0 ] 2>/dev/null && [ "$n" -lt "$total" ] && landed=$((landed + 1))

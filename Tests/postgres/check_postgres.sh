@@ -36,12 +36,12 @@ setup "simulate seed 23" "$FARESYNC" simulate --users 200 --seed 23 --faults --o
 awk '{print; print}' s11.jsonl >dup.jsonl
 python3 "$HERE/../cli/interleave_topics.py" s11.jsonl >mixed.jsonl
 for seed in 11 23; do
-  setup "SQLite replay of seed $seed" "$FARESYNC" replay "s$seed.jsonl" --store "sqlite:s$seed.sqlite" --partitions 1 --no-load-by-account >/dev/null
+  setup "SQLite replay of seed $seed" "$FARESYNC" replay "s$seed.jsonl" --store "sqlite:s$seed.sqlite" --lanes 1 --no-load-by-account >/dev/null
   setup "its export" "$FARESYNC" export --store "sqlite:s$seed.sqlite" --out "s$seed.export"
 done
 n=0
-for variant in "s11.jsonl --partitions 1 --no-load-by-account" "s11.jsonl --partitions 8" "s11.jsonl --partitions 8 --no-load-by-account" \
-  "dup.jsonl --partitions 3" "mixed.jsonl --partitions 2" "s23.jsonl --partitions 3"; do
+for variant in "s11.jsonl --lanes 1 --no-load-by-account" "s11.jsonl --lanes 8" "s11.jsonl --lanes 8 --no-load-by-account" \
+  "dup.jsonl --lanes 3" "mixed.jsonl --lanes 2" "s23.jsonl --lanes 3"; do
   n=$((n + 1))
   set -- $variant
   expected=s11.export; [ "$1" = s23.jsonl ] && expected=s23.export

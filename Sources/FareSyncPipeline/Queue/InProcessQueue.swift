@@ -2,57 +2,70 @@ import DequeModule
 import FareSyncEvents
 import Synchronization
 
-/// The in-process stand-in for Kafka: every topic has `partitions` partitions, a message goes to
-/// the partition of its key (murmur2, like Kafka's default partitioner), and each partition keeps
-/// its order and numbers its messages from offset 0.
+/// The in-process stand-in for Kafka: messages are spread over `lanes` lanes, a message going to
+/// the lane of its key (murmur2, like Kafka's default partitioner), and each lane keeps the order of
+/// every topic's messages and numbers them, per topic, from offset 0.
 ///
-/// Consumers read by lane: lane `p` delivers partition `p` of every topic, in the order the
-/// messages were appended — as one member of a consumer group would be assigned partition `p` of
-/// each topic. Each lane holds at most `capacity` messages and `maxBytes` of keys and values (a
-/// single larger message is still accepted into an empty lane): `append` waits while the lane is
-/// full, so a reader that streams a large log never holds more than a bounded window of it.
+/// Consumers read by lane: lane `l` delivers its messages of every topic, in the order they were
+/// appended — as one member of a consumer group would be assigned the same partition of each topic.
+/// Each lane holds at most `capacity` messages and `maxBytes` of keys and values (a single larger
+/// message is still accepted into an empty lane): `append` waits while the lane is full, so a reader
+/// that streams a large log never holds more than a bounded window of it.
+///
+/// ```swift
+/// let queue = InProcessQueue(lanes: 4)
+/// await queue.append(message)
+/// queue.finish()
+/// while let deliveries = await queue.next(lane: 0, max: 4000) { … }
+/// ```
 public final class InProcessQueue: Sendable {
-    /// A message as a lane delivers it, with its in-process partition and offset.
+    /// A message as a lane delivers it, with its lane and its offset in that lane's topic.
     public struct Delivery: Sendable {
         public var message: SourceMessage
-        public var partition: Int32
+        public var lane: Int32
         public var offset: Int64
     }
 
-    public let partitions: Int
+    public let lanes: Int
     public let capacity: Int
-    private let lanes: [Lane<Delivery>]
+    private let buffers: [Lane<Delivery>]
     private let offsets = Mutex<[String: [Int64]]>([:])
 
-    public init(partitions: Int, capacity: Int = 4096, maxBytes: Int = 16 << 20) {
-        precondition(partitions >= 1 && capacity >= 1)
-        self.partitions = partitions
+    public init(lanes: Int, capacity: Int = 4096, maxBytes: Int = 16 << 20) {
+        precondition(lanes >= 1 && capacity >= 1)
+        self.lanes = lanes
         self.capacity = capacity
-        lanes = (0..<partitions).map { _ in Lane(capacity: capacity, maxBytes: maxBytes) { $0.message.byteCount } }
+        buffers = (0..<lanes).map { _ in Lane(capacity: capacity, maxBytes: maxBytes) { $0.message.byteCount } }
     }
 
-    /// Appends a message to its topic's partition; waits while that lane is full.
+    /// Appends a message to its key's lane; waits while that lane is full.
     public func append(_ message: SourceMessage) async {
-        let partition = Murmur2.partition(key: message.key, count: partitions)
+        let lane = Murmur2.partition(key: message.key, count: lanes)
         let offset = offsets.withLock { table -> Int64 in
-            var next = table[message.topic] ?? Array(repeating: 0, count: partitions)
-            let offset = next[Int(partition)]
-            next[Int(partition)] += 1
+            var next = table[message.topic] ?? Array(repeating: 0, count: lanes)
+            let offset = next[Int(lane)]
+            next[Int(lane)] += 1
             table[message.topic] = next
             return offset
         }
-        await lanes[Int(partition)].put(Delivery(message: message, partition: partition, offset: offset))
+        await buffers[Int(lane)].put(Delivery(message: message, lane: lane, offset: offset))
     }
 
     /// No more messages: consumers drain what is queued, then get nil.
     public func finish() {
-        for lane in lanes { lane.finish() }
+        for buffer in buffers { buffer.finish() }
     }
 
     /// Up to `max` messages of lane `lane`, in order, and no more than `maxBytes` of keys and values
     /// (but at least one message); waits for at least one; nil once finished and drained.
     public func next(lane: Int, max: Int, maxBytes: Int = .max) async -> [Delivery]? {
-        await lanes[lane].take(max: max, maxBytes: maxBytes)
+        await buffers[lane].take(max: max, maxBytes: maxBytes)
+    }
+
+    /// Like `next(lane:max:maxBytes:)`, without waiting: an empty array while the lane is empty
+    /// but not finished.
+    public func nextIfAny(lane: Int, max: Int, maxBytes: Int = .max) async -> [Delivery]? {
+        await buffers[lane].take(max: max, maxBytes: maxBytes, waiting: false)
     }
 }
 
@@ -124,7 +137,9 @@ package final class Lane<Item: Sendable>: Sendable {
 
     private enum Step { case items([Item], [CheckedContinuation<Void, Never>]), done, wait }
 
-    package func take(max: Int, maxBytes: Int) async -> [Item]? {
+    /// Up to `max` items and `maxBytes` of them (at least one); waits for one unless `waiting` is
+    /// false (then an empty array while it is empty); nil once finished and drained.
+    package func take(max: Int, maxBytes: Int, waiting: Bool = true) async -> [Item]? {
         while true {
             let step: Step = state.withLock { s in
                 if s.count > 0 {
@@ -151,6 +166,7 @@ package final class Lane<Item: Sendable>: Sendable {
                 return out
             case .done: return nil
             case .wait:
+                guard waiting else { return [] }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLock { s -> Bool in
                         if s.count > 0 || s.finished { return true }

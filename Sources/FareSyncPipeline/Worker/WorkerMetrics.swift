@@ -1,9 +1,8 @@
 import FareSyncEvents
-import FareSyncPipeline
 import Metrics
 
 /// The worker's metrics, through swift-metrics (the `run` command exports them in Prometheus format).
-struct WorkerMetrics {
+enum WorkerMetrics {
     /// Counts a batch's (or a sweep's) outcomes as `faresync_events_total{type,outcome}` and
     /// `faresync_dead_letters_total{reason}`.
     static func record(_ o: Outcomes) {

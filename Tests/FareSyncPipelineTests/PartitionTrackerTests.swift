@@ -1,5 +1,5 @@
 import FareSyncEvents
-import FareSyncKafka
+import FareSyncPipeline
 import FareSyncStore
 import Testing
 

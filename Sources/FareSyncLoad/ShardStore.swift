@@ -2,10 +2,10 @@ import FareSyncEvents
 import FareSyncPipeline
 import FareSyncStore
 
-/// The store of one partition of accounts while `AccountLoad` applies its events: in memory,
-/// starting empty (but for ids taken by earlier partitions), used by one task at a time — that is
-/// what makes it `@unchecked Sendable` — and then read out as the partition's final rows.
-final class PartitionStore: DocumentStore, @unchecked Sendable {
+/// The store of one shard of accounts while `AccountLoad` applies its events: in memory,
+/// starting empty (but for ids taken by earlier shards), used by one task at a time — that is
+/// what makes it `@unchecked Sendable` — and then read out as the shard's final rows.
+final class ShardStore: DocumentStore, @unchecked Sendable {
     private let tx: MemoryTransaction
     private let taken: Set<ByteKey>
 
@@ -21,7 +21,7 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
         tx.canonicalTexts = [:]
     }
 
-    /// Runs `body` on the partition's state. A body that throws leaves what it changed: a load stops
+    /// Runs `body` on the shard's state. A body that throws leaves what it changed: a load stops
     /// at the first error, and this state is then dropped.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try body(tx) }
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try body(tx) }
@@ -31,14 +31,14 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
         for i in documents.indicesInByteOrder() { try sink(documents[i].key.string, try tx.document(documents[i].key.string)!) }
     }
 
-    /// What the partition's events left: its rows, sorted by key, and apart from them the ids it
+    /// What the shard's events left: its rows, sorted by key, and apart from them the ids it
     /// claimed, its dead letters and the ids of the contracts parked in it (their
-    /// `parkedFareContracts` documents depend on every partition's park, so the loader writes them
+    /// `parkedFareContracts` documents depend on every shard's park, so the loader writes them
     /// against the store).
-    func finalRows() -> (rows: PartitionRows, claims: [String], deadLetters: [(path: String, document: JSONValue)], parkedContracts: [String]) {
+    func finalRows() -> (rows: ShardRows, claims: [String], deadLetters: [(path: String, document: JSONValue)], parkedContracts: [String]) {
         let state = tx.state
         let texts = tx.canonicalTexts ?? [:]
-        var rows = PartitionRows()
+        var rows = ShardRows()
         var deadLetters: [(path: String, document: JSONValue)] = []
         rows.documents.reserveCapacity(state.documents.count)
         for i in state.documents.indicesInByteOrder() {
@@ -48,7 +48,7 @@ final class PartitionStore: DocumentStore, @unchecked Sendable {
                 deadLetters.append((path, value))
             } else if !path.utf8.starts(with: Self.parkedContracts) {
                 rows.documents.append(
-                    PartitionRows.Document(
+                    ShardRows.Document(
                         path: path, text: texts[key] ?? JSONWriter.string(value),
                         version: value["version"]?.stringValue))
             }

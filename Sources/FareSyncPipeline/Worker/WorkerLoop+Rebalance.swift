@@ -1,0 +1,53 @@
+import FareSyncEvents
+import FareSyncStore
+
+/// The source's rebalances: an assignment starts each topic-partition from its position in the
+/// store; a revocation is answered once the work in hand is applied and committed (or abandoned).
+extension WorkerLoop {
+    /// Starts each assigned topic-partition from its position in the store.
+    func assign(_ partitions: [TopicPartition]) async {
+        let consumer = options.consumer ?? ""
+        let positions: [ConsumerPosition?]
+        do {
+            positions = try await dispatcher.store.read { tx in
+                try tx.positions(consumer: consumer, partitions: partitions)
+            }
+        } catch {
+            // Without the stored positions the loop cannot place itself: stop rather than guess.
+            log.error("cannot read stored positions: \(error)")
+            status.stop()
+            positions = partitions.map { _ in nil }
+        }
+        var offsets: [TopicPartition: Int64] = [:]
+        for (tp, position) in zip(partitions, positions) {
+            tracker.assign(tp, position: position)
+            if let next = position?.next { offsets[tp] = next }
+        }
+        source.start(partitions, at: offsets)
+        status.set(assigned: tracker.states.count)
+        WorkerMetrics.assigned(tracker.states.count)
+        log.info(
+            "assigned \(partitions.count) partitions", metadata: ["partitions": "\(partitions.map(\.description).sorted().joined(separator: ","))"])
+    }
+
+    /// Applies what is in hand for the revoked topic-partitions, then gives them up.
+    func revoke(_ partitions: [TopicPartition]) async {
+        do {
+            try await settle()
+            try await commit()
+        } catch {
+            // Nothing since the last commit committed, the failed batch included, nor will anything
+            // after it; their messages are consumed again by the next owner.
+            log.error("batch abandoned at revocation: \(error)")
+            inFlight = nil
+            uncommitted = Uncommitted()
+            pending = []
+            pendingBytes = 0
+        }
+        tracker.revokeAll()
+        source.release(partitions)
+        status.set(assigned: 0)
+        WorkerMetrics.assigned(0)
+        log.info("revoked \(partitions.count) partitions")
+    }
+}

@@ -1,0 +1,205 @@
+import FareSyncEvents
+import FareSyncStore
+import Logging
+
+/// The worker loop, whatever the messages come from (`MessageSource`): it collects messages into
+/// batches and hands each to the dispatcher — with the consumer's positions in the same store
+/// transaction as the effects, where it has a consumer (docs/reference.md#delivery-and-determinism)
+/// — commits batches in groups, sweeps with the low watermark of every reader, and answers the
+/// source's rebalances once the work on their topic-partitions is done.
+///
+/// A batch is applied in a task of its own while the next one is collected; at most one is in
+/// flight, so each topic-partition's messages are applied in order. On assignment each
+/// topic-partition starts from its position in the store; before a revocation is answered, the
+/// batch in hand is applied and committed (or, if that fails, abandoned with no effect).
+///
+/// ```swift
+/// var options = WorkerLoopOptions()
+/// options.consumer = "faresync"
+/// let loop = WorkerLoop(source: source, dispatcher: dispatcher, options: options, status: WorkerStatus())
+/// try await dispatcher.store.withGroupedCommits(.max) { try await loop.run() }
+/// ```
+///
+/// The loop commits the store's commit group itself (`DocumentStore.commitGroupedWrites`), so run
+/// it inside one whose size does not commit on its own (`.max`); without `batchesPerCommit` it
+/// commits nothing and the caller's group decides.
+public final class WorkerLoop<Source: MessageSource> {
+    var source: Source
+    let dispatcher: TriggerDispatcher
+    let options: WorkerLoopOptions
+    let status: WorkerStatus
+    let log: Logger
+    /// Called once the dead letters of a commit are committed (the Kafka worker's `<topic>.DLT` relay).
+    let deadLettersCommitted: (() -> Void)?
+    /// Called with each batch applied and its message count, once it is applied (a replay's progress).
+    let batchApplied: ((BatchResult, Int) -> Void)?
+    var tracker = PartitionTracker()
+    var pending: [SourceMessage] = []
+    /// Bytes of keys and values in `pending`.
+    var pendingBytes = 0
+    var lastSweep = ContinuousClock.now
+    /// When `groupCaughtUp()` last asked about the topic-partitions other readers own.
+    var lastGroupCheck: ContinuousClock.Instant?
+    /// Whether the loop has said that it waits for the others' topic-partitions.
+    var waitingForGroup = false
+    /// The batch being applied (decoded, triggered, written) while the next one is collected. At
+    /// most one: a batch starts only once the one before it has been applied, so each partition's
+    /// messages are still applied in order.
+    var inFlight: (messages: Int, started: ContinuousClock.Instant, task: Task<BatchResult, any Error>)?
+    /// What the batches applied since the store's last commit hold (`WorkerLoopOptions.batchesPerCommit`).
+    var uncommitted = Uncommitted()
+
+    struct Uncommitted {
+        var batches = 0
+        var positions: [TopicPartition: Int64] = [:]
+        var deadLetters = false
+    }
+
+    public init(
+        source: Source, dispatcher: TriggerDispatcher, options: WorkerLoopOptions, status: WorkerStatus,
+        logger: Logger = Logger(label: "faresync.worker"), deadLettersCommitted: (() -> Void)? = nil,
+        batchApplied: ((BatchResult, Int) -> Void)? = nil
+    ) {
+        self.source = source
+        self.dispatcher = dispatcher
+        self.options = options
+        self.status = status
+        self.log = logger
+        self.deadLettersCommitted = deadLettersCommitted
+        self.batchApplied = batchApplied
+    }
+
+    /// Reads the source until it ends, the status asks to stop, or (with `exitAtEnd`) every reader
+    /// is caught up; applies and commits what is in hand before it returns.
+    public func run() async throws {
+        while !status.shouldStop, let event = try await source.next() {
+            switch event {
+            case .idle:
+                // Nothing more came: no backlog waits. Apply what is in hand, wait for it, and make
+                // what was applied durable and visible.
+                try await settle()
+                try await commit()
+            case .message(let message):
+                try await collect(message)
+            case .endOfPartition(let tp):
+                try await apply()
+                tracker.reachedEnd(tp)
+                updateLag()
+            case .assigned(let partitions):
+                await assign(partitions)
+            case .revoked(let partitions):
+                await revoke(partitions)
+            }
+            if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp, await groupCaughtUp() {
+                try await settle()
+                try await sweep()
+                try await commit()
+                log.info("the group is caught up on every partition; exiting")
+                return
+            }
+            if let interval = options.sweepInterval, ContinuousClock.now - lastSweep >= interval { try await sweep() }
+        }
+        try await settle()
+        try await commit()
+    }
+
+    /// Adds a message to the batch in hand (unless it is of a topic-partition that is not, or no
+    /// longer, this loop's, or was applied already), and starts applying the batch once it is full.
+    func collect(_ message: SourceMessage) async throws {
+        if let partition = message.coordinates?.partition, options.consumer != nil {
+            let tp = TopicPartition(topic: message.topic, partition: partition)
+            guard let state = tracker.states[tp] else { return }  // not (or no longer) ours
+            if let next = state.next, message.coordinates!.offset < next { return }  // already applied
+            tracker.consumed(tp)
+        }
+        if pending.isEmpty, inFlight == nil { status.consumedFirstMessage() }
+        pending.append(message)
+        pendingBytes += message.byteCount
+        if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try await apply() }
+    }
+
+    /// Starts applying the batch in hand — in one transaction: effects and positions — once the
+    /// batch before it has been applied, and returns without waiting: the next batch is collected meanwhile.
+    /// Its decoding starts at once, and then the store's read ahead of what its triggers will look up
+    /// (on a reader connection, where the store has one): both run beside the batch before it, so the
+    /// store's writer goes from one batch to the next without waiting for a decode or those reads.
+    /// Applying runs at a higher priority and decoding yields between chunks, so that the hops of an
+    /// apply (to the store's writer and back) do not wait behind a whole batch's decoding.
+    func apply() async throws {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending = []
+        pendingBytes = 0
+        let dispatcher = self.dispatcher
+        let decoding = Task { await dispatcher.readAhead(TriggerDispatcher.decodeYielding(batch)) }
+        try await finishInFlight()
+        let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
+        inFlight = (
+            batch.count, ContinuousClock.now,
+            Task(priority: .high) {
+                let decoded = await decoding.value
+                // A failing store is retried a few times before the loop gives up.
+                var attempt = 0
+                while true {
+                    do {
+                        return try await dispatcher.process(decoded, consumer: consumer)
+                    } catch {
+                        attempt += 1
+                        if attempt >= attempts { throw error }
+                        log.warning("batch failed, retrying: \(error)")
+                        try await Task.sleep(for: .milliseconds(500 * attempt))
+                    }
+                }
+            }
+        )
+    }
+
+    /// Applies the batch in hand and waits until nothing is in flight.
+    func settle() async throws {
+        try await apply()
+        try await finishInFlight()
+    }
+
+    /// Waits for the batch in flight, if any, and records its positions; commits the store once
+    /// `batchesPerCommit` batches wait for it.
+    func finishInFlight() async throws {
+        guard let flight = inFlight else { return }
+        inFlight = nil
+        let result = try await flight.task.value
+        for (tp, position) in result.positions {
+            tracker.stored(tp, position)
+            uncommitted.positions[tp] = max(uncommitted.positions[tp] ?? 0, position.next)
+        }
+        uncommitted.batches += 1
+        if result.outcomes.deadLetters > 0 { uncommitted.deadLetters = true }
+        WorkerMetrics.record(result.outcomes)
+        WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
+        status.set(batchDone: true)
+        batchApplied?(result, flight.messages)
+        updateLag()
+        if let most = options.batchesPerCommit, uncommitted.batches >= most { try await commit() }
+    }
+
+    /// Commits what was applied since the last commit; then tells the source its positions and
+    /// has the dead letters it committed published. The store's commit is asked for also when no
+    /// batch is waiting: other writes join the group too (the sweep, the dead-letter relay's
+    /// position, `/readyz`'s probe), and an open group holds the file's write lock.
+    func commit() async throws {
+        guard options.batchesPerCommit != nil else { return }
+        try await dispatcher.store.commitGroupedWrites()
+        if !uncommitted.positions.isEmpty { source.committed(uncommitted.positions) }
+        if uncommitted.deadLetters { deadLettersCommitted?() }
+        uncommitted = Uncommitted()
+    }
+
+    func updateLag() {
+        var backlog: Int64 = 0
+        for (tp, state) in tracker.states {
+            guard let high = source.highWatermark(tp) else { continue }
+            let lag = max(0, high - (state.next ?? 0))
+            WorkerMetrics.lag(tp, lag)
+            backlog += lag
+        }
+        status.set(backlog: backlog)
+    }
+}
