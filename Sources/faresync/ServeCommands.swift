@@ -99,8 +99,14 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Hours an Idempotency-Key is remembered.") var idempotencyHours = 24.0
     @Flag(
         inversion: .prefixedNo,
-        help: "Take unsigned custom tokens (alg none), as the Auth emulator does and the Admin SDKs mint against it; signed ones always.")
-    var acceptUnsignedCustomTokens = true
+        help:
+            "Take unsigned custom tokens (alg none), as the Auth emulator does and the Admin SDKs mint against it; signed ones always (default: on, off with --admin-token)."
+    )
+    var acceptUnsignedCustomTokens: Bool?
+
+    /// Whether unsigned custom tokens sign in. An unsigned token names any uid and any claims, so a
+    /// server guarded by an admin token (one that others reach) takes them only when told to.
+    var acceptsUnsignedCustomTokens: Bool { acceptUnsignedCustomTokens ?? (adminToken == nil) }
     @Flag(help: "Serve an OAuth 2.0 provider (PKCE S256) at /oauth/authorize and /oauth/token, standing for the seeds' external accounts.")
     var oauthProvider = false
     @Option(help: "The OAuth provider's client id.") var oauthClientId = "faresync-app"
@@ -172,7 +178,7 @@ struct ServeOptions: ParsableArguments {
         }
         let identity = IdentityService(
             project: project, store: store, relay: relay, passwords: PasswordHasher(cost: UInt8(bcryptCost)), throttle: throttle,
-            acceptsUnsignedCustomTokens: acceptUnsignedCustomTokens)
+            acceptsUnsignedCustomTokens: acceptsUnsignedCustomTokens)
         _ = try await KeyRing.load(from: store, now: IdentityClock.system.milliseconds())
         let verifier = identity.verifier(keys: jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }, leeway: Int64(tokenLeeway))
         let tickets = TicketService(

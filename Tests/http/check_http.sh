@@ -141,11 +141,22 @@ guarded() {
   local with_token owner
   with_token=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret' -d '{"localId":"guarded"}' "$url")
   owner=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer owner' -d '{"localId":"other"}' "$url")
+  # An unsigned custom token names any uid: a guarded server refuses it unless told otherwise.
+  local custom="http://127.0.0.1:$PORT/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken?key=any"
+  local unsigned
+  unsigned=$(curl -s -o /dev/null -w '%{http_code}' -d '{"token":"{\"uid\":\"guarded\"}"}' "$custom")
   stop_server
-  [ "$with_token $owner" = "200 403" ] || { echo "with the token $with_token, with owner $owner (want 200 403)"; return 1; }
-  echo "0.0.0.0 without a token: exit 2; with --admin-token: the token 200, owner 403"
+  start_server "sqlite:$WORK/guard.sqlite" "" --admin-token s3cret --accept-unsigned-custom-tokens
+  local allowed
+  allowed=$(curl -s -o /dev/null -w '%{http_code}' -d '{"token":"{\"uid\":\"guarded\"}"}' "$custom")
+  stop_server
+  [ "$with_token $owner $unsigned $allowed" = "200 403 400 200" ] || {
+    echo "with the token $with_token, with owner $owner, an unsigned custom token $unsigned, allowed $allowed (want 200 403 400 200)"
+    return 1
+  }
+  echo "0.0.0.0 without a token: exit 2; with --admin-token: the token 200, owner 403, an unsigned custom token 400 unless allowed"
 }
-check "serve on a public address needs --admin-token, which then replaces owner" guarded
+check "serve on a public address needs --admin-token, which then replaces owner and refuses unsigned custom tokens" guarded
 
 check "token security matrix (PyJWT, the test's own keys): documented statuses, nothing published" \
   python3 "$HERE/security_matrix.py" "$FARESYNC" "$WORK/matrix" "$(free_port)"
