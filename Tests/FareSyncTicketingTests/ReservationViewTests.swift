@@ -112,14 +112,14 @@ import Testing
     /// forgotten and read again from the store beside the writes. At the end every listing equals
     /// the store.
     @Test func listingsRacedAgainstWritesAnswerWhatTheStoreHolds() async throws {
-        let view = ReservationView(store: store, maxLag: .zero, capacity: 6)
+        let view = ReservationView(store: YieldingStore(store), maxLag: .zero, capacity: 6)
         let users = 8
         try await withThrowingTaskGroup(of: Void.self) { group in
             for user in 0..<users {
                 group.addTask { [store] in
                     var rng = SplitMix(seed: UInt64(user))
                     var mine: [String: Int64] = [:]
-                    for step in 0..<40 {
+                    for step in 0..<60 {
                         let order = Int(rng.next() % 5)
                         let path = Self.path(user, order)
                         if rng.next() % 3 == 0 {
@@ -138,7 +138,7 @@ import Testing
             }
             for lister in 0..<4 {
                 group.addTask {
-                    for i in 0..<120 { _ = try await view.reservations(uid: "u\((i * 3 + lister) % users)") }
+                    for i in 0..<200 { _ = try await view.reservations(uid: "u\((i * 3 + lister) % users)") }
                 }
             }
             try await group.waitForAll()
@@ -159,4 +159,20 @@ struct SplitMix {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// A store that lets other tasks run after each committed read returns, so that the view's reads of
+/// the feed and of a user's reservations interleave with what happens around them.
+struct YieldingStore: DocumentStore {
+    let inner: MemoryStore
+    init(_ inner: MemoryStore) { self.inner = inner }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.write(body) }
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.read(body) }
+    func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let result = try await inner.readCommitted(body)
+        for _ in 0..<Int.random(in: 0...3) { await Task.yield() }
+        return result
+    }
+    func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws { try await inner.exportDocuments(sink) }
 }
