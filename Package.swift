@@ -281,7 +281,7 @@ let package = Package(
             name: "FareSyncIdentityTests",
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncIdentity",
-                "FareSyncHTTP",
+                "FareSyncHTTP", "FareSyncSQLite",
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),

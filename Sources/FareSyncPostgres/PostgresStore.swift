@@ -190,3 +190,16 @@ public struct PostgresStoreError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension PostgresStore {
+    /// A page of a collection (`StoreDocuments.documents(inCollectionAt:after:limit:)`): a walk of
+    /// the primary key's index from the range's lower bound, passing over the documents of
+    /// subcollections (`length` and `substr` count characters alike).
+    package static func collectionPage(_ range: CollectionRange, limit: Int) -> PostgresQuery {
+        """
+        SELECT path, text FROM documents
+        WHERE path > \(range.lower) AND path < \(range.upper) AND strpos(substr(path, length(\(range.prefix)) + 1), '/') = 0
+        ORDER BY path LIMIT \(Int64(clamping: limit))
+        """
+    }
+}

@@ -59,6 +59,14 @@ final class PostgresTransaction: WriteBackTransaction {
         }
     }
 
+    /// A page of a collection (`PostgresStore.collectionPage`).
+    func selectDocuments(in range: CollectionRange, limit: Int) throws -> [(path: String, text: String)] {
+        try session.query(PostgresStore.collectionPage(range, limit: limit)).map {
+            let (path, text) = try $0.decode((String, String).self)
+            return (path: path, text: text)
+        }
+    }
+
     /// Counts by the path's second-to-last segment. A scan of every path: only summaries ask.
     func countDocuments(inCollection collection: String) throws -> Int {
         try flush()

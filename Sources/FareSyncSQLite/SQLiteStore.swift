@@ -174,3 +174,14 @@ extension SQLiteStore {
     /// caches filling up to their bounds.
     public static var memoryUsed: Int64 { sqlite3_memory_used() }
 }
+
+extension SQLiteStore {
+    /// A page of a collection (`StoreDocuments.documents(inCollectionAt:after:limit:)`), its
+    /// parameters a `CollectionRange`'s lower bound, upper bound and prefix, then the limit: a walk of
+    /// the path index (`documents`' UNIQUE path) from the lower bound, passing over the documents of
+    /// subcollections (`length` and `substr` count characters alike).
+    package static let collectionPage = """
+        SELECT path, data FROM documents
+        WHERE path > ?1 AND path < ?2 AND instr(substr(path, length(?3) + 1), '/') = 0 ORDER BY path LIMIT ?4
+        """
+}

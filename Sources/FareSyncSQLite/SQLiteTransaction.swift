@@ -142,6 +142,14 @@ final class SQLiteTransaction: WriteBackTransaction {
         return found
     }
 
+    /// A page of a collection (`SQLiteStore.collectionPage`).
+    func selectDocuments(in range: CollectionRange, limit: Int) throws -> [(path: String, text: String)] {
+        try Row.fetchAll(
+            db.cachedStatement(sql: SQLiteStore.collectionPage),
+            arguments: [range.lower, range.upper, range.prefix, Int64(clamping: limit)]
+        ).map { (path: $0[0], text: $0[1]) }
+    }
+
     func countDocuments(inCollection collection: String) throws -> Int {
         try flush()
         return try Int.fetchOne(

@@ -9,6 +9,7 @@ public final class MemoryStore: DocumentStore {
     public init() {
         var initial = MemoryState()
         initial.feed = MemoryFeed(identity: "memory-" + String(UInt64.random(in: .min ... .max), radix: 16))
+        initial.collections = [:]
         state = Mutex(initial)
     }
 
@@ -47,6 +48,9 @@ package struct ReservationEntry: Sendable {
 
 package struct MemoryState: Sendable {
     package var documents: [ByteKey: JSONValue] = [:]
+    /// The paths of the documents by the path of their collection, so that a listing reads its
+    /// collection only; nil where nobody lists (a load's partitions), which then scan.
+    var collections: [ByteKey: Set<ByteKey>]?
     package var processed: Set<ByteKey> = []
     package var accounts: [ByteKey: AccountRecord] = [:]
     package var parked: [Int64: ParkedEvent] = [:]
@@ -122,6 +126,7 @@ package final class MemoryTransaction: StoreTransaction {
     package func setDocument(_ path: String, _ value: JSONValue, canonicalText: String?) throws {
         let key = ByteKey(path)
         if state.feed != nil { recordChange(key, deleted: false) }
+        if state.collections != nil, state.documents[key] == nil { index(key, present: true) }
         if canonicalTexts != nil, let canonicalText {
             change(\.documents, key, to: .object(JSONObject(sortedUniqueMembers: value["version"].map { [("version", $0)] } ?? [])))
             canonicalTexts![key] = canonicalText
@@ -133,6 +138,7 @@ package final class MemoryTransaction: StoreTransaction {
     package func deleteDocument(_ path: String) throws {
         let key = ByteKey(path)
         if state.feed != nil, state.documents[key] != nil { recordChange(key, deleted: true) }
+        if state.collections != nil, state.documents[key] != nil { index(key, present: false) }
         change(\.documents, key, to: nil)
         if canonicalTexts != nil { canonicalTexts![key] = nil }
     }
@@ -141,6 +147,28 @@ package final class MemoryTransaction: StoreTransaction {
         state.documents.keys.reduce(0) { count, key in
             let parts = key.string.split(separator: "/", omittingEmptySubsequences: false)
             return count + (parts.count >= 2 && parts[parts.count - 2] == collection ? 1 : 0)
+        }
+    }
+
+    /// Adds the document at `key` to its collection's paths, or removes it.
+    private func index(_ key: ByteKey, present: Bool) {
+        guard let slash = key.string.utf8.lastIndex(of: UInt8(ascii: "/")) else { return }
+        let collection = ByteKey(String(key.string[..<slash]))
+        if present {
+            state.collections![collection, default: []].insert(key)
+            if recordingUndo { undo.append { $0.collections![collection]?.remove(key) } }
+        } else {
+            state.collections![collection]?.remove(key)
+            if state.collections![collection]?.isEmpty == true { state.collections![collection] = nil }
+            if recordingUndo { undo.append { $0.collections![collection, default: []].insert(key) } }
+        }
+    }
+
+    package func documents(inCollectionAt collection: String, after: String?, limit: Int) throws -> [(path: String, value: JSONValue)] {
+        let range = CollectionRange(collection, after: after)
+        let paths = state.collections.map { $0[ByteKey(collection)] ?? [] } ?? Set(state.documents.keys)
+        return try paths.filter { range.contains($0.string) }.sorted().prefix(limit).map { key in
+            (path: key.string, value: try document(key.string)!)
         }
     }
 

@@ -33,6 +33,17 @@ public protocol StoreDocuments: AnyObject {
     func deleteDocument(_ path: String) throws
     /// How many documents lie directly in the collection with this id (e.g. `reservations`, at any depth).
     func countDocuments(inCollection collection: String) throws -> Int
+    /// The documents directly in the collection at path `collection` (such as
+    /// `customers/u1/reservations`; not the documents of its subcollections) whose paths come after
+    /// `after` (from the first, for nil), ordered by path in UTF-8 byte order, at most `limit`: a
+    /// collection of any size is read a page at a time, each page a walk of the stores' path index
+    /// from `after`. Sees the transaction's own writes.
+    ///
+    /// ```swift
+    /// let page = try tx.documents(inCollectionAt: "customers/u1/reservations", after: nil, limit: 100)
+    /// let next = try tx.documents(inCollectionAt: "customers/u1/reservations", after: page.last?.path, limit: 100)
+    /// ```
+    func documents(inCollectionAt collection: String, after: String?, limit: Int) throws -> [(path: String, value: JSONValue)]
 }
 
 extension StoreDocuments {

@@ -183,6 +183,27 @@ package final class WriteBackOverlay {
         }
     }
 
+    /// `stored` (the stored documents of a page of `range`, sorted by path, as text) with this
+    /// transaction's documents laid over them, sorted by path, at most `limit`. `stored` must hold
+    /// `limit` plus `deletions(in:)` rows where the store has that many: the documents this
+    /// transaction deleted may be among them.
+    func collectionPage(in range: CollectionRange, stored: [(path: String, text: String)], limit: Int) throws -> [(path: String, value: JSONValue)] {
+        if documents.isEmpty {
+            return try stored.prefix(limit).map { (path: $0.path, value: try JSONParser.parse($0.text, maxDepth: .max)) }
+        }
+        var page: [ByteKey: JSONValue] = [:]
+        for (path, text) in stored { page[ByteKey(path)] = try JSONParser.parse(text, maxDepth: .max) }
+        for (key, pending) in documents where range.contains(key.string) {
+            page[key] = try pending?.tree()
+        }
+        return page.sorted { $0.key < $1.key }.prefix(limit).map { (path: $0.key.string, value: $0.value) }
+    }
+
+    /// How many documents of `range` this transaction deleted.
+    func deletions(in range: CollectionRange) -> Int {
+        documents.reduce(0) { count, entry in count + (entry.value == nil && range.contains(entry.key.string) ? 1 : 0) }
+    }
+
     /// `stored` (the stored open reservations that match, sorted by path) with this transaction's
     /// tracking laid over it, sorted by path.
     func expiredReservations(stored: [String], before: Int64, rejectedBefore: Int64) -> [String] {

@@ -22,6 +22,9 @@ package protocol WriteBackTransaction: StoreTransaction {
     /// The stored documents among `paths` (the rest do not exist), as far as `part` asks; nil when
     /// the store cannot ask for these keys as a set (they are then read one at a time when asked for).
     func selectDocuments(_ paths: [String], _ part: WriteBackOverlay.Part) throws -> [(path: String, known: WriteBackOverlay.Known)]?
+    /// The stored documents of `range` (`CollectionRange.contains`), with their text, ordered by path
+    /// (UTF-8 bytes), at most `limit`: a walk of the path index from `range.lower`.
+    func selectDocuments(in range: CollectionRange, limit: Int) throws -> [(path: String, text: String)]
     func selectAccount(_ abtId: String) throws -> AccountRecord?
     /// The stored accounts among `abtIds` (the rest do not exist); nil as `selectDocuments`.
     func selectAccounts(_ abtIds: [String]) throws -> [(abtId: String, record: AccountRecord)]?
@@ -80,6 +83,15 @@ extension WriteBackTransaction {
 
     package func deleteDocument(_ path: String) throws {
         overlay.documents[ByteKey(path)] = .some(nil)
+    }
+
+    /// The stored page with this transaction's documents laid over it, read without a flush: a page
+    /// longer by the documents this transaction deleted, which may be among the stored ones.
+    package func documents(inCollectionAt collection: String, after: String?, limit: Int) throws -> [(path: String, value: JSONValue)] {
+        let range = CollectionRange(collection, after: after)
+        guard limit > 0 else { return [] }
+        let stored = try selectDocuments(in: range, limit: CollectionRange.widen(limit, by: overlay.deletions(in: range)))
+        return try overlay.collectionPage(in: range, stored: stored, limit: limit)
     }
 
     package func account(_ abtId: String) throws -> AccountRecord? {

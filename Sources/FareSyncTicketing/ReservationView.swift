@@ -2,10 +2,16 @@ import FareSyncEvents
 import FareSyncStore
 import Synchronization
 
-/// Every user's open reservations (`customers/{uid}/reservations/{orderId}`), held in memory and
-/// kept up to date as a consumer of the store's change feed. `GET /ticket/v1/reservations` answers
-/// from it, so that the app's most frequent call costs a lock and a lookup instead of a store
-/// transaction.
+/// Users' open reservations (`customers/{uid}/reservations/{orderId}`) for
+/// `GET /ticket/v1/reservations`, the app's most frequent call.
+///
+/// The reservations of the users who listed recently are held in memory (`HeldReservations`): at
+/// most `capacity` documents, a user without reservations counting as one, the least recently
+/// listed user forgotten first, and a user who has not listed for `forgetAfter` forgotten too. They
+/// are kept up to date as a consumer of the store's change feed, so that listing them again costs
+/// a lock and a lookup. Any other user's are read from the store, a walk of its path index
+/// (`documents(inCollectionAt:after:limit:)`), and held from then on. What is held follows the users
+/// of the last minutes, not every user who ever reserved.
 ///
 /// How far behind the store an answer can be:
 /// - After `invalidate()` — which the ticket service calls once each event it publishes has been
@@ -13,6 +19,7 @@ import Synchronization
 ///   returns once the event is applied, so a caller sees its own reservation in the next listing.
 /// - Writes made by anyone else (a worker consuming from Kafka, the sweep's expiry) show within
 ///   `maxLag`: a listing reads the feed first when the view last did so longer ago than that.
+/// - A user not held is read from what the store has committed, after that read of the feed.
 ///
 /// ```swift
 /// let view = ReservationView(store: store)
@@ -22,14 +29,18 @@ public final class ReservationView: Sendable {
     public let store: any DocumentStore
     /// How long the view answers without reading the feed.
     public let maxLag: Duration
-    /// The most changes read from the feed in one transaction.
+    /// The most reservations held in memory, over all users.
+    public let capacity: Int
+    /// How long a user's reservations are held after their latest listing.
+    public let forgetAfter: Duration
+    /// The most changes read from the feed in one transaction, and the most reservations of one
+    /// user read from the store in one: a user with more is answered from the store, and not held.
     static let page = 1000
 
     private struct State {
-        /// The feed position the view has applied.
-        var position: Int64 = 0
-        /// By uid, then by the document's path.
-        var open: [String: [String: JSONObject]] = [:]
+        /// The feed position the view has applied (nil: the feed not read yet).
+        var position: Int64?
+        var held: HeldReservations
         /// Bumped by `invalidate()`.
         var generation: UInt64 = 0
         /// When the newest completed read of the feed started, and the generation then.
@@ -44,20 +55,57 @@ public final class ReservationView: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    public init(store: any DocumentStore, maxLag: Duration = .milliseconds(50)) {
+    public init(store: any DocumentStore, maxLag: Duration = .milliseconds(50), capacity: Int = 10_000, forgetAfter: Duration = .seconds(300)) {
         self.store = store
         self.maxLag = maxLag
+        self.capacity = capacity
+        self.forgetAfter = forgetAfter
+        state = Mutex(State(held: HeldReservations(capacity: capacity, forgetAfter: forgetAfter)))
     }
 
     /// The user's open reservations as the store holds them (see the type's lag rules), ordered by
     /// path in UTF-8 byte order, at most `limit`.
     public func reservations(uid: String, limit: Int = .max) async throws -> [JSONObject] {
+        // A uid is one path segment: anything else names no user's reservations.
+        guard !uid.isEmpty, !uid.utf8.contains(UInt8(ascii: "/")) else { return [] }
         try await catchUp()
-        let documents = state.withLock { $0.open[uid] ?? [:] }
-        return documents.keys.sorted(by: UTF8Order.less).prefix(limit).map { documents[$0]! }
+        if let documents = state.withLock({ $0.held.list(uid, now: .now) }) { return Self.ordered(documents, limit: limit) }
+        return try await read(uid, limit: limit)
     }
+
+    /// Reads a user's reservations from the store and, where they fit one page, holds them as read
+    /// at the feed's head of the same snapshot — unless the view has applied the feed past that
+    /// head, whose changes for this user it passed over.
+    private func read(_ uid: String, limit: Int) async throws -> [JSONObject] {
+        let collection = "customers/\(uid)/reservations"
+        let (head, page) = try await store.readCommitted { tx in
+            (try tx.feedHead(), try tx.documents(inCollectionAt: collection, after: nil, limit: Self.page))
+        }
+        if page.count < Self.page {
+            var documents: [String: JSONObject] = [:]
+            for (path, value) in page { documents[path] = value.objectValue }
+            state.withLock { state in
+                if let position = state.position, head >= position { state.held.hold(uid, documents, readAt: head, now: .now) }
+            }
+            return page.prefix(limit).compactMap(\.value.objectValue)
+        }
+        var listed = page
+        while listed.count < limit, let last = listed.last?.path {
+            let next = try await store.readCommitted { tx in try tx.documents(inCollectionAt: collection, after: last, limit: Self.page) }
+            guard !next.isEmpty else { break }
+            listed += next
+        }
+        return listed.prefix(limit).compactMap(\.value.objectValue)
+    }
+
+    static func ordered(_ documents: [String: JSONObject], limit: Int) -> [JSONObject] {
+        documents.keys.sorted(by: UTF8Order.less).prefix(limit).map { documents[$0]! }
+    }
+
+    /// The reservations held in memory now, a user without any counting one.
+    public var held: Int { state.withLock { $0.held.count } }
 
     /// Makes the next listing read the feed first: a change committed before this call is seen by it.
     public func invalidate() {
@@ -84,22 +132,26 @@ public final class ReservationView: Sendable {
     private func readFeed() async throws {
         let (started, generation) = (ContinuousClock.now, state.withLock { $0.generation })
         defer { state.withLock { $0.catchingUp = nil } }
-        var position = state.withLock { $0.position }
+        guard var position = state.withLock({ $0.position }) else {
+            // Nothing is held yet: the feed is followed from its head.
+            let head = try await store.readCommitted { try $0.feedHead() }
+            state.withLock { state in
+                state.position = max(state.position ?? head, head)
+                state.lastRead = (started, generation)
+            }
+            return
+        }
         while true {
             let changes = try await store.readCommitted { [position] in
                 try $0.changes(after: position, limit: Self.page, under: "customers/")
             }
-            let updates = changes.compactMap(Self.reservation)
             state.withLock { state in
-                for update in updates {
-                    if let document = update.document {
-                        state.open[update.uid, default: [:]][update.path] = document
-                    } else {
-                        state.open[update.uid]?[update.path] = nil
-                        if state.open[update.uid]?.isEmpty == true { state.open[update.uid] = nil }
-                    }
+                for change in changes {
+                    guard let (uid, path) = Self.reservation(change.path), state.held.follows(uid, position: change.position) else { continue }
+                    state.held.apply(uid, path: path, change.text.flatMap(Self.document))
                 }
-                if let last = changes.last { state.position = last.position }
+                if let last = changes.last { state.position = max(state.position ?? last.position, last.position) }
+                state.held.forgetOld(now: .now)
             }
             guard let last = changes.last, changes.count == Self.page else { break }
             position = last.position
@@ -107,14 +159,15 @@ public final class ReservationView: Sendable {
         state.withLock { $0.lastRead = (started, generation) }
     }
 
-    /// The reservation a change of the feed is about, if it is one: its owner, path and document
-    /// (nil where it was deleted).
-    static func reservation(_ change: DocumentChange) -> (uid: String, path: String, document: JSONObject?)? {
-        let segments = change.path.split(separator: "/", omittingEmptySubsequences: false)
+    /// The owner and path of a reservation's document, nil for any other path.
+    static func reservation(_ path: String) -> (uid: String, path: String)? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 4, segments[0] == "customers", segments[2] == "reservations" else { return nil }
-        let uid = String(segments[1])
-        guard let text = change.text else { return (uid, change.path, nil) }
-        guard let document = (try? JSONParser.parse(text, maxDepth: .max))?.objectValue else { return nil }
-        return (uid, change.path, document)
+        return (String(segments[1]), path)
+    }
+
+    /// A reservation's document from its text; nil where it is not an object.
+    static func document(_ text: String) -> JSONObject? {
+        (try? JSONParser.parse(text, maxDepth: .max))?.objectValue
     }
 }

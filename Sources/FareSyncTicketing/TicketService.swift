@@ -148,8 +148,11 @@ public final class TicketService: Sendable {
     /// so the prune reads those entries from the first, a page in each write, and stops at the first
     /// one still alive: it reads what it removes and nothing else, however many keys are alive. A
     /// key claimed again after it expired has a newer entry too; its older entry goes without it.
+    /// A claim without a time answers no reserve, and goes at its entry. The first prune of a store
+    /// gives the claims made before these entries existed theirs (`backfillIdempotencyExpiry()`).
     @discardableResult
     public func pruneIdempotencyKeys() async throws -> Int {
+        try await backfillIdempotencyExpiry()
         let before = now() - idempotencyLifetime
         var removed = 0
         while true {
@@ -161,7 +164,7 @@ public final class TicketService: Sendable {
                     if let parsed, parsed.created > before { return (count, false) }
                     try tx.setRecord(Self.idempotencyExpiryKind, entry.key, nil)
                     guard let key = parsed?.key else { continue }
-                    if (try tx.record(Self.idempotencyKind, key)?["created"]?.int64Value ?? .max) <= before {
+                    if let claim = try tx.record(Self.idempotencyKind, key), (claim["created"]?.int64Value ?? .min) <= before {
                         try tx.setRecord(Self.idempotencyKind, key, nil)
                         count += 1
                     }

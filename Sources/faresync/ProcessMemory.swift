@@ -9,10 +9,14 @@ import ServiceLifecycle
 /// - Buffers of 128 KiB and more (large messages, log lines, documents) come from mmap and go back
 ///   to the system when freed. glibc's default raises this threshold as large blocks are freed, after
 ///   which freed megabyte buffers pile up in per-thread arenas.
-/// - Freed memory inside the arenas stays resident until it is trimmed: each of the dozen threads
-///   (Swift's, NIO's, librdkafka's) allocates from an arena of its own, and every arena keeps the
-///   pages of its busiest moment. `Trimmer` gives them back every few seconds (`malloc_trim`), so
-///   that the resident set follows what is in use instead of the highest any arena ever held.
+/// - Freed memory inside the arenas stays resident until it is trimmed, and every arena keeps the
+///   pages of its busiest moment. By default each of the dozen threads (Swift's, NIO's,
+///   librdkafka's) gets an arena of its own, up to eight per core, so the resident set is the sum of
+///   a dozen peaks, each thread's at another moment. Two arenas (`M_ARENA_MAX`) hold what the
+///   threads allocate together; each thread's cache of small blocks (tcache) takes most allocations
+///   without the arena's lock. `Trimmer` gives the free pages back every few seconds
+///   (`malloc_trim`), so that the resident set follows what is in use instead of the highest the
+///   arenas ever held.
 ///
 /// ```swift
 /// ProcessMemory.configure()                                   // first thing in main
@@ -22,6 +26,7 @@ enum ProcessMemory {
     static func configure() {
         #if canImport(CMalloc) && os(Linux)
             _ = mallopt(M_MMAP_THRESHOLD, 128 * 1024)
+            _ = mallopt(M_ARENA_MAX, 2)
         #endif
     }
 

@@ -99,32 +99,6 @@ import Testing
         }
     }
 
-    /// The prune removes the expired keys and only those, in the order they were claimed and over
-    /// more than one page, and keeps a key claimed again after it expired.
-    @Test func theIdempotencyPruneRemovesTheExpiredKeysOnly() async throws {
-        let server = IdentityFixture()
-        let offer = try Catalogue.offer(product: Catalogue.products[0].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
-        func reserve(_ key: String) async throws {
-            _ = try await server.tickets.reserve(
-                uid: "u1", customerAccountId: "a1", lines: [Order.Line(offerId: offer.id, count: 1)], paymentType: .vipps, idempotencyKey: key)
-        }
-        for i in 0..<1_001 { try await reserve("old-\(i)") }
-        server.clock.advance(seconds: 12 * 3600)
-        for i in 0..<3 { try await reserve("young-\(i)") }
-        server.clock.advance(seconds: 12 * 3600 + 1)
-        try await reserve("old-0")
-        #expect(try await server.tickets.pruneIdempotencyKeys() == 1_000)
-        #expect(try await server.tickets.pruneIdempotencyKeys() == 0)
-        let (kept, entries) = try await server.store.read { tx in
-            (
-                try tx.records(TicketService.idempotencyKind, after: nil, limit: 2_000).map(\.key),
-                try tx.records(TicketService.idempotencyExpiryKind, after: nil, limit: 2_000).count
-            )
-        }
-        #expect(Set(kept) == ["u1\nold-0", "u1\nyoung-0", "u1\nyoung-1", "u1\nyoung-2"])
-        #expect(entries == 4)
-    }
-
     /// Ten wrong passwords for one email within a minute cool its sign-ins down, the right
     /// password included; a minute later it signs in again.
     @Test func guessingCoolsAnEmailDown() async throws {

@@ -15,7 +15,7 @@ import Testing
 @Suite struct HTTPRoutesTests {
     struct Server {
         let fixture: IdentityFixture
-        var store: MemoryStore { fixture.store }
+        var store: any DocumentStore { fixture.store }
         var clock: TestClock { fixture.clock }
         var publisher: CountingPublisher { fixture.publisher }
         var identity: IdentityService { fixture.identity }

@@ -35,7 +35,7 @@ actor CountingPublisher: EventPublisher {
 /// The identity and ticket services with their events relayed from the outbox and applied
 /// in-process into a memory store.
 struct IdentityFixture {
-    let store = MemoryStore()
+    let store: any DocumentStore
     let clock = TestClock()
     let publisher: CountingPublisher
     let relay: OutboxRelay
@@ -44,8 +44,9 @@ struct IdentityFixture {
 
     init(
         project: String = "demo-faresync", throttle: ThrottleLimits = .none, deliveryWait: Duration = .seconds(5),
-        acceptsUnsignedCustomTokens: Bool = true
+        acceptsUnsignedCustomTokens: Bool = true, store: any DocumentStore = MemoryStore()
     ) {
+        self.store = store
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         publisher = CountingPublisher(DispatchingPublisher(dispatcher: dispatcher))
         relay = OutboxRelay(store: store, publisher: publisher)
