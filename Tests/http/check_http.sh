@@ -147,6 +147,7 @@ guarded() {
   unsigned=$(curl -s -o /dev/null -w '%{http_code}' -d '{"token":"{\"uid\":\"guarded\"}"}' "$custom")
   stop_server
   start_server "sqlite:$WORK/guard.sqlite" "" --admin-token s3cret --accept-unsigned-custom-tokens
+  custom="http://127.0.0.1:$PORT/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken?key=any"
   local allowed
   allowed=$(curl -s -o /dev/null -w '%{http_code}' -d '{"token":"{\"uid\":\"guarded\"}"}' "$custom")
   stop_server
