@@ -43,22 +43,21 @@ extension Bench {
         let emulator = try await FirestoreBench.Emulator.start()
         defer { emulator.stop() }
         let store = "sqlite:\(run.dir)/seed-latency.sqlite"
-        let bootFile = run.dir + "/seed-latency.boot"
         let port = try FirestoreBench.freePort()
         var children: [pid_t] = []
         defer { for pid in children.reversed() { Child.stop(pid, group: true) } }
-        children.append(try Child.start([run.exe, "dev-broker", "--bootstrap-file", bootFile], ownGroup: true))
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
+        let broker = try await devBroker(run, name: "seed-latency", ownGroup: true)
+        children.append(broker.pid)
         children.append(
             try Child.start(
                 [
-                    run.exe, "run", "--brokers", "@" + bootFile, "--store", store, "--log-level", "error", "--kafka-setting",
+                    run.exe, "run", "--brokers", broker.bootstrap, "--store", store, "--log-level", "error", "--kafka-setting",
                     "fetch.wait.max.ms=50", "--firestore", emulator.host, "--firestore-project", FirestoreBench.project,
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-run.err"))
         children.append(
             try Child.start(
                 [
-                    run.exe, "serve", "--http-port", "\(port)", "--store", store, "--brokers", "@" + bootFile, "--issue-delay", "0",
+                    run.exe, "serve", "--http-port", "\(port)", "--store", store, "--brokers", broker.bootstrap, "--issue-delay", "0",
                     "--bcrypt-cost", "4", "--log-level", "error",
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err"))
         let base = "http://127.0.0.1:\(port)"
@@ -94,14 +93,13 @@ extension Bench {
         defer { for pid in children.reversed() { Child.stop(pid, group: true) } }
         var serve = [run.exe, "serve", "--http-port", "\(port)", "--store", store, "--bcrypt-cost", "4", "--log-level", "error"]
         if kafka {
-            let bootFile = run.dir + "/\(name).boot"
-            children.append(try Child.start([run.exe, "dev-broker", "--bootstrap-file", bootFile], ownGroup: true))
-            for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
-            serve += ["--brokers", "@" + bootFile]
+            let broker = try await devBroker(run, name: name, ownGroup: true)
+            children.append(broker.pid)
+            serve += ["--brokers", broker.bootstrap]
             children.append(
                 try Child.start(
                     [
-                        run.exe, "run", "--brokers", "@" + bootFile, "--store", store, "--log-level", "error",
+                        run.exe, "run", "--brokers", broker.bootstrap, "--store", store, "--log-level", "error",
                         "--kafka-setting", "fetch.wait.max.ms=50",
                     ], ownGroup: true, standardErrorFile: run.dir + "/\(name)-run.err"))
         }

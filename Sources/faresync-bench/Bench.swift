@@ -180,25 +180,6 @@ struct Bench: AsyncParsableCommand {
         run.field("rss_ratio", "%.3f", rssRatio)
     }
 
-    /// Starts `faresync dev-broker` with `partitions` per topic and produces `log` to it.
-    func brokerHolding(_ run: Run, _ log: String, partitions: Int, name: String) async throws -> (pid: pid_t, bootstrap: String) {
-        let bootFile = run.dir + "/\(name).boot"
-        let broker = try Child.start([run.exe, "dev-broker", "--partitions", String(partitions), "--bootstrap-file", bootFile])
-        do {
-            for _ in 0..<100 where !FileManager.default.fileExists(atPath: bootFile) { try await Task.sleep(for: .milliseconds(100)) }
-            try produce(run, log, to: "@" + bootFile)
-            return (broker, "@" + bootFile)
-        } catch {
-            Child.stop(broker)
-            throw error
-        }
-    }
-
-    func produce(_ run: Run, _ log: String, to bootstrap: String) throws {
-        let published = try Child.run([run.exe, "replay", log, "--brokers", bootstrap])
-        guard published.status == 0 else { throw BenchError("replay --brokers failed with status \(published.status)") }
-    }
-
     /// Partitions per topic that keep each under the mock cluster's 5 MiB for `events` events (about
     /// 1000 bytes each, both backlogs).
     static func partitions(forEvents events: Int) -> Int { max(3, events * 1000 / (3 * (4 << 20)) + 1) }
