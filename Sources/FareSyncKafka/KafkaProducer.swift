@@ -81,6 +81,19 @@ public final class KafkaProducer: EventPublisher {
         }
     }
 
+    /// Learns the partitions of `topics` from the cluster now, waiting at most `timeout`. librdkafka
+    /// learns a topic it has not produced to from its topic scan, which runs once a second, so the
+    /// first message to each topic would wait for that scan: a producer whose first message someone
+    /// waits for (the services' events) learns its topics when it starts. A broker that does not
+    /// answer in time is an error; the messages still go once it does.
+    ///
+    /// ```swift
+    /// try producer.learnTopics(Topics.all, timeout: .seconds(2))
+    /// ```
+    public func learnTopics(_ topics: [String], timeout: Duration) throws(KafkaError) {
+        _ = try handle.partitions(of: topics, timeoutMilliseconds: Int32(clamping: timeout.milliseconds))
+    }
+
     /// Waits until every message queued so far is reported; throws if any that was sent (not
     /// published) failed since the last flush.
     public func flush() async throws(KafkaError) {

@@ -52,7 +52,15 @@ struct Serve: AsyncParsableCommand {
             offsets = writer.nextOffsets
         }
         var kafka: KafkaProducer?
-        if let brokers { kafka = try makeProducer(brokers) }
+        if let brokers {
+            let producer = try makeProducer(brokers)
+            do {
+                try producer.learnTopics(Topics.consumed, timeout: .seconds(2))
+            } catch {
+                logger.warning("the broker did not tell the topics' partitions yet; the first events wait for it", metadata: ["error": "\(error)"])
+            }
+            kafka = producer
+        }
         try await serving.serve(
             store: opened, named: store.description, dispatcher: dispatcher, log: sink, offsets: offsets, kafka: kafka,
             mirror: firestoreOptions.mirror(of: opened), logger: logger)
