@@ -114,31 +114,20 @@ public struct IDTokenVerifier: Sendable {
     }
 }
 
-/// Verified tokens by their text, each until its `exp`; at most `capacity` of them.
+/// Verified tokens by their text, each until its `exp` and for at most `lifetime`, so that the
+/// tokens kept are those used in the last few minutes, not every token of the last hour.
 final class VerifiedTokens: Sendable {
-    private let entries = Mutex<[String: IDToken]>([:])
-    let capacity = 10_000
+    private let cache = ExpiringCache<String, IDToken>()
+    /// How long a verified token is kept (s, as the claims' times).
+    static let lifetime: Int64 = 300
 
-    func claims(of token: String, now: Int64) -> IDToken? {
-        entries.withLock { entries in
-            guard let claims = entries[token] else { return nil }
-            if claims.expires <= now {
-                entries[token] = nil
-                return nil
-            }
-            return claims
-        }
-    }
+    func claims(of token: String, now: Int64) -> IDToken? { cache.value(for: token, now: now) }
 
     func insert(_ token: String, _ claims: IDToken, now: Int64) {
-        entries.withLock { entries in
-            if entries.count >= capacity {
-                entries = entries.filter { $0.value.expires > now }
-                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            }
-            entries[token] = claims
-        }
+        cache.insert(token, claims, until: min(claims.expires, now + Self.lifetime), now: now)
     }
+
+    var count: Int { cache.count }
 }
 
 /// What the verifier asks of a token's user on every use.

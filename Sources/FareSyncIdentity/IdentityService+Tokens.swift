@@ -24,22 +24,19 @@ extension IdentityService {
     /// the store never held.
     public func standing(_ uid: String) async throws -> UserStanding? {
         let now = clock.milliseconds()
-        if let known = standings.withLock({ $0[uid] }), now - known.read < 1000 { return known.standing }
+        if let known = standings.value(for: uid, now: now) { return known }
         let standing = try await store.readCommitted { tx -> UserStanding? in
             if let user = try Self.user(uid, in: tx) { return user.standing }
             guard let deleted = try tx.record(IdentityUser.deletedKind, uid)?.int64Value else { return nil }
             return UserStanding(validSince: deleted, disabled: false, deleted: true)
         }
-        standings.withLock { standings in
-            if standings.count >= 100_000 { standings.removeAll(keepingCapacity: true) }
-            standings[uid] = (standing, now)
-        }
+        standings.insert(uid, standing, until: now + 1000, now: now)
         return standing
     }
 
     /// Drops what is known of `uid`'s standing, after this process changed the user.
     func forget(_ uid: String) {
-        _ = standings.withLock { $0.removeValue(forKey: uid) }
+        standings.remove(uid)
     }
 
     /// An ID token of `user`; `provider` is the way this session signed in, the user's own way

@@ -57,7 +57,7 @@ public final class IdentityService: Sendable {
     /// Each user's standing as last read, and when: the verifier asks on every request, so it is
     /// read from the store at most once a second per user (a change made here applies at once;
     /// one made by another process sharing the store, within a second).
-    let standings = Mutex<[String: (standing: UserStanding?, read: Int64)]>([:])
+    let standings = ExpiringCache<String, UserStanding?>()
     /// The verification keys of the store's own key ring, shared by every verifier this service
     /// makes, so that a key it starts signing with is known to them at once.
     let ownKeys: JWKSCache

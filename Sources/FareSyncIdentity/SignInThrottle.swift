@@ -41,8 +41,9 @@ public final class SignInThrottle: Sendable {
     public let limits: ThrottleLimits
     /// The span the counts cover (ms).
     static let window: Int64 = 60_000
-    /// Past this many tracked keys, the ones with nothing recent are forgotten.
-    static let maxTracked = 100_000
+    /// Tracked keys with nothing recent are forgotten whenever their number has doubled since the
+    /// last sweep (and is past this): the map holds about twice the keys active in a window.
+    static let minimumSweep = 1024
 
     enum Subject: Hashable, Sendable {
         case email(String)
@@ -62,6 +63,8 @@ public final class SignInThrottle: Sendable {
     }
 
     private let tracks = Mutex<[Subject: Track]>([:])
+    /// When the next sweep is due (a count of tracked keys); read and written under `tracks`' lock.
+    private let nextSweep = Atomic<Int>(SignInThrottle.minimumSweep)
 
     public init(limits: ThrottleLimits) { self.limits = limits }
 
@@ -129,7 +132,11 @@ public final class SignInThrottle: Sendable {
     }
 
     private func prune(_ tracks: inout [Subject: Track], now: Int64) {
-        guard tracks.count >= Self.maxTracked else { return }
+        guard tracks.count >= nextSweep.load(ordering: .relaxed) else { return }
         tracks = tracks.filter { $0.value.coolUntil > now || ($0.value.times.last ?? 0) > now - Self.window }
+        nextSweep.store(max(Self.minimumSweep, 2 * tracks.count), ordering: .relaxed)
     }
+
+    /// How many keys are tracked, recent or not.
+    var trackedCount: Int { tracks.withLock { $0.count } }
 }
