@@ -140,10 +140,15 @@ public actor FirestoreMirror: Service {
     private func resetStop() { stopRequested = false }
     private var pause: Task<Void, any Error>?
 
-    /// Sleeps for `duration`, unless `stop()` comes first (which throws `CancellationError`).
-    private func rest(for duration: Duration) async throws {
+    /// Sleeps for `duration`, unless `stop()` comes first (which throws `CancellationError`) or,
+    /// given the store's commit `generation` before the feed was read, this process commits again.
+    private func rest(for duration: Duration, orCommitAfter generation: UInt64? = nil) async throws {
         guard !stopRequested else { throw CancellationError() }
-        let sleeper = Task { try await Task.sleep(for: duration) }
+        let sleeper = Task { [signal = store.commits] in
+            guard let signal, let generation else { return try await Task.sleep(for: duration) }
+            await signal.wait(after: generation, timeout: duration)
+            try Task.checkCancellation()
+        }
         pause = sleeper
         defer { pause = nil }
         try await withTaskCancellationHandler {
@@ -159,8 +164,10 @@ public actor FirestoreMirror: Service {
         var backoff = Duration.milliseconds(100)
         while !Task.isCancelled && !stopRequested {
             do {
+                // Noted before the feed is read, so that a commit while it is read is not missed.
+                let generation = store.commits?.generation
                 if try await step() == 0 {
-                    try await rest(for: pollInterval)
+                    try await rest(for: pollInterval, orCommitAfter: generation)
                 } else if case let pause = pacing(), pause > .zero {
                     // Paced: the emulator rests during the pause, with no commit in flight.
                     while !inFlight.isEmpty { _ = try await landOldest() }

@@ -67,8 +67,12 @@ public final class PostgresStore: DocumentStore {
 
     deinit { running.cancel() }
 
+    public let commits: CommitSignal? = CommitSignal()
+
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+        let result = try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+        commits?.committed()
+        return result
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {

@@ -18,6 +18,8 @@ final class ReadAheadEpochs: Sendable {
     private let lastCommit = Atomic<Int>(0)
     /// The writer connection's `PRAGMA data_version` when it last looked.
     private let dataVersion = Atomic<Int>(-1)
+    /// Told of every commit, for the feed's readers in this process (`DocumentStore.commits`).
+    let signal = CommitSignal()
 
     /// The writer wrote documents or accounts outside the overlay (`flush()`): uncommitted, so no
     /// reader sees them.
@@ -27,6 +29,7 @@ final class ReadAheadEpochs: Sendable {
     func committed() {
         let epoch = current.add(1, ordering: .sequentiallyConsistent).newValue
         lastCommit.store(epoch, ordering: .sequentiallyConsistent)
+        signal.committed()
     }
 
     /// For a reader, before its first read.

@@ -21,6 +21,8 @@ public final class SQLiteStore: DocumentStore {
     /// When what a reader read ahead still holds for the writer (`SQLiteStore+ReadAhead.swift`).
     let epochs = ReadAheadEpochs()
 
+    public var commits: CommitSignal? { epochs.signal }
+
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String) throws {
         self.path = path

@@ -53,6 +53,10 @@ public protocol DocumentStore: Sendable {
     /// }
     /// ```
     func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead?
+
+    /// Signalled after each commit this process makes, for the change feed's readers in the process
+    /// (the mirror) to wait on instead of polling. nil: the store does not signal (by default).
+    var commits: CommitSignal? { get }
 }
 
 extension DocumentStore {
@@ -68,6 +72,8 @@ extension DocumentStore {
     public func commitGroupedWrites() async throws {}
 
     public func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead? { nil }
+
+    public var commits: CommitSignal? { nil }
 }
 
 /// The final state of one shard of accounts, computed in memory by `AccountLoad`, each list

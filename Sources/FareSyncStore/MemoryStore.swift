@@ -13,8 +13,11 @@ public final class MemoryStore: DocumentStore {
         state = Mutex(initial)
     }
 
+    public let commits: CommitSignal? = CommitSignal()
+
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try state.withLock { state in
+        defer { commits?.committed() }
+        return try state.withLock { state in
             // Move the state into the transaction (so its storage stays uniquely referenced and is
             // changed in place), and put it back — rolled back if the body threw.
             let tx = MemoryTransaction(state: state, recordingUndo: true)
