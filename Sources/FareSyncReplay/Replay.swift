@@ -121,7 +121,7 @@ public struct Replay: Sendable {
         loopOptions.sweepInterval = nil
         loopOptions.attempts = 1
         let loop = WorkerLoop(
-            source: InProcessQueue.LaneSource(queue: queue, lane: lane, batchSize: options.batchSize),
+            source: InProcessQueue.LaneSource(queue: queue, lane: lane, batchSize: options.batchSize, idleWhenDry: options.speed > 0),
             dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(),
             batchApplied: { result, messages in progress(done.add(messages, newest: result.newestEventTime)) })
         try await loop.run()
