@@ -14,15 +14,22 @@ extension Bench {
                     format: "  %@: p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal: p99 <= %.0f ms)", name, waits.p50 * 1000, waits.p99 * 1000,
                     waits.max * 1000, goal * 1000))
         }
-        if let seed = try await seedLatency(run) {
+        if let (seed, floor) = try await seedLatency(run) {
             run.say(
                 String(
                     format:
                         "  capture to the fare contract at a Firestore listener: p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal: p99 <= 150 ms, max <= 300 ms)",
                     seed.p50 * 1000, seed.p99 * 1000, seed.max * 1000))
+            run.say(
+                String(
+                    format: "  its floor, a write to the same emulator at the same listeners: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+                    floor.p50 * 1000, floor.p99 * 1000, floor.max * 1000))
             run.field("seed_latency_p50", "%.4f", seed.p50)
             run.field("seed_latency_p99", "%.4f", seed.p99)
             run.field("seed_latency_max", "%.4f", seed.max)
+            run.field("listener_floor_p50", "%.4f", floor.p50)
+            run.field("listener_floor_p99", "%.4f", floor.p99)
+            run.field("listener_floor_max", "%.4f", floor.max)
         }
         run.field("claims_latency_p50", "%.4f", inProcess.p50)
         run.field("claims_latency_p99", "%.4f", inProcess.p99)
@@ -33,8 +40,10 @@ extension Bench {
     /// From the terminal's capture callback to the fare contract at a Firestore listener on the
     /// mirror (`Tests/firestore/seed_latency.py`): `serve --brokers --issue-delay 0`, `run --firestore`
     /// with `fetch.wait.max.ms=50`, the emulator; `latencyPurchases` purchases by `latencyBuyers`
-    /// users. Nil, with the reason said, where the emulator or the script is missing.
-    private func seedLatency(_ run: Run) async throws -> (p50: Double, p99: Double, max: Double)? {
+    /// users. Then its floor on the same emulator: the same listeners seeing a second client's
+    /// writes, with no FareSync (`Tests/firestore/listener_floor.py`). Nil, with the reason said,
+    /// where the emulator or the scripts are missing.
+    private func seedLatency(_ run: Run) async throws -> (seed: Percentiles, floor: Percentiles)? {
         let script = "Tests/firestore/seed_latency.py"
         guard FileManager.default.fileExists(atPath: script), FileManager.default.fileExists(atPath: FirestoreBench.jar) else {
             run.say("  seed latency: skipped (run from the repository, with the Firestore emulator installed)")
@@ -62,11 +71,25 @@ extension Bench {
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err"))
         let base = "http://127.0.0.1:\(port)"
         try await waitForHealth(base)
-        let output = try HTTPBench.output([
-            "/usr/bin/env", "python3", script, base, emulator.host, FirestoreBench.project, "\(latencyBuyers)", "\(latencyPurchases)",
-        ])
-        guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("seed_latency ") }) else {
-            throw BenchError("seed_latency.py printed no figures: \(output)")
+        let seed = try Self.percentiles(
+            "seed_latency",
+            printedBy: [
+                "/usr/bin/env", "python3", script, base, emulator.host, FirestoreBench.project, "\(latencyBuyers)", "\(latencyPurchases)",
+            ])
+        let floor = try Self.percentiles(
+            "listener_floor",
+            printedBy: [
+                "/usr/bin/env", "python3", "Tests/firestore/listener_floor.py", emulator.host, "demo-floor", "\(latencyBuyers)",
+                "\(latencyPurchases)",
+            ])
+        return (seed, floor)
+    }
+
+    /// The `p50=… p99=… max=…` figures of the line starting with `name` that `command` prints.
+    private static func percentiles(_ name: String, printedBy command: [String]) throws -> Percentiles {
+        let output = try HTTPBench.output(command)
+        guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix(name + " ") }) else {
+            throw BenchError("\(command[2]) printed no figures: \(output)")
         }
         var figures: [String: Double] = [:]
         for word in line.split(separator: " ").dropFirst() {
@@ -74,7 +97,7 @@ extension Bench {
             if pair.count == 2 { figures[String(pair[0])] = Double(pair[1]) }
         }
         guard let p50 = figures["p50"], let p99 = figures["p99"], let max = figures["max"] else { throw BenchError("cannot read \(line)") }
-        return (p50, p99, max)
+        return Percentiles(p50: p50, p99: p99, max: max)
     }
 
     private func waitForHealth(_ base: String) async throws {

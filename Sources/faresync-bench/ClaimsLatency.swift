@@ -81,6 +81,12 @@ struct Percentiles {
     var p99: Double
     var max: Double
 
+    init(p50: Double, p99: Double, max: Double) {
+        self.p50 = p50
+        self.p99 = p99
+        self.max = max
+    }
+
     init(_ waits: [Duration]) {
         let seconds = waits.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }.sorted()
         func rank(_ q: Double) -> Double { seconds.isEmpty ? 0 : seconds[min(seconds.count - 1, Int((q * Double(seconds.count)).rounded(.up)) - 1)] }
