@@ -71,18 +71,23 @@ extension Bench {
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err"))
         let base = "http://127.0.0.1:\(port)"
         try await waitForHealth(base)
+        // The emulator's JVM compiles its commit and listen paths over its first few hundred
+        // writes: one untimed pass of the floor first, so that neither side pays for the warm-up.
+        func floorPass(project: String, writes: Int) throws -> Percentiles {
+            try Self.percentiles(
+                "listener_floor",
+                printedBy: [
+                    "/usr/bin/env", "python3", "Tests/firestore/listener_floor.py", emulator.host, project, "\(latencyBuyers)",
+                    "\(writes)",
+                ])
+        }
+        _ = try floorPass(project: "demo-warm-up", writes: max(latencyPurchases, 400))
         let seed = try Self.percentiles(
             "seed_latency",
             printedBy: [
                 "/usr/bin/env", "python3", script, base, emulator.host, FirestoreBench.project, "\(latencyBuyers)", "\(latencyPurchases)",
             ])
-        let floor = try Self.percentiles(
-            "listener_floor",
-            printedBy: [
-                "/usr/bin/env", "python3", "Tests/firestore/listener_floor.py", emulator.host, "demo-floor", "\(latencyBuyers)",
-                "\(latencyPurchases)",
-            ])
-        return (seed, floor)
+        return (seed, try floorPass(project: "demo-floor", writes: latencyPurchases))
     }
 
     /// The `p50=… p99=… max=…` figures of the line starting with `name` that `command` prints.
