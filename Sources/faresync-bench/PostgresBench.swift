@@ -33,7 +33,7 @@ extension Bench {
         // What the broker holds (the log's unreadable lines are not published), which the groups
         // below commit positions past.
         let messages = Int(try Self.workerSummary(drainErrors).messages)
-        let rates = try await groupRates(command: command, messages: messages, server: serverURL)
+        let (rates, busyCores, conflicts) = try await groupRates(command: command, messages: messages, server: serverURL, directory: run.dir)
         let (documents, floorTime) = try await PostgresBench.rawFloor(finalDocumentsOf: drained, server: serverURL)
         let floorRate = rate(events, floorTime)
         let writes = try ContractFloor.writes(ofLog: log)
@@ -54,6 +54,12 @@ extension Bench {
                 format:
                     "  1, 2, 3 workers in one group, first commit to last: %.0f, %.0f, %.0f messages/s (the server shares the machine's cores)   pg_scaling %.3f (goal >= 0.9)",
                 rates[0], rates[1], rates[2], rates[2] / rates[0]))
+        // Whether adding workers found idle cores to use: the cores busy at normal priority (the
+        // workers, the server, the broker) while each group drained.
+        run.say(
+            "  cores busy while they drained: "
+                + busyCores.map { $0.map { String(format: "%.2f", $0) } ?? "?" }.joined(separator: ", ") + " of \(MachineCPU.cores)"
+                + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
         run.field("pg_ratio", "%.3f", workerRate / contractFloorRate)
         run.field("pg_final_ratio", "%.3f", workerRate / floorRate)
         run.field("pg_scaling", "%.3f", rates[2] / rates[0])
@@ -63,24 +69,34 @@ extension Bench {
         try? FileManager.default.removeItem(atPath: log)
     }
 
-    /// 1, 2 and 3 workers sharing the backlog, each time into a fresh database: messages/s each.
-    /// Without --exit-at-end, whose first member to finish would leave and stall the others in a
-    /// rebalance, and timed from the group's first commit to the commit of the last position.
-    func groupRates(command: [String], messages: Int, server serverURL: PostgresURL) async throws -> [Double] {
+    /// 1, 2 and 3 workers sharing the backlog, each time into a fresh database: messages/s each,
+    /// and the cores busy meanwhile (`MachineCPU`). Without --exit-at-end, whose first member to
+    /// finish would leave and stall the others in a rebalance, and timed from the group's first
+    /// commit to the commit of the last position.
+    /// The workers' summaries say how many transactions they ran again after a conflict.
+    func groupRates(
+        command: [String], messages: Int, server serverURL: PostgresURL, directory: String
+    ) async throws -> (rates: [Double], busyCores: [Double?], conflicts: [Int]) {
         var rates: [Double] = []
+        var busyCores: [Double?] = []
+        var conflicts: [Int] = []
         for workers in 1...3 {
             let url = try await PostgresBench.freshDatabase(on: serverURL, name: "faresync_bench_\(getpid())_\(workers)")
             _ = try await PostgresStore(url: url)  // the schema, which the polling below reads
             let group = "postgres-\(workers)"
-            let pids = try (1...workers).map { _ in
+            let errors = (1...workers).map { "\(directory)/\(group)-\($0).err" }
+            let pids = try errors.map { errorFile in
                 try Child.start(
-                    command.filter { $0 != "--exit-at-end" } + ["--group", group, "--store", PostgresBench.text(of: url)], ownGroup: true)
+                    command.filter { $0 != "--exit-at-end" } + ["--group", group, "--store", PostgresBench.text(of: url)], ownGroup: true,
+                    standardErrorFile: errorFile)
             }
-            let elapsed = try await PostgresBench.timeToCommit(messages: messages, group: group, in: url)
+            let (elapsed, cpu) = try await PostgresBench.timeToCommit(messages: messages, group: group, in: url)
             for pid in pids { Child.stop(pid, group: true) }
             rates.append(rate(messages, elapsed))
+            busyCores.append(cpu)
+            conflicts.append(errors.map(PostgresBench.conflictsRetried).reduce(0, +))
         }
-        return rates
+        return (rates, busyCores, conflicts)
     }
 }
 
@@ -90,7 +106,8 @@ enum PostgresBench {
 
     /// From the first position `group` commits in `database` to the commit of positions past all
     /// `messages` (partitions start at offset 0, so the positions' sum reaches the message count).
-    static func timeToCommit(messages: Int, group: String, in database: PostgresURL) async throws -> Duration {
+    /// Also the cores busy at normal priority over that time (`MachineCPU`).
+    static func timeToCommit(messages: Int, group: String, in database: PostgresURL) async throws -> (Duration, Double?) {
         let connection = try await connect(database)
         func committed() async throws -> Int64 {
             var sum: Int64 = 0
@@ -99,6 +116,7 @@ enum PostgresBench {
             return sum
         }
         let elapsed: Duration
+        let cpu: Double?
         do {
             let deadline = ContinuousClock.now + .seconds(600)
             while try await committed() == 0 {
@@ -106,17 +124,19 @@ enum PostgresBench {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let started = ContinuousClock.now
+            let before = MachineCPU.now()
             while try await committed() < Int64(messages) {
                 guard ContinuousClock.now < deadline else { throw BenchError("\(group) did not commit every event") }
                 try await Task.sleep(for: .milliseconds(20))
             }
             elapsed = ContinuousClock.now - started
+            cpu = MachineCPU.now()?.busyCores(since: before)
         } catch {
             try? await connection.close()
             throw error
         }
         try await connection.close()
-        return elapsed
+        return (elapsed, cpu)
     }
 
     static func connect(_ url: PostgresURL) async throws -> PostgresConnection {
@@ -134,6 +154,13 @@ enum PostgresBench {
         var url = server
         url.database = name
         return url
+    }
+
+    /// The "N transactions run again after a conflict" of a PostgreSQL worker's summary (0 without one).
+    static func conflictsRetried(_ standardErrorFile: String) -> Int {
+        let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
+        guard let range = text.range(of: " transactions run again after a conflict", options: .backwards) else { return 0 }
+        return text[..<range.lowerBound].split(whereSeparator: { !$0.isNumber }).last.flatMap { Int($0) } ?? 0
     }
 
     static func text(of url: PostgresURL) -> String {

@@ -1,0 +1,35 @@
+import Foundation
+
+/// The machine's CPU time from `/proc/stat`, to say how busy the cores were during a measurement:
+/// the time spent by processes at normal priority (user, system, interrupts), apart from niced
+/// ones, so that a build running at `nice 19` beside the bench does not count as the bench's load.
+///
+/// ```swift
+/// let before = MachineCPU.now()
+/// try await measure()
+/// let cores = MachineCPU.now()?.busyCores(since: before)   // e.g. 1.96 of 2
+/// ```
+struct MachineCPU {
+    /// Jiffies at normal priority (user + system + irq + softirq + steal).
+    var busy: Double
+    /// Every jiffy of every state.
+    var total: Double
+
+    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+
+    static func now() -> MachineCPU? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
+        else { return nil }
+        let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard fields.count >= 8 else { return nil }
+        // user nice system idle iowait irq softirq steal
+        return MachineCPU(busy: fields[0] + fields[2] + fields[5] + fields[6] + fields[7], total: fields[0..<8].reduce(0, +))
+    }
+
+    /// How many cores' worth of normal-priority work ran since `before`.
+    func busyCores(since before: MachineCPU?) -> Double? {
+        guard let before, total > before.total else { return nil }
+        return (busy - before.busy) / (total - before.total) * Double(Self.cores)
+    }
+}
