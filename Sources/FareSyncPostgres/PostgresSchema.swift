@@ -71,6 +71,7 @@ enum PostgresSchema {
                 "CREATE TABLE journal(seq bigint PRIMARY KEY, subject text COLLATE \"C\" NOT NULL, time bigint NOT NULL, entry text NOT NULL)",
                 "CREATE INDEX journal_time ON journal(time)",
                 "CREATE TABLE journal_keys(key text COLLATE \"C\" NOT NULL, seq bigint NOT NULL, PRIMARY KEY(key, seq))",
+                "ALTER TABLE parked ADD COLUMN event_id text",
             ]
         ),
     ]

@@ -61,6 +61,10 @@ enum StoreSchema {
         migrator.registerMigration("recent claims") { db in
             try db.execute(sql: "CREATE TABLE recent_events(id TEXT PRIMARY KEY) WITHOUT ROWID")
         }
+        // The id of each parked event, for its journal entry when it leaves the park.
+        migrator.registerMigration("parked event ids") { db in
+            try db.execute(sql: "ALTER TABLE parked ADD COLUMN event_id TEXT")
+        }
         // The journal (docs/reference.md#journal): entries in the order appended, and their keys.
         migrator.registerMigration("journal") { db in
             try db.execute(

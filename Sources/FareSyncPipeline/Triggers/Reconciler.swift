@@ -60,7 +60,7 @@ extension Triggers {
             before: watermark - rules.reservationLifetime,
             rejectedBefore: watermark - rules.rejectedReservationLifetime)
         {
-            journal?.begin(subject: path, kind: "sweep", source: nil, eventTime: watermark, keys: Self.reservationKeys(path))
+            journal?.begin(subject: path, kind: "sweep", source: nil, eventTime: watermark, keys: [path] + Self.reservationKeys(path))
             journal?.outcome(.expired)
             try delete(path)
             try tx.untrackReservation(path: path)

@@ -128,7 +128,7 @@ package struct Triggers {
             try tx.park(
                 ParkedEvent(
                     account: contract.customerAccountId, contractId: contract.id, version: contract.version,
-                    eventTime: event.time, data: event.data, message: message))
+                    eventTime: event.time, data: event.data, message: message, eventId: event.id))
             outcomes.contractsParked += 1
             journal?.outcome(.parked)
             try refreshParkedDocument(contract.id)
@@ -206,7 +206,7 @@ extension Triggers {
     mutating func beginParked(_ event: ParkedEvent, contract: FareContract?, outcome: JournalOutcome) {
         guard journal != nil else { return }
         let orderId = contract?.orderId ?? event.data["orderId"]?.stringValue
-        let id = RedrivePending.eventId(of: event.message)
+        let id = event.eventId.isEmpty ? RedrivePending.eventId(of: event.message) : event.eventId
         journal?.begin(
             subject: id ?? "", kind: EventType.fareContractChanged.rawValue, source: JournalBuilder.source(event.message),
             eventTime: event.eventTime, keys: [id, event.contractId, event.account, orderId].compactMap { $0 })
