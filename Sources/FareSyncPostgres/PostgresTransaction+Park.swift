@@ -67,13 +67,16 @@ extension PostgresTransaction {
         let accounts = accounts.filter { park.byAccount[ByteKey($0)] == nil }
         let contracts = contractIds.filter { park.byContract[ByteKey($0)] == nil }
         guard !accounts.isEmpty || !contracts.isEmpty else { return }
-        for account in accounts { park.byAccount[ByteKey(account)] = [] }
-        for contract in contracts { park.byContract[ByteKey(contract)] = [] }
+        let askedAccounts = Set(accounts.map(ByteKey.init))
+        let askedContracts = Set(contracts.map(ByteKey.init))
+        for account in askedAccounts { park.byAccount[account] = [] }
+        for contract in askedContracts { park.byContract[contract] = [] }
         for event in try storedParked("account = ANY(\(accounts)::text[]) OR contract_id = ANY(\(contracts)::text[])") {
-            // Only the keys asked for are complete: a row found by its contract id does not tell
-            // everything parked under its account.
-            park.byAccount[ByteKey(event.account)]?.append(event)
-            park.byContract[ByteKey(event.contractId)]?.append(event)
+            // Only the keys asked for here are filled: a row found by its contract id does not tell
+            // everything parked under its account, and an account read before holds the row already.
+            let (account, contract) = (ByteKey(event.account), ByteKey(event.contractId))
+            if askedAccounts.contains(account) { park.byAccount[account]?.append(event) }
+            if askedContracts.contains(contract) { park.byContract[contract]?.append(event) }
         }
     }
 
