@@ -86,7 +86,8 @@ rm -f off.sqlite*
 "$FARESYNC" trace --comparable --store sqlite:off.sqlite >off.settled && [ ! -s off.settled ] && same p1.export off.export \
   && pass "--journal-retention 0: no journal, the same export" || fail "--journal-retention 0: $(wc -l <off.settled) entries"
 
-# Dead letters: listed by reason; re-driven in process, each applied or parked again, and gone from the list.
+# Dead letters: listed by reason; re-driven in process, each applied, parked again or dead-lettered
+# again (its account really came too late), and only the last still listed.
 "$FARESYNC" dead-letters list --store sqlite:p1.sqlite >letters.txt
 [ "$(wc -l <letters.txt)" = "$(grep -c '"path":"deadLetters/' p1.export)" ] && pass "dead-letters list: every dead letter ($(wc -l <letters.txt))" \
   || fail "dead-letters list: $(wc -l <letters.txt) lines"
@@ -97,11 +98,15 @@ timeouts=$(wc -l <timeouts.txt)
 for f in p1.sqlite*; do cp "$f" "redrive${f#p1}"; done
 "$FARESYNC" dead-letters redrive --reason park-timeout --store sqlite:redrive.sqlite >redriven.txt
 "$FARESYNC" dead-letters list --reason park-timeout --store sqlite:redrive.sqlite >after.txt
-[ "$(grep -c -E '"outcome":"(applied|parked)"' redriven.txt)" = "$timeouts" ] && [ ! -s after.txt ] \
-  && pass "dead-letters redrive --reason park-timeout: $(sort redriven.txt | grep -o '"outcome":"[a-z-]*"' | uniq -c | tr -s ' ' | tr '\n' ' ')" \
+again=$(grep -c '"outcome":"dead-lettered"' redriven.txt)
+[ "$(grep -c -E '"outcome":"(applied|parked|dead-lettered)"' redriven.txt)" = "$timeouts" ] && [ "$(wc -l <after.txt)" = "$again" ] \
+  && { [ "$again" = 0 ] || [ "$(grep -c '"redrives":\[{"requested"' after.txt)" = "$again" ]; } \
+  && pass "dead-letters redrive --reason park-timeout:$(grep -o '"outcome":"[a-z-]*"' redriven.txt | sort | uniq -c | tr -s ' \n' ' ')" \
   || fail "dead-letters redrive: $(head -c 300 redriven.txt)"
-grep -q '"redriven":true' <("$FARESYNC" trace "$(head -1 redriven.txt | cut -d'"' -f4)" --store sqlite:redrive.sqlite) \
-  && pass "a re-driven dead letter's trace shows its re-drive" || fail "no redriven step in the trace"
+first=$(head -1 redriven.txt | grep -o '"id":"[0-9a-f]*"' | cut -d'"' -f4)
+"$FARESYNC" trace "$first" --store sqlite:redrive.sqlite >redrive-trace.txt
+[ "$(tail -1 redrive-trace.txt | grep -c '"redriven":true')" = 1 ] && [ "$(wc -l <redrive-trace.txt)" -ge 2 ] \
+  && pass "a re-driven dead letter's trace ends with its re-drive ($(wc -l <redrive-trace.txt) steps)" || fail "trace $first: $(head -c 300 redrive-trace.txt)"
 expect_status 1 - "redrive of an unknown id" dead-letters redrive 0123456789abcdef --store sqlite:redrive.sqlite
 grep -q "loaded by account" p8.summary && ! grep -q "loaded by account" inc8.summary && ! grep -q "loaded by account" stdin.summary \
   && pass "an empty store from files is loaded by account; batch by batch with --no-load-by-account or from standard input" \
