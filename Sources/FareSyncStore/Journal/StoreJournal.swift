@@ -18,8 +18,9 @@ public protocol StoreJournal: AnyObject {
 }
 
 extension DocumentStore {
-    /// The timeline of `key` — an event id, uid, order id, fare contract id, ABT account id or dead
-    /// letter path — oldest first, at most `limit` entries.
+    /// The timeline of `key` — an event id, uid, order id, fare contract id, ABT account id, dead
+    /// letter id, or the subject of an entry without an event id (`deadLetters/<id>`, a reservation's
+    /// path) — in the order the entries were committed, at most `limit` of them.
     ///
     /// ```swift
     /// let steps = try await store.trace("fc-123")
