@@ -33,6 +33,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var serving: ServeOptions
     @OptionGroup var triggers: TriggerOptions
     @OptionGroup var firestoreOptions: FirestoreOptions
+    @OptionGroup var journal: JournalOptions
 
     func validate() throws {
         if log != nil, brokers != nil {
@@ -43,7 +44,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = serving.bootstrapLogging()
         let opened = try await store.open()
-        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
+        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()), journal: journal.settings)
         var sink: (@Sendable ([UInt8]) throws -> Void)?
         var offsets: [String: Int64] = [:]
         if let log {
