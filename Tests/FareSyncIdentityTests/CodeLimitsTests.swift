@@ -73,6 +73,50 @@ import Testing
         }
     }
 
+    /// Wrong codes sent at once are each counted in their own write: five answer `INVALID_CODE`,
+    /// the others find the session spent.
+    @Test func racingWrongCodesSpendTheSessionAfterFive() async throws {
+        let fixture = IdentityFixture()
+        let identity = fixture.identity
+        let sent = try await identity.sendVerificationCode(phoneNumber: PhoneSignInTests.number)
+        let answers = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    do {
+                        _ = try await identity.signIn(sessionInfo: sent.sessionInfo, code: Self.wrong(sent.code))
+                        return "signed in"
+                    } catch let error as IdentityError {
+                        return error.message
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(answers.filter { $0 == "INVALID_CODE" }.count == VerificationCode.maxAttempts, "\(answers)")
+        #expect(answers.filter { $0 == SignInThrottle.refusal.message }.count == 12 - VerificationCode.maxAttempts, "\(answers)")
+        await #expect(throws: SignInThrottle.refusal) { _ = try await identity.signIn(sessionInfo: sent.sessionInfo, code: sent.code) }
+    }
+
+    /// Exchanges of one code sent at once: one gets the tokens.
+    @Test func racingExchangesOfOneCodeGetTheTokensOnce() async throws {
+        let fixture = IdentityFixture()
+        let provider = OAuthProvider(identity: fixture.identity, clientId: "app", redirectURIs: [OAuthProviderTests.redirect], issuer: "http://test")
+        let code = try await provider.issueCode(
+            redirectURI: OAuthProviderTests.redirect, challenge: OAuthProvider.challenge(of: OAuthProviderTests.verifier), username: "ada")
+        let granted = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (try? await provider.exchange(
+                        code: code, redirectURI: OAuthProviderTests.redirect, clientId: "app", verifier: OAuthProviderTests.verifier)) != nil
+                }
+            }
+            return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        #expect(granted == 1)
+    }
+
     @Test func anOAuthCodeIsSpentByAnyExchangeAndPrunedOnceExpired() async throws {
         let server = HTTPRoutesTests.Server(oauthRedirectURIs: [OAuthProviderTests.redirect])
         try await server.application.test(.router) { client in
