@@ -5,11 +5,10 @@ import FareSyncStore
 /// it (`GET /emulator/v1/projects/P/verificationCodes`) and logged.
 public struct VerificationCode: Sendable, Equatable {
     public static let recordKind = "identity.verificationCodes"
-    /// The codes by expiry (`{expiresAt, 19 digits}.{sessionInfo}`), so that a send drops the
-    /// expired ones it finds first without reading the others.
+    /// The codes by expiry (`ExpiryIndex`), so that a send drops the expired ones it finds first
+    /// without reading the others.
     public static let expiryKind = "identity.verificationCodeExpiries"
-    /// Expired codes a send drops at most: more than one, so that they never pile up.
-    static let prunedPerSend = 8
+    static let index = ExpiryIndex(records: recordKind, expiries: expiryKind)
     /// How long a code signs in (ms).
     public static let lifetime: Int64 = 5 * 60 * 1000
     /// Wrong codes a session takes: after them, the session answers `TOO_MANY_ATTEMPTS_TRY_LATER`
@@ -23,7 +22,6 @@ public struct VerificationCode: Sendable, Equatable {
     public var expiresAt: Int64
     public var wrongAttempts = 0
 
-    var expiryKey: String { Outbox.key(expiresAt) + "." + sessionInfo }
     var spent: Bool { wrongAttempts >= Self.maxAttempts }
 
     var record: JSONValue {
@@ -65,20 +63,10 @@ extension IdentityService {
         let code = VerificationCode(
             sessionInfo: Hex.random(bytes: 32), phoneNumber: phoneNumber, code: digits, expiresAt: now + VerificationCode.lifetime)
         try await store.write { tx in
-            try Self.pruneCodes(now: now, in: tx)
-            try tx.setRecord(VerificationCode.recordKind, code.sessionInfo, code.record)
-            try tx.setRecord(VerificationCode.expiryKind, code.expiryKey, .string(code.sessionInfo))
+            try VerificationCode.index.prune(now: now, in: tx)
+            try VerificationCode.index.set(code.sessionInfo, code.record, expiresAt: code.expiresAt, in: tx)
         }
         return code
-    }
-
-    /// Drops up to `prunedPerSend` codes that expired by `now`, the oldest first.
-    static func pruneCodes(now: Int64, in tx: any StoreTransaction) throws {
-        for (key, value) in try tx.records(VerificationCode.expiryKind, after: nil, limit: VerificationCode.prunedPerSend) {
-            guard let expiresAt = Int64(key.prefix(19)), expiresAt <= now else { break }
-            if let sessionInfo = value.stringValue { try tx.setRecord(VerificationCode.recordKind, sessionInfo, nil) }
-            try tx.setRecord(VerificationCode.expiryKind, key, nil)
-        }
     }
 
     /// The codes that still sign in, as the emulator's `verificationCodes` lists them.
@@ -124,8 +112,7 @@ extension IdentityService {
             var verification = VerificationCode(sessionInfo: sessionInfo, record: record)
         else { return .failure(IdentityError("INVALID_SESSION_INFO")) }
         guard verification.expiresAt > now else {
-            try tx.setRecord(VerificationCode.recordKind, sessionInfo, nil)
-            try tx.setRecord(VerificationCode.expiryKind, verification.expiryKey, nil)
+            try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)
             return .failure(IdentityError("SESSION_EXPIRED"))
         }
         guard !verification.spent, throttle.admitsCode(number: verification.phoneNumber, now: now) else {
@@ -137,8 +124,7 @@ extension IdentityService {
             throttle.failedCode(number: verification.phoneNumber, now: now)
             return .failure(IdentityError("INVALID_CODE"))
         }
-        try tx.setRecord(VerificationCode.recordKind, sessionInfo, nil)
-        try tx.setRecord(VerificationCode.expiryKind, verification.expiryKey, nil)
+        try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)
         return .success(verification.phoneNumber)
     }
 

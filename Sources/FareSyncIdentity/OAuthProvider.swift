@@ -52,8 +52,9 @@ struct OAuthIDToken: JWTPayload {
 /// ```
 public final class OAuthProvider: Sendable {
     public static let codeKind = "oauth.codes"
-    /// The codes by expiry (`{expiresAt, 19 digits}.{digest}`), so that codes never exchanged are dropped.
+    /// The codes by expiry (`ExpiryIndex`), so that codes never exchanged are dropped.
     public static let codeExpiryKind = "oauth.codeExpiries"
+    static let codes = ExpiryIndex(records: codeKind, expiries: codeExpiryKind)
     /// How long a code may be exchanged (ms): a minute, within RFC 6749's ten at most (4.1.2).
     public static let codeLifetime: Int64 = 60_000
 
@@ -103,19 +104,11 @@ public final class OAuthProvider: Sendable {
                 ("username", .string(username)), ("expiresAt", .int(expiresAt)),
             ]))
         try await identity.store.write { tx in
-            for (expiry, value) in try tx.records(Self.codeExpiryKind, after: nil, limit: 8) {
-                guard let at = Int64(expiry.prefix(19)), at <= now else { break }
-                if let old = value.stringValue { try tx.setRecord(Self.codeKind, old, nil) }
-                try tx.setRecord(Self.codeExpiryKind, expiry, nil)
-            }
-            try tx.setRecord(Self.codeKind, key, record)
-            try tx.setRecord(Self.codeExpiryKind, Self.expiryKey(expiresAt, key), .string(key))
+            try Self.codes.prune(now: now, in: tx)
+            try Self.codes.set(key, record, expiresAt: expiresAt, in: tx)
         }
         return code
     }
-
-    /// The key of a code's entry in the expiry index.
-    static func expiryKey(_ expiresAt: Int64, _ key: String) -> String { Outbox.key(expiresAt) + "." + key }
 
     /// The token endpoint's `authorization_code` grant. A code presented is taken out of the store
     /// first, whatever the rest of the request: a code is presented once (RFC 6749, 4.1.2), and
@@ -127,8 +120,7 @@ public final class OAuthProvider: Sendable {
             record = try await identity.store.write { tx in
                 let key = IdentityService.digest(code)
                 guard let record = try tx.record(Self.codeKind, key) else { return nil }
-                try tx.setRecord(Self.codeKind, key, nil)
-                if let expiresAt = record["expiresAt"]?.int64Value { try tx.setRecord(Self.codeExpiryKind, Self.expiryKey(expiresAt, key), nil) }
+                try Self.codes.remove(key, expiresAt: record["expiresAt"]?.int64Value ?? 0, in: tx)
                 return record
             }
         }

@@ -32,7 +32,7 @@ import Testing
             (try tx.records(VerificationCode.recordKind).count, try tx.records(VerificationCode.expiryKind).count)
         }
         // One send drops a few expired codes, not all of them: its cost does not grow with them.
-        #expect(kept == 21 - VerificationCode.prunedPerSend && expiries == kept, "\(kept) codes, \(expiries) expiries")
+        #expect(kept == 21 - ExpiryIndex.prunedPerWrite && expiries == kept, "\(kept) codes, \(expiries) expiries")
         for _ in 0..<3 { _ = try await identity.sendVerificationCode(phoneNumber: "+4790009998") }
         let left = try await fixture.store.readCommitted { try $0.records(VerificationCode.recordKind).map(\.key) }
         #expect(!left.contains(first[19].sessionInfo) && left.contains(later.sessionInfo) && left.count == 4, "\(left.count) left")
