@@ -282,6 +282,7 @@ let package = Package(
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncIdentity",
                 "FareSyncHTTP", "FareSyncSQLite",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -24,6 +24,8 @@ public struct FederatedIdentity: Sendable, Equatable {
 
     /// The providers whose ID tokens `accounts:signInWithIdp` takes.
     public static let providers: Set<String> = ["google.com", "apple.com"]
+    /// The longest `providerId` read at all.
+    public static let maxProviderIdBytes = 64
 
     public var indexKey: String { providerId + ":" + rawId }
 

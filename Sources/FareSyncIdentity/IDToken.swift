@@ -28,12 +28,15 @@ public struct IDToken: JWTPayload, Equatable {
     /// Provider name → identifiers (`{"email": ["a@example.com"]}`).
     public var identities: [String: [String]]
     public var email: String?
+    /// The user's phone number (`phone_number`), as Firebase puts it in a phone user's tokens.
+    public var phoneNumber: String?
     /// The user's custom claims (`customer_number`, `abt_id` once provisioned).
     public var claims: JSONObject
 
     public init(
         project: String, uid: String, issuedAt: Int64, authTime: Int64, signInProvider: String,
-        identities: [String: [String]] = [:], email: String? = nil, claims: JSONObject = JSONObject()
+        identities: [String: [String]] = [:], email: String? = nil, phoneNumber: String? = nil,
+        claims: JSONObject = JSONObject()
     ) {
         issuer = Self.issuer(project: project)
         audience = project
@@ -44,13 +47,16 @@ public struct IDToken: JWTPayload, Equatable {
         self.signInProvider = signInProvider
         self.identities = identities
         self.email = email
+        self.phoneNumber = phoneNumber
         self.claims = claims
     }
 
     public static func issuer(project: String) -> String { "https://securetoken.google.com/\(project)" }
 
     /// The claim names Firebase sets itself; a custom claim may not use them.
-    static let standardNames: Set<String> = ["iss", "aud", "sub", "user_id", "iat", "exp", "auth_time", "firebase", "email", "email_verified"]
+    static let standardNames: Set<String> = [
+        "iss", "aud", "sub", "user_id", "iat", "exp", "auth_time", "firebase", "email", "email_verified", "phone_number",
+    ]
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 
@@ -84,6 +90,7 @@ public struct IDToken: JWTPayload, Equatable {
             try container.encode(email, forKey: Key("email"))
             try container.encode(false, forKey: Key("email_verified"))
         }
+        if let phoneNumber { try container.encode(phoneNumber, forKey: Key("phone_number")) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -98,6 +105,7 @@ public struct IDToken: JWTPayload, Equatable {
         signInProvider = firebase?.sign_in_provider ?? ""
         identities = firebase?.identities ?? [:]
         email = try container.decodeIfPresent(String.self, forKey: Key("email"))
+        phoneNumber = try container.decodeIfPresent(String.self, forKey: Key("phone_number"))
         var claims = JSONObject()
         for key in container.allKeys where !Self.standardNames.contains(key.stringValue) {
             claims[key.stringValue] = try container.decode(CodableJSON.self, forKey: key).value

@@ -6,6 +6,11 @@ import Synchronization
 public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+
+    /// The refusals of a good token whose user is not one that signs in.
+    public static let unknownUser = TokenRejection("the token's user does not exist")
+    public static let deletedUser = TokenRejection("the token's user was deleted")
+    public static let disabledUser = TokenRejection("the user is disabled")
 }
 
 /// Verifies Firebase ID tokens as the Firebase Admin SDKs do: header `alg` RS256 only, a `kid`
@@ -105,11 +110,11 @@ public struct IDTokenVerifier: Sendable {
             throw TokenRejection("the user's standing could not be read")
         }
         guard let user else {
-            if requireKnownUser { throw TokenRejection("the token's user does not exist") }
+            if requireKnownUser { throw TokenRejection.unknownUser }
             return
         }
-        if user.deleted { throw TokenRejection("the token's user was deleted") }
-        if user.disabled { throw TokenRejection("the user is disabled") }
+        if user.deleted { throw TokenRejection.deletedUser }
+        if user.disabled { throw TokenRejection.disabledUser }
         if claims.issuedAt < user.validSince { throw TokenRejection("the token was revoked") }
     }
 }

@@ -16,6 +16,7 @@ extension IdentityService {
             try Self.checkNewPassword(password)
             user.passwordHash = try await passwords.hash(password)
         }
+        if let displayName { try Self.checkDisplayName(displayName, refusal: "INVALID_DISPLAY_NAME : ((longer than 256 bytes))") }
         user.displayName = displayName
         if let phoneNumber, !Self.isPhoneNumber(phoneNumber) { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
         user.phoneNumber = phoneNumber
@@ -49,6 +50,7 @@ extension IdentityService {
         if let email = update.email { _ = try Self.validEmail(email) }
         if let password = update.password { try Self.checkNewPassword(password) }
         if let phone = update.phoneNumber, !Self.isPhoneNumber(phone) { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
+        if let name = update.displayName { try Self.checkDisplayName(name, refusal: "INVALID_DISPLAY_NAME : ((longer than 256 bytes))") }
         let newHash = try await update.password.asyncMap { try await passwords.hash($0) }
         let now = clock.milliseconds()
         let refreshToken = newSession ? Hex.random(bytes: 32) : nil

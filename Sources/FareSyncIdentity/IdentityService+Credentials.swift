@@ -26,15 +26,18 @@ struct Credential: Sendable {
 extension IdentityService {
     /// Signs in with `credential` in one write: the user it belongs to, or the user `linking`
     /// names (which keeps its uid, claims and tickets, and publishes nothing), or a new user, whose
-    /// `auth.user.created` goes into the outbox in the same write.
-    func signIn(with credential: Credential, linking: String? = nil, extraClaims: JSONObject = JSONObject()) async throws -> CredentialSignIn {
-        try await signIn(linking: linking, extraClaims: extraClaims) { _ in .success(credential) }
+    /// `auth.user.created` goes into the outbox in the same write. A user made counts as a sign-up
+    /// of `client` for the throttle, as every way of making one does.
+    func signIn(
+        with credential: Credential, linking: String? = nil, extraClaims: JSONObject = JSONObject(), client: String? = nil
+    ) async throws -> CredentialSignIn {
+        try await signIn(linking: linking, extraClaims: extraClaims, client: client) { _ in .success(credential) }
     }
 
     /// `signIn(with:)` with the credential read inside the write (a phone code, consumed there): a
     /// refusal it answers keeps what it wrote (a wrong code's count); one it throws undoes the write.
     func signIn(
-        linking: String?, extraClaims: JSONObject = JSONObject(),
+        linking: String?, extraClaims: JSONObject = JSONObject(), client: String? = nil,
         credential read: @escaping @Sendable (any StoreTransaction) throws -> Result<Credential, IdentityError>
     ) async throws -> CredentialSignIn {
         let now = clock.milliseconds()
@@ -57,9 +60,10 @@ extension IdentityService {
                 user = current
                 try credential.attach(&user, tx)
             } else {
+                try throttle.admitSignUp(client: client, now: now)
                 user = try credential.newUser(now, tx)
                 user.lastLoginAt = now
-                created = try insert(user, in: tx)
+                created = try insert(&user, in: tx)
             }
             guard !user.disabled else { throw IdentityError("USER_DISABLED") }
             user.lastLoginAt = now

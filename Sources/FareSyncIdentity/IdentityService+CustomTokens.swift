@@ -46,7 +46,7 @@ extension IdentityService {
 
     /// `accounts:signInWithCustomToken`: the token's `uid` signs in, made a user the first time
     /// (publishing `auth.user.created`); its `claims` ride on this session's ID tokens.
-    public func signIn(customToken: String?) async throws -> CredentialSignIn {
+    public func signIn(customToken: String?, client: String? = nil) async throws -> CredentialSignIn {
         let (uid, claims) = try await customTokenContent(customToken)
         let credential = Credential(
             provider: "custom", inUse: "CREDENTIAL_ALREADY_IN_USE",
@@ -57,7 +57,7 @@ extension IdentityService {
                 user.customAuth = true
                 return user
             })
-        return try await signIn(with: credential, extraClaims: claims)
+        return try await signIn(with: credential, extraClaims: claims, client: client)
     }
 
     /// The uid and claims of a custom token: signed by a key of this service's ring, or, when it
@@ -79,9 +79,7 @@ extension IdentityService {
                     "INVALID_CUSTOM_TOKEN : ((Invalid aud (audience). Note: Firebase ID Tokens / third-party tokens cannot be used with signInWithCustomToken.))"
                 )
             }
-            if jwt.header["alg"]?.stringValue != "none", let exp = jwt.claims["exp"]?.int64Value, exp <= clock.milliseconds() / 1000 {
-                throw IdentityError("INVALID_CUSTOM_TOKEN : The custom token has expired.")
-            }
+            if jwt.header["alg"]?.stringValue != "none" { try checkTimes(jwt.claims) }
             claims = jwt.claims
         }
         guard let uid = Self.identifier(claims["uid"]) ?? Self.identifier(claims["user_id"]) else { throw IdentityError("MISSING_IDENTIFIER") }
@@ -91,8 +89,30 @@ extension IdentityService {
         guard let extra = claims["claims"] else { return (uid, JSONObject()) }
         guard let object = extra.objectValue else { throw IdentityError("INVALID_CLAIMS") }
         try Self.check(object)
+        if let name = object.names.first(where: Self.identityClaims.contains) { throw IdentityError("FORBIDDEN_CLAIM : \(name)") }
         return (uid, object)
     }
+
+    /// The claims the ID token takes from the user (who the user is), which a custom token's
+    /// `claims` may not set, besides Firebase's reserved names.
+    static let identityClaims: Set<String> = ["user_id", "email", "email_verified", "phone_number"]
+
+    /// A signed token's life as the Admin SDKs mint it and Firebase requires it: `iat` and `exp`,
+    /// at most an hour apart, `iat` not in the future, `exp` not past (a minute's leeway for clocks).
+    func checkTimes(_ claims: JSONObject) throws {
+        let now = clock.milliseconds() / 1000
+        guard let iat = claims["iat"]?.int64Value, let exp = claims["exp"]?.int64Value else {
+            throw IdentityError("INVALID_CUSTOM_TOKEN : ((The custom token must have iat and exp.))")
+        }
+        guard exp > iat, exp - iat <= CustomTokenClaims.lifetime else {
+            throw IdentityError("INVALID_CUSTOM_TOKEN : ((The custom token's exp must follow its iat by at most an hour.))")
+        }
+        guard iat <= now + Self.clockLeeway else { throw IdentityError("INVALID_CUSTOM_TOKEN : ((The custom token is issued in the future.))") }
+        guard exp > now else { throw IdentityError("INVALID_CUSTOM_TOKEN : The custom token has expired.") }
+    }
+
+    /// How far ahead of this server's clock a signer's may be (s).
+    static let clockLeeway: Int64 = 60
 
     /// An unsigned token passes only while they are taken; a signed one must be RS256 by a key of
     /// this service's ring.

@@ -9,7 +9,7 @@ extension IdentityService {
     ///
     /// The provider's email becomes the user's email only while no other user has it: an
     /// unverified token could name anyone's email, so it never signs in the user who has it.
-    public func signIn(providerId: String, providerToken: String?, idToken: String? = nil) async throws -> CredentialSignIn {
+    public func signIn(providerId: String, providerToken: String?, idToken: String? = nil, client: String? = nil) async throws -> CredentialSignIn {
         let identity = try Self.federatedIdentity(providerId: providerId, token: providerToken)
         let linking = try await linkedUID(idToken)
         let credential = Credential(
@@ -23,13 +23,15 @@ extension IdentityService {
                 if let email = identity.email, try tx.record(IdentityUser.emailKind, Self.emailKey(email)) == nil { user.email = email }
                 return user
             })
-        return try await signIn(with: credential, linking: linking)
+        return try await signIn(with: credential, linking: linking, client: client)
     }
 
     /// The provider's user an ID token names, in the emulator's terms: a JWT (its signature not
     /// checked) or, as the emulator also takes, the claims as JSON text.
     static func federatedIdentity(providerId: String, token: String?) throws -> FederatedIdentity {
-        guard FederatedIdentity.providers.contains(providerId) else { throw IdentityError("INVALID_PROVIDER_ID : Provider Id is not supported.") }
+        guard providerId.utf8.count <= FederatedIdentity.maxProviderIdBytes, FederatedIdentity.providers.contains(providerId) else {
+            throw IdentityError("INVALID_PROVIDER_ID : Provider Id is not supported.")
+        }
         guard let token, !token.isEmpty else {
             throw IdentityError("INVALID_IDP_RESPONSE : ((The id_token is missing: the Auth emulator signs in with id_token only.))")
         }
@@ -52,10 +54,20 @@ extension IdentityService {
                 #"INVALID_IDP_RESPONSE : Invalid Idp Response: id_token missing required fields. ((Missing "sub" field. This field is required and must be a unique identifier.))"#
             )
         }
+        let name = claims["name"]?.stringValue
+        if let name { try checkDisplayName(name, refusal: "INVALID_IDP_RESPONSE : ((The id_token's name is longer than 256 bytes.))") }
         let email = claims["email"]?.stringValue.flatMap { try? validEmail($0) }
         let verified = claims["email_verified"]?.boolValue ?? (claims["email_verified"]?.stringValue == "true")
         return FederatedIdentity(
-            providerId: providerId, rawId: sub, email: email, emailVerified: verified, displayName: claims["name"]?.stringValue)
+            providerId: providerId, rawId: sub, email: email, emailVerified: verified, displayName: name)
+    }
+
+    /// The most bytes a display name may take, from a provider's token or an update.
+    static let maxDisplayNameBytes = 256
+
+    /// Refuses a display name longer than `maxDisplayNameBytes` with `refusal`.
+    static func checkDisplayName(_ name: String, refusal: String) throws {
+        guard name.utf8.count <= maxDisplayNameBytes else { throw IdentityError(refusal) }
     }
 
     /// Links the provider's user to `user`, or refreshes what its token said; gives `user` its

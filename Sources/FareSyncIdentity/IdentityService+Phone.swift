@@ -5,9 +5,14 @@ import FareSyncStore
 /// it (`GET /emulator/v1/projects/P/verificationCodes`) and logged.
 public struct VerificationCode: Sendable, Equatable {
     public static let recordKind = "identity.verificationCodes"
+    /// The codes by expiry (`ExpiryIndex`), so that a send drops the expired ones it finds first
+    /// without reading the others.
+    public static let expiryKind = "identity.verificationCodeExpiries"
+    static let index = ExpiryIndex(records: recordKind, expiries: expiryKind)
     /// How long a code signs in (ms).
     public static let lifetime: Int64 = 5 * 60 * 1000
-    /// Wrong codes a session takes before it is dropped, so that six digits are not guessed.
+    /// Wrong codes a session takes: after them, the session answers `TOO_MANY_ATTEMPTS_TRY_LATER`
+    /// until it expires, so that six digits are not guessed.
     public static let maxAttempts = 5
 
     public var sessionInfo: String
@@ -16,6 +21,8 @@ public struct VerificationCode: Sendable, Equatable {
     /// Milliseconds since 1970.
     public var expiresAt: Int64
     public var wrongAttempts = 0
+
+    var spent: Bool { wrongAttempts >= Self.maxAttempts }
 
     var record: JSONValue {
         .object(
@@ -42,22 +49,22 @@ public struct VerificationCode: Sendable, Equatable {
 }
 
 extension IdentityService {
-    /// `accounts:sendVerificationCode`: a new code for `phoneNumber`, valid for five minutes.
-    /// Codes that expired are dropped in the same write. A send counts as a sign-up of `client`
-    /// for the throttle, since each one is kept in the store.
+    /// `accounts:sendVerificationCode`: a new code for `phoneNumber`, valid for five minutes. A send
+    /// counts as a sign-up of `client` for the throttle, since each one is kept in the store, and
+    /// against the number's own sends. The write drops the first few expired codes by the expiry
+    /// index, so its cost does not grow with the codes kept.
     public func sendVerificationCode(phoneNumber: String?, client: String? = nil) async throws -> VerificationCode {
         guard let phoneNumber, Self.isPhoneNumber(phoneNumber) else { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
         let now = clock.milliseconds()
+        try throttle.admitCode(number: phoneNumber, now: now)
         try throttle.admitSignUp(client: client, now: now)
         var rng = SystemRandomNumberGenerator()
         let digits = String((0..<6).map { _ in Character(String(rng.next(upperBound: UInt8(10)))) })
         let code = VerificationCode(
             sessionInfo: Hex.random(bytes: 32), phoneNumber: phoneNumber, code: digits, expiresAt: now + VerificationCode.lifetime)
         try await store.write { tx in
-            for (key, record) in try tx.records(VerificationCode.recordKind) where (record["expiresAt"]?.int64Value ?? 0) <= now {
-                try tx.setRecord(VerificationCode.recordKind, key, nil)
-            }
-            try tx.setRecord(VerificationCode.recordKind, code.sessionInfo, code.record)
+            try VerificationCode.index.prune(now: now, in: tx)
+            try VerificationCode.index.set(code.sessionInfo, code.record, expiresAt: code.expiresAt, in: tx)
         }
         return code
     }
@@ -67,7 +74,7 @@ extension IdentityService {
         let now = clock.milliseconds()
         return try await store.readCommitted { tx in
             try tx.records(VerificationCode.recordKind).compactMap { VerificationCode(sessionInfo: $0.key, record: $0.value) }
-        }.filter { $0.expiresAt > now }
+        }.filter { $0.expiresAt > now && !$0.spent }
     }
 
     /// `accounts:signInWithPhoneNumber`: the code of `sessionInfo` signs in the number's user, or
@@ -80,8 +87,8 @@ extension IdentityService {
         let attempt = try throttle.begin(email: nil, client: client, now: clock.milliseconds())
         let now = clock.milliseconds()
         do {
-            let signedIn = try await signIn(linking: linking) { tx in
-                try Self.consume(sessionInfo: sessionInfo, code: code, now: now, in: tx).map(Self.phoneCredential)
+            let signedIn = try await signIn(linking: linking, client: client) { [self] tx in
+                try consume(sessionInfo: sessionInfo, code: code, now: now, in: tx).map(Self.phoneCredential)
             }
             throttle.succeeded(attempt)
             return signedIn
@@ -97,22 +104,27 @@ extension IdentityService {
     /// The refusals of a session or code that may have been guessed: they count against the client.
     static let guessed: Set<String> = ["INVALID_CODE", "INVALID_SESSION_INFO", "SESSION_EXPIRED"]
 
-    /// Takes the code of `sessionInfo` out of the store if `code` is it; a wrong code is counted.
-    static func consume(sessionInfo: String, code: String, now: Int64, in tx: any StoreTransaction) throws -> Result<String, IdentityError> {
+    /// Takes the code of `sessionInfo` out of the store if `code` is it. A wrong code is counted
+    /// for the session (kept in the store) and for the number (in the throttle, counted inside the
+    /// write: a write run again counts it again, which errs on the strict side).
+    func consume(sessionInfo: String, code: String, now: Int64, in tx: any StoreTransaction) throws -> Result<String, IdentityError> {
         guard let record = try tx.record(VerificationCode.recordKind, sessionInfo),
             var verification = VerificationCode(sessionInfo: sessionInfo, record: record)
         else { return .failure(IdentityError("INVALID_SESSION_INFO")) }
         guard verification.expiresAt > now else {
-            try tx.setRecord(VerificationCode.recordKind, sessionInfo, nil)
+            try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)
             return .failure(IdentityError("SESSION_EXPIRED"))
+        }
+        guard !verification.spent, throttle.admitsCode(number: verification.phoneNumber, now: now) else {
+            return .failure(SignInThrottle.refusal)
         }
         guard verification.code == code else {
             verification.wrongAttempts += 1
-            let spent = verification.wrongAttempts >= VerificationCode.maxAttempts
-            try tx.setRecord(VerificationCode.recordKind, sessionInfo, spent ? nil : verification.record)
+            try tx.setRecord(VerificationCode.recordKind, sessionInfo, verification.record)
+            throttle.failedCode(number: verification.phoneNumber, now: now)
             return .failure(IdentityError("INVALID_CODE"))
         }
-        try tx.setRecord(VerificationCode.recordKind, sessionInfo, nil)
+        try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)
         return .success(verification.phoneNumber)
     }
 

@@ -46,7 +46,8 @@ extension IdentityService {
         for (name, value) in extraClaims.members { claims[name] = value }
         let token = IDToken(
             project: project, uid: user.uid, issuedAt: clock.milliseconds() / 1000, authTime: authTime,
-            signInProvider: provider ?? user.signInProvider, identities: user.identities, email: user.email, claims: claims)
+            signInProvider: provider ?? user.signInProvider, identities: user.identities, email: user.email,
+            phoneNumber: user.phoneNumber, claims: claims)
         let signer = try await signer()
         return try await signer.keys.sign(token, kid: JWKIdentifier(string: signer.kid))
     }

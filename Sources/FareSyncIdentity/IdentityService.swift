@@ -154,13 +154,16 @@ public final class IdentityService: Sendable {
         return Session(idToken: idToken, refreshToken: refreshToken, expiresIn: IDToken.lifetime, user: user)
     }
 
-    /// The user an ID token belongs to (`accounts:lookup` with `idToken`).
+    /// The user an ID token belongs to (`accounts:lookup` with `idToken`, and the user a credential
+    /// is linked to). As Firebase answers, a good token of a deleted user is `USER_NOT_FOUND`, of a
+    /// disabled one `USER_DISABLED`; any other refusal is `INVALID_ID_TOKEN`.
     public func user(idToken: String) async throws -> IdentityUser {
         let token: IDToken
-        do {
+        do throws(TokenRejection) {
             token = try await verifier().verify(idToken)
         } catch {
-            throw IdentityError("INVALID_ID_TOKEN")
+            if error == .unknownUser || error == .deletedUser { throw IdentityError("USER_NOT_FOUND") }
+            throw IdentityError(error == .disabledUser ? "USER_DISABLED" : "INVALID_ID_TOKEN")
         }
         guard let user = try await user(uid: token.subject) else { throw IdentityError("USER_NOT_FOUND") }
         return user
@@ -205,7 +208,8 @@ public final class IdentityService: Sendable {
     func create(_ user: IdentityUser, refreshToken: String?) async throws {
         let refresh = refreshToken.map { (Self.digest($0), refreshRecord(uid: user.uid, issued: user.createdAt, authTime: user.createdAt / 1000)) }
         let key = try await store.write { [self] tx in
-            let key = try insert(user, in: tx)
+            var user = user
+            let key = try insert(&user, in: tx)
             if let (digest, record) = refresh { try tx.setRecord(Self.refreshKind, digest, record) }
             return key
         }
@@ -214,11 +218,19 @@ public final class IdentityService: Sendable {
 
     /// Adds a new user, its indexes and its `auth.user.created` to `tx`; answers the event's
     /// outbox key, for `delivered` once the write is made.
-    func insert(_ user: IdentityUser, in tx: any StoreTransaction) throws -> String {
-        // A deleted user's uid stays taken: its documents, its account and its orders remain,
-        // and its user-created event id is claimed, so a new user under it would inherit them.
-        if try tx.record(IdentityUser.recordKind, user.uid) != nil || tx.record(IdentityUser.deletedKind, user.uid) != nil {
-            throw IdentityError("DUPLICATE_LOCAL_ID")
+    ///
+    /// A uid whose user was deleted is made anew, as Firebase makes it: only a caller that names
+    /// the uid (a custom token, the OAuth provider's subject, the Admin API) reaches it, so it is
+    /// the same account at its provider, and it finds the trigger's documents of before. Its
+    /// event gets an id of its own (the first one's is claimed), and the tokens of the deleted
+    /// user stay refused: its ID tokens are older than the new user's `validSince` (its creation),
+    /// its refresh tokens than `revokedAt`.
+    func insert(_ user: inout IdentityUser, in tx: any StoreTransaction) throws -> String {
+        if try tx.record(IdentityUser.recordKind, user.uid) != nil { throw IdentityError("DUPLICATE_LOCAL_ID") }
+        let deleted = try tx.record(IdentityUser.deletedKind, user.uid) != nil
+        if deleted {
+            user.revokedAt = user.createdAt
+            try tx.setRecord(IdentityUser.deletedKind, user.uid, nil)
         }
         if let email = user.email {
             if try tx.record(IdentityUser.emailKind, Self.emailKey(email)) != nil { throw IdentityError("EMAIL_EXISTS") }
@@ -233,7 +245,7 @@ public final class IdentityService: Sendable {
             try tx.setRecord(IdentityUser.federatedKind, identity.indexKey, .string(user.uid))
         }
         try tx.setRecord(IdentityUser.recordKind, user.uid, user.record)
-        return try Outbox.add(userCreated(user), in: tx)
+        return try Outbox.add(userCreated(user, again: deleted), in: tx)
     }
 
     /// Waits for a new user's event to be delivered, so that its claims are on their way.
@@ -242,7 +254,9 @@ public final class IdentityService: Sendable {
         await relay.waitForDelivery(of: key, timeout: deliveryWait)
     }
 
-    func userCreated(_ user: IdentityUser) -> SourceMessage {
+    /// The user's `auth.user.created`; `again` for a uid made anew after its deletion, whose
+    /// event id names the creation time too.
+    func userCreated(_ user: IdentityUser, again: Bool = false) -> SourceMessage {
         var data: [(String, JSONValue)] = [
             ("uid", .string(user.uid)), ("isAnonymous", .bool(user.isAnonymous)),
             ("createdAt", .string(RFC3339.format(milliseconds: user.createdAt))),
@@ -250,7 +264,7 @@ public final class IdentityService: Sendable {
         if let email = user.email { data.append(("email", .string(email))) }
         if let phone = user.phoneNumber { data.append(("phoneNumber", .string(phone))) }
         return SourceMessage.event(
-            id: "user-created-" + user.uid, type: .userCreated, time: user.createdAt, key: user.uid,
+            id: "user-created-" + user.uid + (again ? "-\(user.createdAt)" : ""), type: .userCreated, time: user.createdAt, key: user.uid,
             subject: user.uid, data: JSONObject(data), source: Self.source)
     }
 

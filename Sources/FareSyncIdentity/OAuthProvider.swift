@@ -52,7 +52,10 @@ struct OAuthIDToken: JWTPayload {
 /// ```
 public final class OAuthProvider: Sendable {
     public static let codeKind = "oauth.codes"
-    /// How long a code may be exchanged (ms).
+    /// The codes by expiry (`ExpiryIndex`), so that codes never exchanged are dropped.
+    public static let codeExpiryKind = "oauth.codeExpiries"
+    static let codes = ExpiryIndex(records: codeKind, expiries: codeExpiryKind)
+    /// How long a code may be exchanged (ms): a minute, within RFC 6749's ten at most (4.1.2).
     public static let codeLifetime: Int64 = 60_000
 
     public let identity: IdentityService
@@ -85,31 +88,45 @@ public final class OAuthProvider: Sendable {
         guard method == "S256" else { throw OAuthError("invalid_request", "code_challenge_method must be S256") }
     }
 
-    /// A code for the user who logged in, bound to the redirect URI and the challenge.
-    public func issueCode(redirectURI: String, challenge: String, username: String) async throws -> String {
+    /// A code for the user who logged in, bound to the redirect URI and the challenge. The login
+    /// counts against the username and, as a code kept in the store, as a sign-up of `client`;
+    /// the write drops the first few expired codes by their expiry index.
+    public func issueCode(redirectURI: String, challenge: String, username: String, client: String? = nil) async throws -> String {
+        let now = identity.clock.milliseconds()
+        try identity.throttle.admitLogin(username: username, now: now)
+        try identity.throttle.admitSignUp(client: client, now: now)
         let code = Hex.random(bytes: 32)
+        let key = IdentityService.digest(code)
+        let expiresAt = now + Self.codeLifetime
         let record = JSONValue.object(
             JSONObject([
                 ("redirectURI", .string(redirectURI)), ("challenge", .string(challenge)), ("sub", .string(Self.subject(username))),
-                ("username", .string(username)), ("expiresAt", .int(identity.clock.milliseconds() + Self.codeLifetime)),
+                ("username", .string(username)), ("expiresAt", .int(expiresAt)),
             ]))
-        try await identity.store.write { tx in try tx.setRecord(Self.codeKind, IdentityService.digest(code), record) }
+        try await identity.store.write { tx in
+            try Self.codes.prune(now: now, in: tx)
+            try Self.codes.set(key, record, expiresAt: expiresAt, in: tx)
+        }
         return code
     }
 
-    /// The token endpoint's `authorization_code` grant. The code is taken out of the store in
-    /// the write that reads it, whatever the outcome: a code is presented once.
+    /// The token endpoint's `authorization_code` grant. A code presented is taken out of the store
+    /// first, whatever the rest of the request: a code is presented once (RFC 6749, 4.1.2), and
+    /// one presented with a wrong verifier, client or redirect URI is spent.
     public func exchange(code: String?, redirectURI: String?, clientId: String?, verifier: String?) async throws -> OAuthTokens {
+        let now = identity.clock.milliseconds()
+        var record: JSONValue?
+        if let code, !code.isEmpty {
+            record = try await identity.store.write { tx in
+                let key = IdentityService.digest(code)
+                guard let record = try tx.record(Self.codeKind, key) else { return nil }
+                try Self.codes.remove(key, expiresAt: record["expiresAt"]?.int64Value ?? 0, in: tx)
+                return record
+            }
+        }
         guard clientId == self.clientId else { throw OAuthError("invalid_client", "unknown client_id", status: 401) }
         guard let code, !code.isEmpty, let redirectURI else { throw OAuthError("invalid_request", "code and redirect_uri are required") }
         guard let verifier, !verifier.isEmpty else { throw OAuthError("invalid_request", "code_verifier is required (PKCE)") }
-        let now = identity.clock.milliseconds()
-        let record = try await identity.store.write { tx in
-            let key = IdentityService.digest(code)
-            let record = try tx.record(Self.codeKind, key)
-            if record != nil { try tx.setRecord(Self.codeKind, key, nil) }
-            return record
-        }
         guard let record, let expiresAt = record["expiresAt"]?.int64Value, expiresAt > now, let sub = record["sub"]?.stringValue else {
             throw OAuthError("invalid_grant", "the code is unknown, used or expired")
         }
@@ -119,11 +136,15 @@ public final class OAuthProvider: Sendable {
         guard Self.isPKCEValue(verifier, length: 43...128), Self.challenge(of: verifier) == record["challenge"]?.stringValue else {
             throw OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
         }
+        return try await tokens(sub: sub, username: record["username"]?.stringValue ?? "", now: now)
+    }
+
+    /// The provider's tokens for `sub`, with a Firebase custom token for the same uid.
+    func tokens(sub: String, username: String, now: Int64) async throws -> OAuthTokens {
         let signer = try await identity.signer()
         let seconds = now / 1000
         let idToken = OAuthIDToken(
-            iss: issuer, aud: self.clientId, sub: sub, iat: seconds, exp: seconds + IDToken.lifetime,
-            preferred_username: record["username"]?.stringValue ?? "")
+            iss: issuer, aud: self.clientId, sub: sub, iat: seconds, exp: seconds + IDToken.lifetime, preferred_username: username)
         return OAuthTokens(
             accessToken: Hex.random(bytes: 32), idToken: try await signer.keys.sign(idToken, kid: JWKIdentifier(string: signer.kid)),
             firebaseCustomToken: try await identity.customToken(uid: sub), subject: sub, expiresIn: IDToken.lifetime)

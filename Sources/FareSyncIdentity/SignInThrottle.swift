@@ -8,13 +8,19 @@ import Synchronization
 /// |---|---|---|
 /// | `failedSignInsPerEmail` | wrong passwords for one email | that email's sign-ins |
 /// | `failuresPerClient` | wrong passwords, unknown emails, bad refresh tokens from one address | that address's sign-ins and refreshes |
-/// | `signUpsPerClient` | users created by one address | that address's sign-ups |
+/// | `signUpsPerClient` | users created (by any way in) and codes sent, by one address | that address's sign-ups |
+/// | `codesPerNumber` | codes sent to one phone number | that number's sends |
+/// | `failedCodesPerNumber` | wrong codes for one phone number, over all its sessions | that number's sign-ins |
+/// | `loginsPerUsername` | logins to the OAuth provider's page as one username | that username's logins |
 ///
 /// A limit of 0 turns it off. The counts live in this process's memory.
 public struct ThrottleLimits: Sendable {
     public var failedSignInsPerEmail = 10
     public var failuresPerClient = 60
     public var signUpsPerClient = 300
+    public var codesPerNumber = 5
+    public var failedCodesPerNumber = 10
+    public var loginsPerUsername = 10
     /// How long a cool-down lasts (ms).
     public var coolDown: Int64 = 60_000
     public init() {}
@@ -25,6 +31,9 @@ public struct ThrottleLimits: Sendable {
         limits.failedSignInsPerEmail = 0
         limits.failuresPerClient = 0
         limits.signUpsPerClient = 0
+        limits.codesPerNumber = 0
+        limits.failedCodesPerNumber = 0
+        limits.loginsPerUsername = 0
         return limits
     }()
 }
@@ -49,6 +58,9 @@ public final class SignInThrottle: Sendable {
         case email(String)
         case failingClient(String)
         case signingUpClient(String)
+        case sendingNumber(String)
+        case guessedNumber(String)
+        case loggingInUsername(String)
     }
 
     /// An admitted sign-in or refresh, counted until it ends.
@@ -68,7 +80,8 @@ public final class SignInThrottle: Sendable {
 
     public init(limits: ThrottleLimits) { self.limits = limits }
 
-    static let refusal = IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : Too many attempts, try again later")
+    /// The answer of a throttled attempt.
+    public static let refusal = IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : Too many attempts, try again later")
 
     /// Admits a sign-in (`email`) or a refresh (no email) and counts it; throws while the email or
     /// the client is cooled down or has `limit` attempts counted.
@@ -116,18 +129,46 @@ public final class SignInThrottle: Sendable {
     /// Counts a sign-up of `client` after admitting it: the limit-th is still served, later ones
     /// are not, until the cool-down ends.
     public func admitSignUp(client: String?, now: Int64) throws {
-        guard let client, limits.signUpsPerClient > 0 else { return }
+        guard let client else { return }
+        try admit(.signingUpClient(client), limit: limits.signUpsPerClient, now: now)
+    }
+
+    /// Counts a code sent to `number`, as `admitSignUp` counts a sign-up.
+    public func admitCode(number: String, now: Int64) throws {
+        try admit(.sendingNumber(number), limit: limits.codesPerNumber, now: now)
+    }
+
+    /// Counts a login to the OAuth provider's page as `username`, as `admitSignUp` counts a sign-up.
+    public func admitLogin(username: String, now: Int64) throws {
+        try admit(.loggingInUsername(IdentityService.emailKey(username)), limit: limits.loginsPerUsername, now: now)
+    }
+
+    /// Whether `number`'s codes are tried at all: not while it is cooled down for wrong codes.
+    public func admitsCode(number: String, now: Int64) -> Bool {
+        guard limits.failedCodesPerNumber > 0 else { return true }
+        return tracks.withLock { ($0[.guessedNumber(number)]?.coolUntil ?? 0) <= now }
+    }
+
+    /// Counts a wrong code for `number`; at the limit, the number is cooled down.
+    public func failedCode(number: String, now: Int64) {
+        _ = try? admit(.guessedNumber(number), limit: limits.failedCodesPerNumber, now: now)
+    }
+
+    /// Counts an event of `subject`: the limit-th is still served, later ones are not, until the
+    /// cool-down ends. A limit of 0 counts nothing.
+    private func admit(_ subject: Subject, limit: Int, now: Int64) throws {
+        guard limit > 0 else { return }
         try tracks.withLock { tracks in
             prune(&tracks, now: now)
-            var track = tracks[.signingUpClient(client)] ?? Track()
+            var track = tracks[subject] ?? Track()
             guard track.coolUntil <= now else { throw Self.refusal }
             track.times.removeAll { $0 <= now - Self.window }
             track.times.append(now)
-            if track.times.count >= limits.signUpsPerClient {
+            if track.times.count >= limit {
                 track.coolUntil = now + limits.coolDown
                 track.times.removeAll()
             }
-            tracks[.signingUpClient(client)] = track
+            tracks[subject] = track
         }
     }
 

@@ -13,7 +13,8 @@ public struct UnverifiedJWT: Sendable {
     public var header: JSONObject
     public var claims: JSONObject
 
-    /// Nil for a text that is not three dot-separated parts whose first two are base64url JSON objects.
+    /// Nil for a text that is not three dot-separated parts whose first two are base64url JSON
+    /// objects in UTF-8.
     public init?(_ text: String) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Self.object(parts[0]), let claims = Self.object(parts[1]) else { return nil }
@@ -24,7 +25,9 @@ public struct UnverifiedJWT: Sendable {
     static func object(_ part: Substring) -> JSONObject? {
         var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        return (try? JSONParser.parse(String(decoding: data, as: UTF8.self)))?.objectValue
+        // Invalid UTF-8 is refused rather than read with replacement characters, which would make
+        // two different tokens name one uid.
+        guard let data = Data(base64Encoded: base64), let text = String(validating: data, as: UTF8.self) else { return nil }
+        return (try? JSONParser.parse(text))?.objectValue
     }
 }

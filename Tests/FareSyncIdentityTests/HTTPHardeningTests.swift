@@ -166,15 +166,19 @@ import Testing
         }
     }
 
-    /// A deleted user's uid is not given to a new user, who would inherit its account and orders.
-    @Test func aDeletedUsersUidStaysTaken() async throws {
+    /// A deleted user's uid is never drawn for a new user, who would inherit its account and
+    /// orders; named again (here by the Admin API), it is made anew, and a live uid stays taken.
+    @Test func aDeletedUsersUidIsMadeAnewOnlyWhenNamed() async throws {
         let fixture = IdentityFixture()
         _ = try await fixture.identity.createUser(uid: "once", email: "alice@example.com", password: nil)
         try await fixture.identity.delete(uid: "once")
-        await #expect(throws: IdentityError("DUPLICATE_LOCAL_ID")) {
-            try await fixture.identity.createUser(uid: "once", email: "bob@example.com", password: nil)
-        }
         #expect(try await fixture.identity.createUser(uid: nil, email: "alice@example.com", password: nil).uid != "once")
+        _ = try await fixture.identity.createUser(uid: "once", email: "bob@example.com", password: nil)
+        #expect(try await fixture.identity.user(uid: "once")?.email == "bob@example.com")
+        await #expect(throws: IdentityError("DUPLICATE_LOCAL_ID")) {
+            try await fixture.identity.createUser(uid: "once", email: "carol@example.com", password: nil)
+        }
+        #expect(await fixture.usersCreated() == 3)
     }
 
     /// bcrypt reads 72 bytes: a longer password is refused rather than cut; emails are told apart

@@ -6,7 +6,8 @@ Then the identity service's refusals of hostile input and stale credentials, eac
 request that succeeds: a deleted user's token, a refresh token from before a password change,
 NUL in a password, invalid UTF-8, non-finite claims, a reused Idempotency-Key with another body,
 `Bearer owner` from a foreign Host, a guessed or reused phone code, a custom token signed by a key
-the server does not hold, and a half-sent request, which the server closes.
+the server does not hold, body members of another type, a deleted custom-token uid signing in again,
+CORS on the client paths and none on the Admin API, and a half-sent request, which the server closes.
 
 Usage: python3 security_matrix.py FARESYNC WORKDIR PORT
 """
@@ -265,6 +266,47 @@ try:
     id_token_as_custom = identity("accounts:signInWithCustomToken", {"token": mint()})
     check((error_of(id_token_as_custom) or "").startswith("INVALID_CUSTOM_TOKEN"), f"an ID token as a custom token: {error_of(id_token_as_custom)}")
     check(published() == before_phone + 1, f"no refused sign-in published anything ({published() - before_phone - 1})")
+
+    # A member of another type is a 400 naming it, never read as absent (a number as the idToken
+    # of a linking sign-in made a second user); beside it, the same link made right.
+    anonymous = identity("accounts:signUp", {}).json()
+    linked_sent = identity("accounts:sendVerificationCode", {"phoneNumber": "+4790011224"}).json()
+    linked_code = next(c["code"] for c in requests.get(codes_url).json()["verificationCodes"] if c["sessionInfo"] == linked_sent["sessionInfo"])
+    before_typed = published()
+    numbered = identity("accounts:signInWithPhoneNumber", {"sessionInfo": linked_sent["sessionInfo"], "code": linked_code, "idToken": 123})
+    check(numbered.status_code == 400 and (error_of(numbered) or "").startswith("INVALID_ID_TOKEN") and published() == before_typed,
+          f"a link whose idToken is a number: {numbered.status_code} {error_of(numbered)}, {published() - before_typed} published")
+    typed_email = identity("accounts:signUp", {"email": 123, "password": "secret-1"})
+    check(typed_email.status_code == 400 and "/email" in (error_of(typed_email) or "") and published() == before_typed,
+          f"a sign-up whose email is a number: {typed_email.status_code} {error_of(typed_email)}")
+    linked = identity("accounts:signInWithPhoneNumber",
+                      {"sessionInfo": linked_sent["sessionInfo"], "code": linked_code, "idToken": anonymous["idToken"]})
+    check(linked.status_code == 200 and linked.json().get("localId") == anonymous["localId"] and published() == before_typed,
+          f"the same link with the idToken a string: {linked.status_code}")
+
+    # A custom token's uid whose user was deleted signs in again: a new user, one more event.
+    first_custom = identity("accounts:signInWithCustomToken", {"token": '{"uid":"matrix-again"}'})
+    deleted = identity(f"projects/{project}/accounts:delete", {"localId": "matrix-again"}, owner)
+    before_again = published()
+    again_custom = identity("accounts:signInWithCustomToken", {"token": '{"uid":"matrix-again"}'})
+    check(first_custom.status_code == 200 and deleted.status_code == 200 and again_custom.status_code == 200
+          and again_custom.json().get("isNewUser") is True and published() == before_again + 1,
+          f"a deleted custom-token uid signs in again as a new user: {again_custom.status_code} {error_of(again_custom)}")
+
+    # CORS for the SDK in a browser on the client paths, never for the Admin API nor with Authorization.
+    asked = {"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST",
+             "Access-Control-Request-Headers": "content-type,x-client-version,authorization"}
+    preflight = requests.options(f"{base}/identitytoolkit.googleapis.com/v1/accounts:signUp", headers=asked)
+    granted = preflight.headers.get("Access-Control-Allow-Headers", "").lower()
+    check(preflight.headers.get("Access-Control-Allow-Origin") == "*" and "x-client-version" in granted and "authorization" not in granted
+          and "Access-Control-Allow-Credentials" not in preflight.headers,
+          f"a preflight of accounts:signUp: {preflight.status_code} {dict(preflight.headers)}")
+    token_preflight = requests.options(f"{base}/securetoken.googleapis.com/v1/token", headers=asked)
+    check(token_preflight.headers.get("Access-Control-Allow-Origin") == "*", f"a preflight of the token path: {token_preflight.status_code}")
+    admin_preflight = requests.options(f"{base}/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:lookup", headers=asked)
+    admin_call = identity(f"projects/{project}/accounts:lookup", {"localId": ["matrix-pw"]}, {**owner, "Origin": "http://localhost:5173"})
+    check("Access-Control-Allow-Origin" not in admin_preflight.headers and "Access-Control-Allow-Origin" not in admin_call.headers,
+          f"the Admin API answers no CORS ({admin_preflight.status_code}, {admin_call.status_code})")
 
     closed, after = closed_within(half, half_started, 35)
     check(closed, f"a half-sent request's connection was closed by the server after {after:.1f} s (at most 35)")

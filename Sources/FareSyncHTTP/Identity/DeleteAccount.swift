@@ -8,7 +8,7 @@ struct DeleteAccountRequest: Codable, Sendable {
 extension DeleteAccountRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(idToken: body.tolerant(.idToken), localId: body.tolerant(.localId))
+        self.init(idToken: try body.member(.idToken), localId: try body.member(.localId))
     }
 }
 

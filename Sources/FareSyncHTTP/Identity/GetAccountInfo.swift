@@ -1,4 +1,5 @@
 import FareSyncEvents
+import FareSyncIdentity
 
 /// The body of `accounts:lookup`: Google's `GetAccountInfoRequest`. The app names itself by
 /// `idToken`; an admin may instead name users by `localId`, `email` and `phoneNumber`, each one
@@ -19,11 +20,23 @@ struct GetAccountInfoRequest: Codable, Sendable {
 extension GetAccountInfoRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        let federated = body.tolerant(.federatedUserId, as: [JSONValue].self) ?? []
+        let federated = try body.member(.federatedUserId, as: [JSONValue].self) ?? []
         self.init(
-            idToken: body.tolerant(.idToken), localId: body.strings(.localId), email: body.strings(.email),
-            phoneNumber: body.strings(.phoneNumber),
-            federatedUserId: federated.map { FederatedUserId(providerId: $0["providerId"]?.stringValue, rawId: $0["rawId"]?.stringValue) })
+            idToken: try body.member(.idToken), localId: try body.memberStrings(.localId), email: try body.memberStrings(.email),
+            phoneNumber: try body.memberStrings(.phoneNumber),
+            federatedUserId: try federated.map(Self.federatedUserId))
+    }
+}
+
+extension GetAccountInfoRequest {
+    /// One `federatedUserId`: an object whose `providerId` and `rawId` are strings.
+    static func federatedUserId(_ value: JSONValue) throws -> FederatedUserId {
+        let refusal = IdentityError("Invalid JSON payload received. /federatedUserId must be an array of {providerId, rawId} strings")
+        guard let object = value.objectValue else { throw refusal }
+        for name in ["providerId", "rawId"] where object[name] != nil && object[name]?.stringValue == nil && object[name] != .null {
+            throw refusal
+        }
+        return FederatedUserId(providerId: object["providerId"]?.stringValue, rawId: object["rawId"]?.stringValue)
     }
 }
 

@@ -17,7 +17,7 @@ struct GrantTokenRequest: Codable, Sendable {
 extension GrantTokenRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(grantType: body.tolerant(.grantType), refreshToken: body.tolerant(.refreshToken))
+        self.init(grantType: try body.member(.grantType), refreshToken: try body.member(.refreshToken))
     }
 
     /// The request from the body's text: a JSON object, or else form fields, each decoded (`+` a

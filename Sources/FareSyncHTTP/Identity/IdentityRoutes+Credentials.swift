@@ -15,14 +15,14 @@ extension IdentityRoutes {
             return try await signInWithPhoneNumber(&request, client: context.clientAddress)
         }
         v1.get("recaptchaParams") { _, _ in RecaptchaParamsResponse() }
-        v1.post("accounts:signInWithIdp") { request, _ in
+        v1.post("accounts:signInWithIdp") { request, context in
             var request = request
-            return try await signInWithIdp(&request)
+            return try await signInWithIdp(&request, client: context.clientAddress)
         }
-        v1.post("accounts:signInWithCustomToken") { request, _ in
+        v1.post("accounts:signInWithCustomToken") { request, context in
             var request = request
             let body = try await JSONBody.decode(SignInWithCustomTokenRequest.self, of: &request)
-            return SignInWithCustomTokenResponse(try await identity.signIn(customToken: body.token))
+            return SignInWithCustomTokenResponse(try await identity.signIn(customToken: body.token, client: context.clientAddress))
         }
     }
 
@@ -41,14 +41,14 @@ extension IdentityRoutes {
         return SignInWithPhoneNumberResponse(signedIn)
     }
 
-    func signInWithIdp(_ request: inout Request) async throws -> SignInWithIdpResponse {
+    func signInWithIdp(_ request: inout Request, client: String?) async throws -> SignInWithIdpResponse {
         let body = try await JSONBody.decode(SignInWithIdpRequest.self, of: &request)
         let fields = try body.fields()
         guard let providerId = fields["providerId"]?.lowercased(), !providerId.isEmpty else {
             throw IdentityError("INVALID_CREDENTIAL_OR_PROVIDER_ID : Invalid IdP response/credential: no providerId")
         }
         let providerToken = fields["id_token"]
-        let signedIn = try await identity.signIn(providerId: providerId, providerToken: providerToken, idToken: body.idToken)
+        let signedIn = try await identity.signIn(providerId: providerId, providerToken: providerToken, idToken: body.idToken, client: client)
         return SignInWithIdpResponse(signedIn, providerId: providerId, providerToken: providerToken ?? "")
     }
 

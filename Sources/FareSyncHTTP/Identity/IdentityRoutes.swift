@@ -23,9 +23,20 @@ import Hummingbird
 /// `SignUpResponse`, …, beside this file). Admin calls carry the credential `AdminAccess` accepts
 /// (`Authorization: Bearer owner`, what the Admin SDKs send to an emulator, from a loopback host).
 /// Refusals are Firebase's error bodies (`{"error":{"code":400,"message":"EMAIL_EXISTS",…}}`).
+/// The client paths and the token path answer CORS as the emulator does (`IdentityCORS`); the
+/// Admin API's do not.
 public struct IdentityRoutes<Context: RequestContext>: Sendable {
     public let identity: IdentityService
     public let admin: AdminAccess
+
+    /// The identity toolkit's paths a web app's SDK calls, which answer CORS preflights.
+    static var clientPaths: [String] {
+        [
+            "accounts:signUp", "accounts:signInWithPassword", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber",
+            "recaptchaParams", "accounts:signInWithIdp", "accounts:signInWithCustomToken", "accounts:lookup", "accounts:update",
+            "accounts:delete",
+        ]
+    }
 
     public static var jwksPath: String { "/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com" }
 
@@ -35,7 +46,8 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
     }
 
     public func add(to router: Router<Context>) {
-        let v1 = router.group("identitytoolkit.googleapis.com/v1").add(middleware: APIErrors<Context>(.firebase))
+        let v1 = router.group("identitytoolkit.googleapis.com/v1").add(middleware: IdentityCORS<Context>())
+            .add(middleware: APIErrors<Context>(.firebase))
         v1.post("accounts:signUp") { request, context in
             var request = request
             return try await signUp(&request, client: context.clientAddress)
@@ -71,11 +83,15 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
             var request = request
             return try await createUser(&request, project: context.parameters.get("project"))
         }
-        let secureToken = router.group("securetoken.googleapis.com/v1").add(middleware: APIErrors<Context>(.firebase))
+        let secureToken = router.group("securetoken.googleapis.com/v1").add(middleware: IdentityCORS<Context>())
+            .add(middleware: APIErrors<Context>(.firebase))
         secureToken.post("token") { request, context in
             var request = request
             return try await token(&request, client: context.clientAddress)
         }
+        // The preflights of the client paths; `IdentityCORS` answers them.
+        for path in Self.clientPaths { v1.on(RouterPath(path), method: .options) { _, _ in Response(status: .noContent) } }
+        secureToken.on("token", method: .options) { _, _ in Response(status: .noContent) }
         router.group().add(middleware: APIErrors<Context>(.firebase)).get(RouterPath(Self.jwksPath)) { _, _ in try await jwks() }
     }
 

@@ -9,7 +9,7 @@ struct SendVerificationCodeRequest: Codable, Sendable {
 extension SendVerificationCodeRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(phoneNumber: body.tolerant(.phoneNumber))
+        self.init(phoneNumber: try body.member(.phoneNumber))
     }
 }
 

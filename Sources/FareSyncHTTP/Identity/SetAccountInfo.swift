@@ -23,11 +23,11 @@ extension SetAccountInfoRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            idToken: body.tolerant(.idToken), localId: body.tolerant(.localId), email: body.tolerant(.email),
-            password: body.tolerant(.password), displayName: body.tolerant(.displayName), disableUser: body.tolerant(.disableUser),
+            idToken: try body.member(.idToken), localId: try body.member(.localId), email: try body.member(.email),
+            password: try body.member(.password), displayName: try body.member(.displayName), disableUser: try body.member(.disableUser),
             validSince: body.contains(.validSince) ? try body.decode(GoogleInt64.self, forKey: .validSince) : nil,
-            customAttributes: body.tolerant(.customAttributes), phoneNumber: body.tolerant(.phoneNumber),
-            deleteProvider: body.strings(.deleteProvider))
+            customAttributes: try body.member(.customAttributes), phoneNumber: try body.member(.phoneNumber),
+            deleteProvider: try body.memberStrings(.deleteProvider))
     }
 }
 

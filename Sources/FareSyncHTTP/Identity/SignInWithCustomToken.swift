@@ -9,7 +9,7 @@ struct SignInWithCustomTokenRequest: Codable, Sendable {
 extension SignInWithCustomTokenRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(token: body.tolerant(.token))
+        self.init(token: try body.member(.token))
     }
 }
 

@@ -15,7 +15,7 @@ struct SignInWithIdpRequest: Codable, Sendable {
 extension SignInWithIdpRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(requestUri: body.tolerant(.requestUri), postBody: body.tolerant(.postBody), idToken: body.tolerant(.idToken))
+        self.init(requestUri: try body.member(.requestUri), postBody: try body.member(.postBody), idToken: try body.member(.idToken))
     }
 
     /// The credential's fields: `requestUri`'s query, then `postBody`'s, the last of a name counting.

@@ -9,7 +9,7 @@ struct SignInWithPasswordRequest: Codable, Sendable {
 extension SignInWithPasswordRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(email: body.tolerant(.email), password: body.tolerant(.password))
+        self.init(email: try body.member(.email), password: try body.member(.password))
     }
 }
 

@@ -12,7 +12,7 @@ struct SignInWithPhoneNumberRequest: Codable, Sendable {
 extension SignInWithPhoneNumberRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(sessionInfo: body.tolerant(.sessionInfo), code: body.tolerant(.code), idToken: body.tolerant(.idToken))
+        self.init(sessionInfo: try body.member(.sessionInfo), code: try body.member(.code), idToken: try body.member(.idToken))
     }
 }
 

@@ -16,8 +16,8 @@ extension SignUpRequest {
     init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            email: body.tolerant(.email), password: body.tolerant(.password), localId: body.tolerant(.localId),
-            displayName: body.tolerant(.displayName), phoneNumber: body.tolerant(.phoneNumber), disabled: body.tolerant(.disabled))
+            email: try body.member(.email), password: try body.member(.password), localId: try body.member(.localId),
+            displayName: try body.member(.displayName), phoneNumber: try body.member(.phoneNumber), disabled: try body.member(.disabled))
     }
 }
 

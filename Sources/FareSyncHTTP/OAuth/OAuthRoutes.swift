@@ -21,9 +21,10 @@ struct OAuthRoutes<Context: RequestContext>: Sendable {
     func add(to router: Router<Context>) {
         let oauth = router.group("oauth").add(middleware: APIErrors<Context>(.ticket))
         oauth.get("authorize") { request, _ in try await authorize(fields: Self.query(request), loggingIn: false) }
-        oauth.post("authorize") { request, _ in
+        oauth.post("authorize") { request, context in
             var request = request
-            return try await authorize(fields: FormFields.parse(try await JSONBody.text(of: &request)), loggingIn: true)
+            let fields = FormFields.parse(try await JSONBody.text(of: &request))
+            return try await authorize(fields: fields, loggingIn: true, client: context.clientAddress)
         }
         oauth.post("token") { request, _ in
             var request = request
@@ -32,7 +33,7 @@ struct OAuthRoutes<Context: RequestContext>: Sendable {
     }
 
     /// The page, or (once the user logged in) the redirect with a code.
-    func authorize(fields: [String: String], loggingIn: Bool) async throws -> Response {
+    func authorize(fields: [String: String], loggingIn: Bool, client: String? = nil) async throws -> Response {
         do throws(OAuthError) {
             try provider.checkClient(clientId: fields["client_id"], redirectURI: fields["redirect_uri"])
         } catch {
@@ -46,11 +47,29 @@ struct OAuthRoutes<Context: RequestContext>: Sendable {
             return redirect(redirectURI, ["error": error.code, "error_description": error.description, "state": fields["state"]])
         }
         guard loggingIn else { return page(OAuthPage.login(fields), status: .ok) }
-        guard let username = fields["username"], !username.isEmpty, username.utf8.count <= 256, !(fields["password"] ?? "").isEmpty else {
-            return page(OAuthPage.login(fields), status: .badRequest)
+        return try await logIn(fields: fields, redirectURI: redirectURI, client: client)
+    }
+
+    /// The login form's post, throttled as `signInWithPassword` is: a failed login (no username or
+    /// no password) counts against the username and the client, and every login against the
+    /// username and, as a code kept, the client's sign-ups.
+    func logIn(fields: [String: String], redirectURI: String, client: String?) async throws -> Response {
+        let username = fields["username"].flatMap { $0.isEmpty || $0.utf8.count > 256 ? nil : $0 }
+        let throttle = provider.identity.throttle
+        let now = provider.identity.clock.milliseconds()
+        do {
+            let attempt = try throttle.begin(email: username.map { "oauth:" + $0 }, client: client, now: now)
+            guard let username, !(fields["password"] ?? "").isEmpty else {
+                throttle.failed(attempt)
+                return page(OAuthPage.login(fields), status: .badRequest)
+            }
+            throttle.succeeded(attempt)
+            let code = try await provider.issueCode(
+                redirectURI: redirectURI, challenge: fields["code_challenge"] ?? "", username: username, client: client)
+            return redirect(redirectURI, ["code": code, "state": fields["state"]])
+        } catch let refusal as IdentityError where refusal == SignInThrottle.refusal {
+            return page(OAuthPage.error("Too many logins: try again in a minute."), status: .tooManyRequests)
         }
-        let code = try await provider.issueCode(redirectURI: redirectURI, challenge: fields["code_challenge"] ?? "", username: username)
-        return redirect(redirectURI, ["code": code, "state": fields["state"]])
     }
 
     func token(_ fields: [String: String]) async throws -> Response {
@@ -72,15 +91,23 @@ struct OAuthRoutes<Context: RequestContext>: Sendable {
         Response(status: status, headers: OAuthPage.headers, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
-    /// A 303 to the client's redirect URI with `parameters` added to its query.
+    /// A 303 to the client's redirect URI with `parameters` added to its query, each value
+    /// percent-encoded but for RFC 3986's unreserved characters (a `+` in `state` reads as a space
+    /// to a form decoder otherwise).
     func redirect(_ uri: String, _ parameters: [String: String?]) -> Response {
         var components = URLComponents(string: uri) ?? URLComponents()
-        var items = components.queryItems ?? []
+        var query = components.percentEncodedQuery.map { [$0] } ?? []
         for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            if let value { items.append(URLQueryItem(name: name, value: value)) }
+            if let value { query.append(Self.percentEncoded(name) + "=" + Self.percentEncoded(value)) }
         }
-        components.queryItems = items
+        components.percentEncodedQuery = query.joined(separator: "&")
         return Response(status: .seeOther, headers: [.location: components.string ?? uri, .cacheControl: "no-store"])
+    }
+
+    static var unreserved: CharacterSet { CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") }
+
+    static func percentEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
 
     static func query(_ request: Request) -> [String: String] {
