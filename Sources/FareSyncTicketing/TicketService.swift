@@ -310,16 +310,19 @@ public final class TicketService: Sendable {
     }
 
     private func scheduleIssue(_ order: Order) {
-        let task = Task { [self] in
-            try? await Task.sleep(for: issueDelay)
-            do {
-                try await issue(order)
-            } catch {
-                // The order stays not issued; `issuePending` tries again at the next start.
+        // Started under the lock, so that the task's own removal, which takes the lock too, always
+        // comes after its insertion: a task that ended before it was inserted would stay forever.
+        issuing.withLock { issuing in
+            issuing[order.orderId] = Task { [self] in
+                try? await Task.sleep(for: issueDelay)
+                do {
+                    try await issue(order)
+                } catch {
+                    // The order stays not issued; `issuePending` tries again at the next start.
+                }
+                _ = self.issuing.withLock { $0.removeValue(forKey: order.orderId) }
             }
-            _ = issuing.withLock { $0.removeValue(forKey: order.orderId) }
         }
-        issuing.withLock { $0[order.orderId] = task }
     }
 
     /// Publishes the order's fare contract and marks it issued, in one write; an order issued
