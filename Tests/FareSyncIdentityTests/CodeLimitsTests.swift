@@ -194,6 +194,8 @@ import Testing
                 body: ByteBuffer(string: "{}"))
             #expect(signUp.status == .ok && signUp.headers[.accessControlAllowOrigin] == "*")
 
+            // The Admin API has no preflight route, so no preflight of it is granted; its answers
+            // carry no CORS header either, which only `IdentityCORS.isAdminPath` keeps true.
             let adminPath = "/identitytoolkit.googleapis.com/v1/projects/demo-faresync/accounts:lookup"
             let adminPreflight = try await client.execute(uri: adminPath, method: .options, headers: asked)
             #expect(adminPreflight.headers[.accessControlAllowOrigin] == nil, "the Admin API answered a preflight")

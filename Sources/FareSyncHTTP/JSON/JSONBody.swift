@@ -74,8 +74,10 @@ enum JSONBody {
         try decode(type, from: try await object(of: &request))
     }
 
-    /// `object` as `T`. The request types read a member of another type as absent, so that their
-    /// routes refuse it with their own messages; a type that does not is refused here, naming the member.
+    /// `object` as `T`. The ticket service's request types read a member of another type as absent,
+    /// so that their routes refuse it with their own messages (the identity service's refuse it
+    /// themselves, naming the member, as the emulator does); a type that does neither is refused
+    /// here, naming the member.
     static func decode<T: Decodable>(_ type: T.Type, from object: JSONObject) throws -> T {
         do {
             return try JSONValueDecoder().decode(type, from: .object(object))
