@@ -16,7 +16,7 @@ import Testing
         #expect(cache.value(for: 99_999, now: 100_099) == nil)
     }
 
-    @Test func verifiedTokensAreKeptForMinutesNotForTheirHour() throws {
+    @Test func verifiedTokensAreKeptForAMinuteNotForTheirHour() throws {
         let tokens = VerifiedTokens()
         // A token a second for two hours, each valid for an hour.
         for second in Int64(0)..<7_200 {
