@@ -117,6 +117,14 @@ extension IdentityService {
         forget(uid)
     }
 
+    /// The users whose uids come after `uid` (from the first, for nil), by uid, at most `limit`: the
+    /// users are read a page at a time.
+    public func users(after uid: String?, limit: Int) async throws -> [IdentityUser] {
+        try await store.readCommitted { tx in
+            try tx.records(IdentityUser.recordKind, after: uid, limit: limit).compactMap { IdentityUser(record: $0.value) }
+        }
+    }
+
     /// The user's custom claims: those of `authUsers/{uid}` once the trigger wrote it, else those
     /// set through the Admin API, else none.
     public func claims(of user: IdentityUser) async throws -> JSONObject {
