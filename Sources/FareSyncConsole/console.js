@@ -87,6 +87,9 @@
   source.addEventListener("open", function () {
     document.body.setAttribute("data-stream-state", "open");
     if (status) status.textContent = "";
+    // What changed between the page's rendering and the stream's start (or while it reconnected)
+    // came before the stream: fetch the live part once.
+    refresh();
   });
   source.addEventListener("error", function () {
     document.body.setAttribute("data-stream-state", "reconnecting");

@@ -41,6 +41,30 @@ import Testing
         }
     }
 
+    /// A replay's store has users only as `authUsers` documents: listed, shown, nothing to act on.
+    @Test func aUserFromEventsOnlyIsListedAndShownWithoutActions() async throws {
+        let fixture = ConsoleFixture()
+        try await fixture.store.write { tx in
+            let claims = JSONObject([("abt_id", .string("ATB:CustomerAccount:00ff")), ("customer_number", .int(7))])
+            try tx.setDocument(
+                "authUsers/from-events",
+                .object(
+                    JSONObject([
+                        ("uid", .string("from-events")), ("createdAt", .string("2026-11-20T06:41:19.759Z")), ("customClaims", .object(claims)),
+                    ])))
+        }
+        try await fixture.application.test(.router) { client in
+            var browser = Browser(client: client)
+            let list = String(buffer: try await browser.get("/console/users").body)
+            #expect(list.contains("/console/users/from-events") && list.contains("ATB:CustomerAccount:00ff"))
+            #expect(list.contains("datetime=\"2026-11-20T06:41:19.759Z\""))
+            let page = try await browser.get("/console/users/from-events")
+            #expect(page.status == .ok)
+            let body = String(buffer: page.body)
+            #expect(body.contains("nothing to act on") && !body.contains("Disable user"))
+        }
+    }
+
     @Test func theUserSearchFindsByAccountAndCustomerNumber() async throws {
         let fixture = ConsoleFixture()
         let uid = try await fixture.user(email: "search@example.com")

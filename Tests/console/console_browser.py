@@ -133,7 +133,7 @@ def main():
         # The user's page: its reservation appears, then its fare contract, and the reservation goes.
         token = token_with_claims(http, refresh_token)
         driver.find_element(By.LINK_TEXT, uid).click()
-        wait(driver, stream_open, "the user's page's stream is open")
+        wait(driver, lambda d: d.find_element(By.TAG_NAME, "h1").text == f"User {uid}" and stream_open(d), "the user's page's stream is open")
         mark(driver)
         order = reserve(http, token, "console-1")
         wait(driver, lambda d: order["orderId"] in d.find_element(By.ID, "live").text, "the reservation appears on the user's page")

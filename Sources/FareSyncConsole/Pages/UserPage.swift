@@ -49,18 +49,17 @@ struct UserPage {
 
     func add(to group: RouterGroup<some RequestContext>) {
         group.get("users/:uid") { request, context -> Response in
-            guard let identity else { return ConsoleResponse.refusal(.notFound, "This console has no identity service.") }
             let uid = try context.parameters.require("uid")
             return try await Self.render(uid: uid, identity: identity, store: store, live: request.uri.queryParameters.get("part") == "live")
         }
     }
 
     /// The user's page; with `error`, as a 400 after an action the identity service refused.
-    static func render(uid: String, identity: IdentityService, store: any DocumentStore, live: Bool, error: String? = nil) async throws -> Response {
-        guard let user = try await identity.user(uid: uid) else {
+    static func render(uid: String, identity: IdentityService?, store: any DocumentStore, live: Bool, error: String? = nil) async throws -> Response {
+        guard let user = try await ConsoleUser.load([uid], store: store, identity: identity).first else {
             return ConsoleResponse.refusal(.notFound, "No user has the uid “\(uid)”.")
         }
-        let claims = try await identity.claims(of: user)
+        let claims = user.claims
         let (customer, contracts, reservations) = try await store.readCommitted { tx in
             (
                 try tx.document(Paths.customer(uid)),
@@ -69,19 +68,23 @@ struct UserPage {
             )
         }
         let model = Live(
-            uid: uid, uidPath: Layout.urlComponent(uid), email: user.email ?? "none", phone: user.phoneNumber ?? "none",
-            provider: user.signInProvider, created: ValueView.time(milliseconds: user.createdAt),
-            lastSignIn: ValueView.time(milliseconds: user.lastLoginAt), disabled: user.disabled ? "yes" : "no",
-            validSince: ValueView.time(milliseconds: user.validSince * 1000), claims: JSONWriter.string(.object(claims)),
+            uid: uid, uidPath: Layout.urlComponent(uid), email: user.email ?? "none", phone: user.phone ?? "none",
+            provider: user.account?.signInProvider ?? "unknown", created: user.created, lastSignIn: user.lastSignIn,
+            disabled: user.disabled ? "yes" : "no", validSince: user.account.map { ValueView.time(milliseconds: $0.validSince * 1000) } ?? "unknown",
+            claims: JSONWriter.string(.object(claims)),
             customer: customer.map { ValueView.document($0, at: Paths.customer(uid)) },
             contracts: contracts.map { item($0, summary: contractSummary($0.value)) }, hasContracts: !contracts.isEmpty,
             reservations: reservations.map { item($0, summary: reservationSummary($0.value)) }, hasReservations: !reservations.isEmpty)
         let livePart = Self.live.render(model)
         if live { return ConsoleResponse.html(livePart) }
-        let actions = Self.actions.render(
-            Actions(
-                uid: uid, uidPath: model.uidPath, csrf: ConsoleGate.session?.csrf ?? "", toggle: user.disabled ? "enable" : "disable",
-                toggleLabel: user.disabled ? "Enable user" : "Disable user", claimsEdit: JSONWriter.string(.object(claims)), error: error))
+        // A user that came from events only (a replay's store) has no account to act on.
+        let actions =
+            user.account == nil || identity == nil
+            ? "<p>This store's identity service has no account for this user (it came from events): there is nothing to act on.</p>"
+            : Self.actions.render(
+                Actions(
+                    uid: uid, uidPath: model.uidPath, csrf: ConsoleGate.session?.csrf ?? "", toggle: user.disabled ? "enable" : "disable",
+                    toggleLabel: user.disabled ? "Enable user" : "Disable user", claimsEdit: JSONWriter.string(.object(claims)), error: error))
         let page = Layout.page(
             title: "User \(uid)", body: livePart + actions, current: "/console/users",
             stream: "/console/stream?under=authUsers/\(Layout.urlComponent(uid))&under=customers/\(Layout.urlComponent(uid))")

@@ -7,21 +7,21 @@ import FareSyncStore
 /// at a time up to `scanLimit`).
 struct UserSearch {
     let store: any DocumentStore
-    let identity: IdentityService
+    let identity: IdentityService?
 
     static let scanLimit = 100_000
 
-    func find(_ query: String) async throws -> [IdentityUser] {
-        var found: [IdentityUser] = []
-        func add(_ user: IdentityUser?) {
-            if let user, !found.contains(where: { $0.uid == user.uid }) { found.append(user) }
+    /// The uids the query may name (the caller keeps those that exist).
+    func find(_ query: String) async throws -> [String] {
+        var found: [String] = []
+        func add(_ uid: String?) {
+            if let uid, !found.contains(uid) { found.append(uid) }
         }
-        if !query.contains("/") { add(try await identity.user(uid: query)) }
-        if query.contains("@") { add(try await identity.user(email: query)) }
-        if query.hasPrefix("+") { add(try await identity.user(phoneNumber: query)) }
-        let account = try await store.readCommitted { try $0.account(query)?.uid }
-        if let account { add(try await identity.user(uid: account)) }
-        if let number = Int64(query), let uid = try await customer(number: number) { add(try await identity.user(uid: uid)) }
+        if !query.contains("/") { add(query) }
+        if query.contains("@") { add(try await identity?.user(email: query)?.uid) }
+        if query.hasPrefix("+") { add(try await identity?.user(phoneNumber: query)?.uid) }
+        add(try await store.readCommitted { try $0.account(query)?.uid })
+        if let number = Int64(query) { add(try await customer(number: number)) }
         return found
     }
 
