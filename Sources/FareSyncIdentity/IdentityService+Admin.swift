@@ -125,6 +125,13 @@ extension IdentityService {
         }
     }
 
+    /// The users with these uids (nil where none), read in one store read.
+    public func users(uids: [String]) async throws -> [IdentityUser?] {
+        try await store.readCommitted { tx in
+            try uids.map { uid in try tx.record(IdentityUser.recordKind, uid).flatMap { IdentityUser(record: $0) } }
+        }
+    }
+
     /// The user's custom claims: those of `authUsers/{uid}` once the trigger wrote it, else those
     /// set through the Admin API, else none.
     public func claims(of user: IdentityUser) async throws -> JSONObject {

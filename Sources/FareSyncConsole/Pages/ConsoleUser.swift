@@ -27,12 +27,10 @@ struct ConsoleUser: Sendable {
     /// The users with these uids that exist in the store (a document or an account), in order.
     static func load(_ uids: [String], store: any DocumentStore, identity: IdentityService?) async throws -> [ConsoleUser] {
         let documents = try await store.readCommitted { tx in try uids.map { try tx.document(Paths.authUser($0)) } }
-        var users: [ConsoleUser] = []
-        for (uid, document) in zip(uids, documents) {
-            let account = try await identity?.user(uid: uid)
-            if document != nil || account != nil { users.append(ConsoleUser(uid: uid, document: document, account: account)) }
+        let accounts = try await identity?.users(uids: uids) ?? uids.map { _ in nil }
+        return zip(uids, zip(documents, accounts)).compactMap { uid, found in
+            found.0 == nil && found.1 == nil ? nil : ConsoleUser(uid: uid, document: found.0, account: found.1)
         }
-        return users
     }
 
     /// The uids of the `authUsers` documents after `uid`, by uid, at most `limit`.
