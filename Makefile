@@ -51,7 +51,7 @@ test: setup lint
 	bash Tests/console/check_console.sh $(FARESYNC)
 	bash Tests/lib/with_postgres.sh bash Tests/http/two_servers.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
-	bash Tests/lib/with_postgres.sh .build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --worker-events 3000 --mirror-events 5000 --mirror-rounds 1 --firestore-worker-rounds 1 --http-seconds 1 --http-rounds 1 --postgres-events 3000 --latency-users 10 --latency-purchases 10 --latency-buyers 2 --console-events 3000 --console-seconds 1
+	bash Tests/lib/with_postgres.sh .build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --worker-events 3000 --journal-events 3000 --journal-rounds 1 --mirror-events 5000 --mirror-rounds 1 --firestore-worker-rounds 1 --http-seconds 1 --http-rounds 1 --postgres-events 3000 --latency-users 10 --latency-purchases 10 --latency-buyers 2 --console-events 3000 --console-seconds 1
 
 ## While editing: the style check and the Swift tests (the stores' tests also on a throwaway
 ## PostgreSQL server), without the integration scripts.

@@ -173,13 +173,15 @@ let package = Package(
             resources: [.embedInCode("openapi.json")]
         ),
         // The console (`/console/`): server-rendered pages (swift-mustache) over the store, the
-        // identity service's admin methods and the mirror's status, live through one watcher of the
-        // change feed; mounted into `HTTPApplication` by the command line.
+        // identity service's admin methods, the journal and the dead letters' re-drive, and the
+        // mirror's status, live through one watcher of the change feed; mounted into
+        // `HTTPApplication` by the command line.
         .target(
             name: "FareSyncConsole",
             dependencies: [
                 "FareSyncEvents",
                 "FareSyncStore",
+                "FareSyncPipeline",
                 "FareSyncIdentity",
                 "FareSyncFirestore",
                 "FareSyncHTTP",

@@ -1,5 +1,6 @@
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncPipeline
 import FareSyncStore
 import Hummingbird
 
@@ -19,17 +20,20 @@ public struct Console: HTTPMount {
     public let identity: IdentityService?
     public let access: AdminAccess
     public let probes: ConsoleProbes
+    /// The dead letters' re-drive (nil: the Dead letters page only lists them).
+    public let redrive: DeadLetterRedrive?
     public let watcher: ConsoleWatcher
     public let sessions: ConsoleSessions
 
     public init(
         store: any DocumentStore, identity: IdentityService?, access: AdminAccess, probes: ConsoleProbes = ConsoleProbes(),
-        watcher: ConsoleWatcher? = nil
+        redrive: DeadLetterRedrive? = nil, watcher: ConsoleWatcher? = nil
     ) {
         self.store = store
         self.identity = identity
         self.access = access
         self.probes = probes
+        self.redrive = redrive
         self.watcher = watcher ?? ConsoleWatcher(store: store, probes: probes)
         sessions = ConsoleSessions()
     }
@@ -45,5 +49,7 @@ public struct Console: HTTPMount {
         UserActions(identity: identity).add(to: group)
         DocumentsPage(store: store).add(to: group)
         FeedPage().add(to: group)
+        TracePage(store: store).add(to: group)
+        DeadLettersPage(store: store, redrive: redrive).add(to: group)
     }
 }

@@ -21,6 +21,7 @@ enum Layout {
     /// The pages of the navigation, in order.
     static let pages: [(path: String, label: String)] = [
         ("/console/", "Overview"), ("/console/users", "Users"), ("/console/documents", "Documents"), ("/console/feed", "Change feed"),
+        ("/console/trace", "Trace"), ("/console/dead-letters", "Dead letters"),
     ]
 
     static let template = try! MustacheTemplate(string: LayoutTemplate.text)

@@ -165,6 +165,8 @@ struct AccountLoad {
         var claims: [String]
         var deadLetters: [(path: String, document: JSONValue)]
         var parkedContracts: [String]
+        /// The shard's journal, appended to the store's with its rows.
+        var journal: [JournalEntry]
         var outcomes: Outcomes
         var newest: Int64?
         var setAside: [(sequence: UInt64, message: SourceMessage)]
@@ -180,7 +182,7 @@ struct AccountLoad {
         taken: [String]
     ) async throws -> Applied {
         let store = ShardStore(taken: taken, events: records.count)
-        let local = TriggerDispatcher(store: store, entur: dispatcher.entur, rules: dispatcher.rules)
+        let local = TriggerDispatcher(store: store, entur: dispatcher.entur, rules: dispatcher.rules, journal: dispatcher.journal)
         var newest: Int64?
         var setAside: [(sequence: UInt64, message: SourceMessage)] = []
         var start = 0
@@ -211,7 +213,7 @@ struct AccountLoad {
         let applied = store.finalRows()
         return Applied(
             rows: applied.rows, claims: applied.claims, deadLetters: applied.deadLetters, parkedContracts: applied.parkedContracts,
-            outcomes: local.outcomes, newest: newest, setAside: setAside)
+            journal: try await store.journal(), outcomes: local.outcomes, newest: newest, setAside: setAside)
     }
 
     /// Writes a shard's final state; returns the ids it claimed that were claimed already (and
@@ -226,6 +228,7 @@ struct AccountLoad {
                 if !collided.isEmpty { return collided }
             }
             try tx.load(applied.rows)
+            try tx.appendJournal(applied.journal)
             for letter in applied.deadLetters { try DeadLetter.merge(letter.document, at: letter.path, into: tx) }
             var triggers = Triggers(tx: tx, rules: rules)
             for id in applied.parkedContracts { try triggers.refreshParkedDocument(id) }

@@ -63,7 +63,17 @@ enum PostgresSchema {
                 CREATE TABLE records(kind text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, PRIMARY KEY(kind, key))
                 """,
             ]
-        )
+        ),
+        (
+            "journal",
+            [
+                "CREATE SEQUENCE journal_seq",
+                "CREATE TABLE journal(seq bigint PRIMARY KEY, subject text COLLATE \"C\" NOT NULL, time bigint NOT NULL, entry text NOT NULL)",
+                "CREATE INDEX journal_time ON journal(time)",
+                "CREATE TABLE journal_keys(key text COLLATE \"C\" NOT NULL, seq bigint NOT NULL, PRIMARY KEY(key, seq))",
+                "ALTER TABLE parked ADD COLUMN event_id text",
+            ]
+        ),
     ]
 
     /// The key of the advisory lock that migrating openers take in turn.

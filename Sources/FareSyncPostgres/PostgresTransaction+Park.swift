@@ -29,7 +29,7 @@ struct ParkOverlay {
 }
 
 extension PostgresTransaction {
-    static let parkedColumns = "seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off"
+    static let parkedColumns = "seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off, event_id"
 
     func park(_ event: ParkedEvent) throws {
         var event = event
@@ -67,13 +67,16 @@ extension PostgresTransaction {
         let accounts = accounts.filter { park.byAccount[ByteKey($0)] == nil }
         let contracts = contractIds.filter { park.byContract[ByteKey($0)] == nil }
         guard !accounts.isEmpty || !contracts.isEmpty else { return }
-        for account in accounts { park.byAccount[ByteKey(account)] = [] }
-        for contract in contracts { park.byContract[ByteKey(contract)] = [] }
+        let askedAccounts = Set(accounts.map(ByteKey.init))
+        let askedContracts = Set(contracts.map(ByteKey.init))
+        for account in askedAccounts { park.byAccount[account] = [] }
+        for contract in askedContracts { park.byContract[contract] = [] }
         for event in try storedParked("account = ANY(\(accounts)::text[]) OR contract_id = ANY(\(contracts)::text[])") {
-            // Only the keys asked for are complete: a row found by its contract id does not tell
-            // everything parked under its account.
-            park.byAccount[ByteKey(event.account)]?.append(event)
-            park.byContract[ByteKey(event.contractId)]?.append(event)
+            // Only the keys asked for here are filled: a row found by its contract id does not tell
+            // everything parked under its account, and an account read before holds the row already.
+            let (account, contract) = (ByteKey(event.account), ByteKey(event.contractId))
+            if askedAccounts.contains(account) { park.byAccount[account]?.append(event) }
+            if askedContracts.contains(contract) { park.byContract[contract]?.append(event) }
         }
     }
 
@@ -83,15 +86,15 @@ extension PostgresTransaction {
         query.sql += condition.sql + " ORDER BY seq"
         query.binds = condition.binds
         return try session.query(query).map { row in
-            let (sequence, account, contractId, version, eventTime, data, topic, key, value, timestamp, partition, offset) = try row.decode(
-                (Int64, String, String, String, Int64, String, String, ByteBuffer?, ByteBuffer?, Int64?, Int32?, Int64?).self)
+            let (sequence, account, contractId, version, eventTime, data, topic, key, value, timestamp, partition, offset, eventId) =
+                try row.decode((Int64, String, String, String, Int64, String, String, ByteBuffer?, ByteBuffer?, Int64?, Int32?, Int64?, String?).self)
             let coordinates = partition.flatMap { p in offset.map { MessageCoordinates(partition: p, offset: $0) } }
             return ParkedEvent(
                 sequence: sequence, account: account, contractId: contractId, version: version, eventTime: eventTime,
                 data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
                 message: StoredMessage(
                     topic: topic, key: key.map { Array($0.readableBytesView) }, value: value.map { Array($0.readableBytesView) },
-                    timestamp: timestamp, coordinates: coordinates))
+                    timestamp: timestamp, coordinates: coordinates), eventId: eventId ?? "")
         }
     }
 
@@ -110,17 +113,17 @@ extension PostgresTransaction {
             let values = messages.map { ByteBuffer(bytes: $0.value ?? []) }
             try session.execute(
                 """
-                INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
+                INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off, event_id)
                 SELECT a, c, v, t, d, tp, CASE WHEN hk THEN k END, CASE WHEN hv THEN mv END, CASE WHEN hts THEN ts END,
-                       CASE WHEN hc THEN p END, CASE WHEN hc THEN o END
+                       CASE WHEN hc THEN p END, CASE WHEN hc THEN o END, e
                 FROM unnest(\(events.map(\.account))::text[], \(events.map(\.contractId))::text[], \(events.map(\.version))::text[],
                             \(events.map(\.eventTime))::int8[], \(events.map { JSONWriter.string(.object($0.data)) })::text[],
                             \(messages.map(\.topic))::text[], \(keys)::bytea[], \(messages.map { $0.key != nil })::bool[],
                             \(values)::bytea[], \(messages.map { $0.value != nil })::bool[],
                             \(messages.map { $0.timestamp ?? 0 })::int8[], \(messages.map { $0.timestamp != nil })::bool[],
                             \(messages.map { $0.coordinates?.partition ?? 0 })::int4[], \(messages.map { $0.coordinates?.offset ?? 0 })::int8[],
-                            \(messages.map { $0.coordinates != nil })::bool[])
-                     WITH ORDINALITY AS u(a, c, v, t, d, tp, k, hk, mv, hv, ts, hts, p, o, hc, n)
+                            \(messages.map { $0.coordinates != nil })::bool[], \(events.map(\.eventId))::text[])
+                     WITH ORDINALITY AS u(a, c, v, t, d, tp, k, hk, mv, hv, ts, hts, p, o, hc, e, n)
                 ORDER BY n
                 """)
         }

@@ -11,13 +11,13 @@ extension SQLiteTransaction {
         let m = event.message
         try db.cachedStatement(
             sql: """
-                INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off, event_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             event.account, event.contractId, event.version, event.eventTime, JSONWriter.string(.object(event.data)),
             m.topic, m.key.map { Data($0) }, m.value.map { Data($0) }, m.timestamp,
-            m.coordinates.map { Int64($0.partition) }, m.coordinates?.offset,
+            m.coordinates.map { Int64($0.partition) }, m.coordinates?.offset, event.eventId,
         ])
     }
 
@@ -25,7 +25,7 @@ extension SQLiteTransaction {
         try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off
+                    SELECT seq, account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off, event_id
                     FROM parked WHERE \(condition) ORDER BY seq
                     """), arguments: arguments
         ).map { row in
@@ -40,7 +40,7 @@ extension SQLiteTransaction {
                 data: try JSONParser.parse(data, maxDepth: .max).objectValue ?? JSONObject(),
                 message: StoredMessage(
                     topic: row[6], key: key.map { [UInt8]($0) }, value: value.map { [UInt8]($0) },
-                    timestamp: row[9], coordinates: coordinates))
+                    timestamp: row[9], coordinates: coordinates), eventId: row[12] ?? "")
         }
     }
 

@@ -61,6 +61,19 @@ enum StoreSchema {
         migrator.registerMigration("recent claims") { db in
             try db.execute(sql: "CREATE TABLE recent_events(id TEXT PRIMARY KEY) WITHOUT ROWID")
         }
+        // The id of each parked event, for its journal entry when it leaves the park.
+        migrator.registerMigration("parked event ids") { db in
+            try db.execute(sql: "ALTER TABLE parked ADD COLUMN event_id TEXT")
+        }
+        // The journal (docs/reference.md#journal): entries in the order appended, and their keys.
+        migrator.registerMigration("journal") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE journal(seq INTEGER PRIMARY KEY, subject TEXT NOT NULL, time INTEGER NOT NULL, entry TEXT NOT NULL);
+                    CREATE INDEX journal_time ON journal(time);
+                    CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 

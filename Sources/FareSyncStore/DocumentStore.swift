@@ -144,11 +144,15 @@ public struct ParkedEvent: Sendable, Equatable {
     public var data: JSONObject
     /// The message, for the dead letter a timeout makes of it.
     public var message: StoredMessage
+    /// The event's id, for its journal entry when it leaves the park (the message alone may not say
+    /// it: a binary-mode event's id is a header); "" where a store parked it without one.
+    public var eventId: String
 
     public init(
         sequence: Int64 = 0, account: String, contractId: String, version: String, eventTime: Int64,
-        data: JSONObject, message: StoredMessage
+        data: JSONObject, message: StoredMessage, eventId: String = ""
     ) {
+        self.eventId = eventId
         self.sequence = sequence
         self.account = account
         self.contractId = contractId

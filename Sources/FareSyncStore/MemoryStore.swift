@@ -60,6 +60,7 @@ package struct MemoryState: Sendable {
     var offsets: [ByteKey: ConsumerPosition] = [:]
     /// The services' records, by kind and then key.
     var records: [ByteKey: [ByteKey: JSONValue]] = [:]
+    var journal = MemoryJournal()
     /// The change feed; nil where nobody reads one (a load's shards, whose rows the store they
     /// are loaded into gives positions).
     var feed: MemoryFeed?
@@ -107,6 +108,11 @@ package final class MemoryTransaction: StoreTransaction {
         let inserted = state[keyPath: keyPath].insert(key).inserted
         if inserted, recordingUndo { undo.append { $0[keyPath: keyPath].remove(key) } }
         return inserted
+    }
+
+    /// Remembers how to undo a change made outside `change` and `insert`.
+    func onRollBack(_ step: @escaping (inout MemoryState) -> Void) {
+        if recordingUndo { undo.append(step) }
     }
 
     package func rollBack() {

@@ -15,7 +15,7 @@ import FareSyncEvents
 /// try tx.prefetch(documents: paths, versions: [], presence: [], accounts: [])
 /// ```
 public typealias StoreTransaction = StoreDocuments & StoreDelivery & StoreAccounts & StoreReconciliation & StoreChangeFeed
-    & StoreRecords & StoreReadAhead & StoreLoading
+    & StoreRecords & StoreReadAhead & StoreLoading & StoreJournal
 
 /// Documents, addressed by Firestore-style paths (`collection/doc/collection/doc`).
 public protocol StoreDocuments: AnyObject {

@@ -5,7 +5,7 @@ import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of
 /// two sizes, and end-to-end events/s of the worker — measured side by side in one run, ending with
-/// `BENCH consumer_ratio=… replay_ratio=… rss_ratio=… e2e_eps=… mirror_ratio=… firestore_worker_ratio=… auth_ratio=… auth_store_ratio=…`.
+/// `BENCH consumer_ratio=… worker_ratio=… journal_worker_ratio=… replay_ratio=… rss_ratio=… e2e_eps=… mirror_ratio=… firestore_worker_ratio=… auth_ratio=… auth_store_ratio=…`.
 /// It asserts no speed.
 extension Bench {
     /// A worker's summary line (`run: N messages in S s (F s from the first message), …`): how many
@@ -54,6 +54,8 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Events for the end-to-end run against the dev broker.") var e2eEvents = 200_000
     @Option(help: "Events of each backlog the worker benchmark drains.") var workerEvents = 500_000
     @Option(help: "Events of the backlog the PostgreSQL benchmark drains.") var postgresEvents = 200_000
+    @Option(help: "Events of the backlog the journal benchmark drains.") var journalEvents = 300_000
+    @Option(help: "Rounds of the worker with and without its journal, taking turns (best of each).") var journalRounds = 3
     @Option(help: "The PostgreSQL server of the postgres part, postgres://USER@HOST:PORT/DB (default: FARESYNC_TEST_POSTGRES).")
     var postgres: String?
     @Option(help: "Events of the log whose store the Firestore mirror benchmark mirrors.") var mirrorEvents = 100_000
@@ -71,12 +73,12 @@ struct Bench: AsyncParsableCommand {
 
     @Option(
         help:
-            "The parts to run, comma-separated: consumer, worker, replay, memory, e2e, firestore (runs e2e too), http, postgres, latency, console (default: all)."
+            "The parts to run, comma-separated: consumer, worker, journal, replay, memory, e2e, firestore (runs e2e too), http, postgres, latency, console (default: all)."
     )
     var parts = Part.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Part: String, CaseIterable {
-        case consumer, worker, replay, memory, e2e, firestore, http, postgres, latency, console
+        case consumer, worker, journal, replay, memory, e2e, firestore, http, postgres, latency, console
     }
 
     /// What the parts share: the executable, the working directory, and the BENCH line's fields so far.
@@ -110,6 +112,7 @@ struct Bench: AsyncParsableCommand {
         let run = Run(exe: exe, dir: dir)
         if chosen.contains(.consumer) { try await consumer(run) }
         if chosen.contains(.worker) { try await workerDrain(run) }
+        if chosen.contains(.journal) { try await journalDrain(run) }
         if chosen.contains(.replay) { try await replay(run) }
         if chosen.contains(.memory) { try memory(run) }
         if chosen.contains(.e2e) || chosen.contains(.firestore) {

@@ -3,7 +3,9 @@ import FareSyncConsole
 import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncKafka
 import FareSyncPipeline
+import FareSyncSimulation
 import FareSyncStore
 import Hummingbird
 import Logging
@@ -47,9 +49,14 @@ struct ConsoleCommand: AsyncParsableCommand {
             probes.mirrorConsumer = FirestoreMirror(store: opened, client: FirestoreClient(endpoint: endpoint)).consumerName
         }
         if let brokers { probes.partitions = try ConsoleLag.probe(brokers: brokers, group: group, store: opened) }
+        // Re-driven dead letters go to the broker when one is named, else through triggers here.
+        let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
+        let publisher = try brokers.map {
+            KafkaRedrivePublisher(try KafkaProducer(configuration: .eventLog(bootstrapServers: try resolveBrokers($0))))
+        }
         let console = Console(
             store: opened, identity: ConsoleLag.adminIdentity(store: opened, project: project), access: AdminAccess(token: adminToken),
-            probes: probes)
+            probes: probes, redrive: DeadLetterRedrive(dispatcher: dispatcher, publisher: publisher))
         let http = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(opened), mounts: [console])
         let (host, port, name) = (httpHost, httpPort, store.description)
         let application = http.build(host: httpHost, port: httpPort, logger: logger) { channel in

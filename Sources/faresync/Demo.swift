@@ -22,6 +22,7 @@ struct Demo: AsyncParsableCommand {
     /// `--lanes`, or `--partitions` where that was typed.
     var laneCount: Int? { partitionsAlias ?? lanes }
     @OptionGroup var firestoreOptions: FirestoreOptions
+    @OptionGroup var journal: JournalOptions
     @Flag(help: "Then keep the demo's store open behind the identity and ticket services (faresync serve's options apply).")
     var serve = false
     @OptionGroup var serving: ServeOptions
@@ -40,7 +41,7 @@ struct Demo: AsyncParsableCommand {
         let messages = simulator.messages()
         print("simulated a day of traffic: \(users) users, \(messages.count) messages (seed \(seed), with faults)")
         let opened = try await store.open()
-        let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
+        let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()), journal: journal.settings)
         let started = ContinuousClock.now
         // With --lanes, the demo shows the batch-by-batch replay over the in-process queue's lanes.
         let replay = ReplayOrLoad(

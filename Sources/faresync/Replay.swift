@@ -49,6 +49,7 @@ struct Replay: AsyncParsableCommand {
     var brokers: String?
     @OptionGroup var triggers: TriggerOptions
     @OptionGroup var firestoreOptions: FirestoreOptions
+    @OptionGroup var journal: JournalOptions
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one event log") }
@@ -68,7 +69,7 @@ struct Replay: AsyncParsableCommand {
         let store = try await self.store.open()
         // As fast as possible, Entur's backoff advances virtual time; paced, it really waits.
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
-        let dispatcher = TriggerDispatcher(store: store, entur: entur)
+        let dispatcher = TriggerDispatcher(store: store, entur: entur, journal: journal.settings)
         let replay = ReplayOrLoad(
             dispatcher: dispatcher, replay: ReplayOptions(lanes: laneCount, speed: speed, batchSize: batchSize),
             load: loadByAccount ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)

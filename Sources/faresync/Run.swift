@@ -32,6 +32,7 @@ struct Run: AsyncParsableCommand {
     var kafkaSettings: [String] = []
     @OptionGroup var triggers: TriggerOptions
     @OptionGroup var firestoreOptions: FirestoreOptions
+    @OptionGroup var journal: JournalOptions
 
     func validate() throws {
         guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
@@ -55,7 +56,7 @@ struct Run: AsyncParsableCommand {
         }
         return Console(
             store: store, identity: ConsoleLag.adminIdentity(store: store, project: "demo-faresync"), access: AdminAccess(token: nil),
-            probes: probes)
+            probes: probes, redrive: DeadLetterRedrive(dispatcher: dispatcher))
     }
 
     /// The worker's options from the command line.
@@ -86,7 +87,7 @@ struct Run: AsyncParsableCommand {
         let logger = Logger(label: "faresync")
 
         let opened = try await store.open()
-        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
+        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()), journal: journal.settings)
         let worker = KafkaWorker(options: try workerOptions(), dispatcher: dispatcher, logger: logger)
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [

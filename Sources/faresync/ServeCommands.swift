@@ -34,6 +34,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var serving: ServeOptions
     @OptionGroup var triggers: TriggerOptions
     @OptionGroup var firestoreOptions: FirestoreOptions
+    @OptionGroup var journal: JournalOptions
 
     func validate() throws {
         if log != nil, brokers != nil {
@@ -44,7 +45,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = serving.bootstrapLogging()
         let opened = try await store.open()
-        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()))
+        let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()), journal: journal.settings)
         var sink: (@Sendable ([UInt8]) throws -> Void)?
         var offsets: [String: Int64] = [:]
         if let log {
@@ -195,7 +196,9 @@ struct ServeOptions: ParsableArguments {
             probes.mirror = { await mirror.status }
             probes.mirrorConsumer = mirror.consumerName
         }
-        let console = Console(store: store, identity: identity, access: AdminAccess(token: adminToken), probes: probes)
+        // A re-driven dead letter goes where this process's events go: to the broker, or through the dispatcher.
+        let redrive = DeadLetterRedrive(dispatcher: dispatcher, publisher: kafka.map { KafkaRedrivePublisher($0) })
+        let console = Console(store: store, identity: identity, access: AdminAccess(token: adminToken), probes: probes, redrive: redrive)
         let http = HTTPApplication(
             readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { ProcessMetrics.text(registry) },
             services: HTTPServices(

@@ -17,6 +17,7 @@ import Synchronization
 struct ConsoleFixture {
     let store = MemoryStore()
     let relay: OutboxRelay
+    let dispatcher: TriggerDispatcher
     let identity: IdentityService
     let console: Console
     let application: Application<RouterResponder<ServiceRequestContext>>
@@ -24,14 +25,14 @@ struct ConsoleFixture {
     let now = TestNow()
 
     init(adminToken: String? = nil) {
-        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         relay = OutboxRelay(store: store, publisher: DispatchingPublisher(dispatcher: dispatcher))
         Task { [relay] in await relay.run() }
         let clock = IdentityClock { [now] in now.milliseconds.withLock { $0 } }
         identity = IdentityService(project: "demo-faresync", store: store, relay: relay, clock: clock, passwords: PasswordHasher(cost: 4))
         let tickets = TicketService(store: store, relay: relay, baseURL: "http://test", issueDelay: .zero, now: clock.milliseconds)
         let access = AdminAccess(token: adminToken)
-        console = Console(store: store, identity: identity, access: access)
+        console = Console(store: store, identity: identity, access: access, redrive: DeadLetterRedrive(dispatcher: dispatcher))
         let services = HTTPServices(identity: identity, tickets: tickets, verifier: identity.verifier(), admin: access)
         application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(store), services: services, mounts: [console])
             .build(host: "127.0.0.1", port: 0, logger: Logger(label: "test"))

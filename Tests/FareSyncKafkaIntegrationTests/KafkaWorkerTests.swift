@@ -32,6 +32,19 @@ import Testing
         return try await comparable(store)
     }
 
+    /// The settlements of the journal (docs/reference.md#journal), without the entries of unreadable
+    /// log lines (they never reach Kafka).
+    static func settlements(_ store: any DocumentStore) async throws -> [String] {
+        JournalComparison.settlements(try await store.journal().filter { $0.kind != "undecodable" || $0.source?.coordinates != nil })
+    }
+
+    static func replaySettlements(_ messages: [SourceMessage]) async throws -> [String] {
+        let store = MemoryStore()
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        _ = try await Replay(dispatcher: dispatcher).run([.messages(messages)])
+        return try await settlements(store)
+    }
+
     static func cluster(brokers: Int) throws -> MockCluster {
         let cluster = try MockCluster(brokers: brokers)
         for t in topics + topics.map({ $0 + ".DLT" }) { try cluster.createTopic(t, partitions: 3) }
@@ -69,6 +82,9 @@ import Testing
         let got = try await Self.comparable(store)
         #expect(got.count > 100)
         #expect(got == (try await Self.replayExport(messages)))
+        let settled = try await Self.settlements(store)
+        #expect(settled.count > 100)
+        #expect(settled == (try await Self.replaySettlements(messages)), "the worker's journal settles as the replay's")
         // Positions are in the store, with the newest event time of each partition.
         let positions = try await store.read { tx in
             try Self.topics.flatMap { t in try (0..<3).compactMap { try tx.position(consumer: "plain", topic: t, partition: Int32($0)) } }
@@ -104,6 +120,7 @@ import Testing
         try await run.value
         #expect(entur.calls > 40, "users were provisioned after the faults")
         #expect(try await Self.comparable(store) == (try await Self.replayExport(messages)))
+        #expect(try await Self.settlements(store) == (try await Self.replaySettlements(messages)), "redeliveries are duplicates")
     }
 }
 

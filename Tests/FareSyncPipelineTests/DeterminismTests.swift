@@ -36,6 +36,33 @@ import Testing
         #expect(try await Self.export(shuffled, lanes: 5) == baseline, "topics interleaved differently")
     }
 
+    /// The journal's settlements (docs/reference.md#journal) of a replay of `lines`.
+    static func settlements(_ lines: [[UInt8]], lanes: Int, batchSize: Int = 64, store: MemoryStore = MemoryStore()) async throws -> [String] {
+        _ = try await export(lines, lanes: lanes, batchSize: batchSize, store: store)
+        return JournalComparison.settlements(try await store.journal())
+    }
+
+    @Test(arguments: [11 as UInt64, 23])
+    func theJournalSettlesTheSameHoweverTheLogIsReplayed(seed: UInt64) async throws {
+        let lines = TrafficSimulator(SimulationOptions(users: 150, seed: seed, faults: true)).lines()
+        let baseline = try await Self.settlements(lines, lanes: 1)
+        #expect(baseline.contains { $0.hasSuffix(" dead-lettered park-timeout") } || baseline.contains { $0.hasSuffix(" parked") })
+        #expect(baseline.contains { $0.contains(" undecodable ") })
+        #expect(try await Self.settlements(lines, lanes: 8) == baseline, "8 lanes")
+        #expect(try await Self.settlements(lines, lanes: 3, batchSize: 1) == baseline, "3 lanes, one event per transaction")
+        #expect(try await Self.settlements(lines.flatMap { [$0, $0] }, lanes: 4) == baseline, "every line duplicated")
+        let shuffled = TopicInterleaving.interleave(lines, seed: seed &+ 1)
+        #expect(try await Self.settlements(shuffled, lanes: 5) == baseline, "topics interleaved differently")
+        // Interrupted after some batches, then resumed from the start.
+        let store = MemoryStore()
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        let prefix = Self.messages(Array(lines.prefix(lines.count / 3)))
+        for start in stride(from: 0, to: prefix.count, by: 37) {
+            try await dispatcher.process(Array(prefix[start..<min(start + 37, prefix.count)]))
+        }
+        #expect(try await Self.settlements(lines, lanes: 3, store: store) == baseline, "interrupted and resumed")
+    }
+
     @Test(arguments: [5 as UInt64, 6, 7])
     func anInterruptedReplayResumesToTheSameExport(seed: UInt64) async throws {
         let lines = TrafficSimulator(SimulationOptions(users: 120, seed: seed, faults: true)).lines()

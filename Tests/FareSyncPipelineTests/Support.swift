@@ -74,10 +74,15 @@ struct Harness {
     let entur: SimulatedEntur
     let dispatcher: TriggerDispatcher
 
-    init(failures: SimulatedEntur.FailurePlan? = nil, rules: TriggerRules = TriggerRules()) {
+    /// The journal's clock: a fixed time, so that entries are the same on every run.
+    static let applied: Int64 = Make.t0 + 100 * Make.hour
+
+    init(failures: SimulatedEntur.FailurePlan? = nil, rules: TriggerRules = TriggerRules(), journal: JournalSettings = Harness.journal) {
         entur = SimulatedEntur(failures: failures, clock: clock, recordProvisioning: true)
-        dispatcher = TriggerDispatcher(store: store, entur: entur, rules: rules)
+        dispatcher = TriggerDispatcher(store: store, entur: entur, rules: rules, journal: journal)
     }
+
+    static let journal = JournalSettings(clock: { Harness.applied })
 
     @discardableResult
     func send(_ messages: SourceMessage...) async throws -> BatchResult {

@@ -26,11 +26,15 @@ struct PostgresStoreTests {
         let sqlite = try SQLiteStore(path: tmp.path)
         try await SQLiteStoreTests.replay(sqlite, lines, lanes: 1)
         let expected = try await Export.string(sqlite)
+        let steps = JournalComparison.steps(try await sqlite.journal())
         for lanes in [1, 8] {
             let postgres = try await PostgresStore(url: try await StoreKinds.freshDatabase())
             try await SQLiteStoreTests.replay(postgres, lines, lanes: lanes)
             #expect(try await Export.string(postgres) == expected, "\(lanes) lanes")
             #expect(try await StoreSummary.read(postgres) == (try await StoreSummary.read(sqlite)))
+            let journal = try await postgres.journal()
+            if lanes == 1 { #expect(JournalComparison.steps(journal) == steps, "the same order: the same steps") }
+            #expect(JournalComparison.settlements(journal) == (try await SQLiteStoreTests.settlements(sqlite)), "\(lanes) lanes")
         }
     }
 

@@ -38,6 +38,11 @@ final class TemporaryStore {
         .run([.messages(messages)])
     }
 
+    /// The journal's settlements (docs/reference.md#journal).
+    static func settlements(_ store: any DocumentStore) async throws -> [String] {
+        JournalComparison.settlements(try await store.journal())
+    }
+
     /// Reads in a transaction see its own writes, whatever was read ahead and however often the
     /// overlay was written out in between (counting flushes it).
     @Test(arguments: StoreKinds.all)
@@ -233,11 +238,15 @@ final class TemporaryStore {
         let expected = try await Export.string(memory)
         #expect(try await Export.string(sqlite) == expected)
         #expect(try await StoreSummary.read(sqlite) == (try await StoreSummary.read(memory)))
+        let settled = try await Self.settlements(memory)
+        #expect(settled.count > 1000)
+        #expect(try await Self.settlements(sqlite) == settled)
         // Loaded by account (into an empty store), it ends the same.
         let loadedTmp = try TemporaryStore()
         let loaded = try SQLiteStore(path: loadedTmp.path)
         try await Self.replay(loaded, lines, lanes: 1, byAccount: true)
         #expect(try await Export.string(loaded) == expected)
+        #expect(try await Self.settlements(loaded) == settled, "the shards' journals are loaded with their rows")
         #expect(try await StoreSummary.read(loaded) == (try await StoreSummary.read(memory)))
         try await Self.replay(loaded, lines, lanes: 2, byAccount: true)
         #expect(try await Export.string(loaded) == expected, "a second replay (batch by batch: the store is not empty) changes nothing")
@@ -246,6 +255,7 @@ final class TemporaryStore {
         #expect(try await Export.string(reopened) == expected)
         try await Self.replay(reopened, lines, lanes: 2)
         #expect(try await Export.string(reopened) == expected)
+        #expect(try await Self.settlements(reopened) == settled, "a replay again adds duplicates only")
     }
 
     @Test(arguments: StoreKinds.all)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of the faresync command line, run by `make test`:
 # exit statuses and one-line usage errors, the determinism of docs/reference.md#delivery-and-determinism through the real CLI and
-# SQLite store, and the JSON Schemas (Python's jsonschema) over what
+# SQLite store (exports and journals), dead-letter listing and re-drive, and the JSON Schemas (Python's jsonschema) over what
 # simulate and export write. (SIGKILL and resume: Tests/crash/crash.sh.)
 set -u
 FARESYNC=${1:?usage: check_cli.sh PATH-TO-faresync}
@@ -39,6 +39,11 @@ expect_status 2 1 "token: claims not an object" token --uid u1 --claims '[1]'
 expect_status 1 1 "rotate-keys of a missing store" rotate-keys --store sqlite:does-not-exist.sqlite
 expect_status 1 1 "export of a missing store" export --store sqlite:does-not-exist.sqlite
 expect_status 1 1 "unwritable store path"   replay /dev/null --store sqlite:/nonexistent-dir/x.sqlite
+expect_status 2 1 "journal retention without a unit" replay x.jsonl --journal-retention 7x
+expect_status 2 1 "trace without an id"     trace --store memory:
+expect_status 2 1 "dead-letters: an unknown reason" dead-letters list --reason nope --store memory:
+expect_status 2 1 "redrive: nothing named"  dead-letters redrive --store memory:
+expect_status 2 1 "redrive: ids and --all"  dead-letters redrive 0123456789abcdef --all --store memory:
 expect_status 0 - "help"                    --help
 
 # The same export however the log is replayed.
@@ -65,6 +70,44 @@ replay_export parts part-aa part-ab part-ac --lanes 4
 for v in p8 inc8 stdin dup mixed parts; do
   if same p1.export "$v.export" 2>/dev/null; then pass "export identical: $v"; else fail "export differs: $v"; fi
 done
+# The journal settles the same way (docs/reference.md#journal), loaded by account or batch by batch.
+"$FARESYNC" trace --comparable --store sqlite:p1.sqlite >p1.settled
+[ "$(wc -l <p1.settled)" -gt 1000 ] && pass "journal settlements written ($(wc -l <p1.settled))" || fail "journal settlements: $(wc -l <p1.settled)"
+for v in p8 inc8 stdin dup mixed parts; do
+  "$FARESYNC" trace --comparable --store "sqlite:$v.sqlite" >"$v.settled"
+  if same p1.settled "$v.settled" 2>/dev/null; then pass "journal settles identically: $v"; else fail "journal settles differently: $v"; fi
+done
+uid=$(grep -m1 -o '"path":"customers/[^/"]*"' p1.export | cut -d/ -f2 | tr -d '"')
+"$FARESYNC" trace "$uid" --store sqlite:p1.sqlite >trace.txt
+grep -q '"outcome":"applied"' trace.txt && grep -q '"kind":"auth.user.created"' trace.txt && pass "trace $uid: $(wc -l <trace.txt) steps" \
+  || fail "trace $uid: $(head -c 300 trace.txt)"
+rm -f off.sqlite*
+"$FARESYNC" replay s.jsonl --store sqlite:off.sqlite --journal-retention 0 >/dev/null && "$FARESYNC" export --store sqlite:off.sqlite --out off.export
+"$FARESYNC" trace --comparable --store sqlite:off.sqlite >off.settled && [ ! -s off.settled ] && same p1.export off.export \
+  && pass "--journal-retention 0: no journal, the same export" || fail "--journal-retention 0: $(wc -l <off.settled) entries"
+
+# Dead letters: listed by reason; re-driven in process, each applied, parked again or dead-lettered
+# again (its account really came too late), and only the last still listed.
+"$FARESYNC" dead-letters list --store sqlite:p1.sqlite >letters.txt
+[ "$(wc -l <letters.txt)" = "$(grep -c '"path":"deadLetters/' p1.export)" ] && pass "dead-letters list: every dead letter ($(wc -l <letters.txt))" \
+  || fail "dead-letters list: $(wc -l <letters.txt) lines"
+"$FARESYNC" dead-letters list --reason park-timeout --store sqlite:p1.sqlite >timeouts.txt
+timeouts=$(wc -l <timeouts.txt)
+[ "$timeouts" -gt 0 ] && [ "$(grep -c '"reason":"park-timeout"' timeouts.txt)" = "$timeouts" ] && pass "dead-letters list --reason park-timeout ($timeouts)" \
+  || fail "dead-letters list --reason: $(head -c 300 timeouts.txt)"
+for f in p1.sqlite*; do cp "$f" "redrive${f#p1}"; done
+"$FARESYNC" dead-letters redrive --reason park-timeout --store sqlite:redrive.sqlite >redriven.txt
+"$FARESYNC" dead-letters list --reason park-timeout --store sqlite:redrive.sqlite >after.txt
+again=$(grep -c '"outcome":"dead-lettered"' redriven.txt)
+[ "$(grep -c -E '"outcome":"(applied|parked|dead-lettered)"' redriven.txt)" = "$timeouts" ] && [ "$(wc -l <after.txt)" = "$again" ] \
+  && { [ "$again" = 0 ] || [ "$(grep -c '"redrives":\[{"requested"' after.txt)" = "$again" ]; } \
+  && pass "dead-letters redrive --reason park-timeout:$(grep -o '"outcome":"[a-z-]*"' redriven.txt | sort | uniq -c | tr -s ' \n' ' ')" \
+  || fail "dead-letters redrive: $(head -c 300 redriven.txt)"
+first=$(head -1 redriven.txt | grep -o '"id":"[0-9a-f]*"' | cut -d'"' -f4)
+"$FARESYNC" trace "$first" --store sqlite:redrive.sqlite >redrive-trace.txt
+[ "$(tail -1 redrive-trace.txt | grep -c '"redriven":true')" = 1 ] && [ "$(wc -l <redrive-trace.txt)" -ge 2 ] \
+  && pass "a re-driven dead letter's trace ends with its re-drive ($(wc -l <redrive-trace.txt) steps)" || fail "trace $first: $(head -c 300 redrive-trace.txt)"
+expect_status 1 - "redrive of an unknown id" dead-letters redrive 0123456789abcdef --store sqlite:redrive.sqlite
 grep -q "loaded by account" p8.summary && ! grep -q "loaded by account" inc8.summary && ! grep -q "loaded by account" stdin.summary \
   && pass "an empty store from files is loaded by account; batch by batch with --no-load-by-account or from standard input" \
   || fail "load by account taken or not: $(head -1 p8.summary) / $(head -1 inc8.summary) / $(head -1 stdin.summary)"

@@ -12,7 +12,7 @@ enum OverviewTemplate {
         {{#hasDeadLetters}}
         <table><caption class="visually-hidden">Dead letters by reason</caption>
         <thead><tr><th scope="col">Reason</th><th scope="col" class="num">Count</th></tr></thead>
-        <tbody>{{#deadLetters}}<tr><td>{{reason}}</td><td class="num">{{count}}</td></tr>{{/deadLetters}}</tbody>
+        <tbody>{{#deadLetters}}<tr><td><a href="/console/dead-letters?reason={{reason}}">{{reason}}</a></td><td class="num">{{count}}</td></tr>{{/deadLetters}}</tbody>
         </table>
         {{/hasDeadLetters}}
         {{#deadLettersCapped}}<p>Counted over the first {{deadLettersCapped}} dead letters.</p>{{/deadLettersCapped}}

@@ -9,12 +9,13 @@ extension Triggers {
         let uid = reservation.customerId
         if try tx.hasContractOrder(uid: uid, orderId: reservation.orderId) {
             outcomes.reservationsSkipped += 1
+            journal?.outcome(.ignored, reason: "order-has-contract")
             return
         }
         var document = event.data
         document["customerId"] = nil
         let path = Paths.reservation(uid: uid, orderId: reservation.orderId)
-        try tx.setDocument(path, .object(document))
+        try set(path, .object(document))
         try tx.trackReservation(path: path, created: reservation.createdMilliseconds, rejected: false)
         outcomes.reservationsWritten += 1
     }
@@ -26,16 +27,17 @@ extension Triggers {
             event.time - created <= rules.reservationLifetime
         else {
             outcomes.paymentsIgnored += 1
+            journal?.outcome(.ignored, reason: "no-open-reservation")
             return
         }
         switch payment.status {
         case .cancel, .credit:
-            try tx.deleteDocument(path)
+            try delete(path)
             try tx.untrackReservation(path: path)
             outcomes.reservationsCancelled += 1
         default:
             document["paymentStatus"] = .string(payment.status.rawValue)
-            try tx.setDocument(path, .object(document))
+            try set(path, .object(document))
             try tx.trackReservation(path: path, created: created, rejected: payment.status == .reject)
             outcomes.paymentsApplied += 1
         }
@@ -45,7 +47,7 @@ extension Triggers {
     mutating func reconcile(uid: String, orderId: String) throws {
         let reservation = Paths.reservation(uid: uid, orderId: orderId)
         if try tx.hasDocument(reservation) {
-            try tx.deleteDocument(reservation)
+            try delete(reservation)
             try tx.untrackReservation(path: reservation)
             outcomes.reservationsReconciled += 1
         }
@@ -58,9 +60,21 @@ extension Triggers {
             before: watermark - rules.reservationLifetime,
             rejectedBefore: watermark - rules.rejectedReservationLifetime)
         {
-            try tx.deleteDocument(path)
+            journal?.begin(subject: path, kind: "sweep", source: nil, eventTime: watermark, keys: [path] + Self.reservationKeys(path))
+            journal?.outcome(.expired)
+            try delete(path)
             try tx.untrackReservation(path: path)
             outcomes.reservationsExpired += 1
+            journal?.finish()
         }
+    }
+}
+
+extension Triggers {
+    /// The uid and order id of a reservation's path (`customers/{uid}/reservations/{orderId}`).
+    static func reservationKeys(_ path: String) -> [String] {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return [] }
+        return [String(parts[1]), String(parts[3])]
     }
 }

@@ -37,6 +37,8 @@ public final class TriggerDispatcher: Sendable {
     public let store: any DocumentStore
     public let entur: any Entur
     public let rules: TriggerRules
+    /// Whether, and how long, each step is journaled (docs/reference.md#journal).
+    public let journal: JournalSettings
     private let totals = Mutex(Outcomes())
 
     /// A batch (one store transaction) holds at most this many bytes of message keys and values,
@@ -47,10 +49,11 @@ public final class TriggerDispatcher: Sendable {
     /// contract-heavy stretches (BENCHMARKS.md, memory).
     public static let maxBatchBytes = 2 << 20
 
-    public init(store: any DocumentStore, entur: any Entur, rules: TriggerRules = TriggerRules()) {
+    public init(store: any DocumentStore, entur: any Entur, rules: TriggerRules = TriggerRules(), journal: JournalSettings = JournalSettings()) {
         self.store = store
         self.entur = entur
         self.rules = rules
+        self.journal = journal
     }
 
     /// Everything this dispatcher has done so far.
@@ -106,38 +109,32 @@ public final class TriggerDispatcher: Sendable {
         let decoded = batch.decoded
         let enturOutcomes = try await provisionNewUsers(decoded)
         let rules = self.rules
+        let journal = self.journal
         let result = try await store.write { tx in
             var triggers = Triggers(tx: tx, rules: rules)
+            if journal.isOn { triggers.journal = JournalBuilder(applied: journal.clock()) }
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
-            var claims = try tx.claimEvents(ids).makeIterator()
+            var claims = try tx.claimEvents(ids)
+            let redriven = try RedrivePending.take(ids, in: tx)
+            for index in redriven.keys { claims[index] = true }
             // A read ahead that still holds stands in for the prefetch; what it could not know (the
             // contracts of the users the batch creates) is looked up when asked for.
             let adopted = batch.readAhead.map(tx.adopt) ?? false
             if !adopted { try Self.prefetch(messages, decoded, entur: enturOutcomes, tx: tx) }
+            var claimIndex = 0
             for (index, message) in messages.enumerated() {
                 triggers.outcomes.events += 1
-                switch decoded[index] {
-                case .failure(let rejection):
-                    try triggers.deadLetter(StoredMessage(message), rejection)
-                case .success(let event):
+                if case .success(let event) = decoded[index] {
                     newest = max(newest ?? event.time, event.time)
-                    guard claims.next() == true else {
-                        triggers.outcomes.duplicateEvents += 1
-                        continue
-                    }
-                    switch event.payload {
-                    case .userCreated(let user):
-                        try triggers.userCreated(event, user, entur: enturOutcomes[ByteKey(user.uid)], message: StoredMessage(message))
-                    case .fareContractChanged(let contract):
-                        try triggers.fareContractChanged(event, contract, message: StoredMessage(message))
-                    case .reservationCreated(let reservation):
-                        try triggers.reservationCreated(event, reservation)
-                    case .paymentUpdated(let payment):
-                        try triggers.paymentUpdated(event, payment)
-                    }
+                    defer { claimIndex += 1 }
+                    let redrive = redriven[claimIndex]
+                    try triggers.apply(event, message, new: claims[claimIndex], redriving: redrive, entur: enturOutcomes)
+                } else if case .failure(let rejection) = decoded[index] {
+                    try triggers.reject(message, rejection)
                 }
             }
+            if let entries = triggers.journal?.entries, !entries.isEmpty { try tx.appendJournal(entries) }
             let eventTimes = decoded.map { try? $0.get().time }
             var positions: [TopicPartition: ConsumerPosition] = [:]
             if let consumer {
@@ -283,9 +280,13 @@ public final class TriggerDispatcher: Sendable {
     @discardableResult
     public func sweep(watermark: Int64) async throws -> BatchResult {
         let rules = self.rules
+        let journal = self.journal
         let result = try await store.write { tx in
             var triggers = Triggers(tx: tx, rules: rules)
+            if journal.isOn { triggers.journal = JournalBuilder(applied: journal.clock()) }
             try triggers.sweep(watermark: watermark)
+            if let entries = triggers.journal?.entries, !entries.isEmpty { try tx.appendJournal(entries) }
+            if journal.isOn { try tx.pruneJournal(before: watermark - journal.retention) }
             try tx.pruneTombstones()
             return BatchResult(outcomes: triggers.outcomes, newestEventTime: nil, eventTimes: [], deadLetters: triggers.written)
         }

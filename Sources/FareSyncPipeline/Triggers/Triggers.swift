@@ -12,6 +12,8 @@ package struct Triggers {
     var outcomes = Outcomes()
     /// The dead letters written in this transaction, in order.
     var written: [DeadLetter] = []
+    /// The transaction's journal entries; nil when the journal is off.
+    var journal: JournalBuilder?
 
     package init(tx: any StoreTransaction, rules: TriggerRules) {
         self.tx = tx
@@ -19,10 +21,30 @@ package struct Triggers {
     }
 
     mutating func deadLetter(_ message: StoredMessage, _ rejection: Rejection) throws {
-        let letter = DeadLetter(message: message, rejection: rejection)
+        try deadLetter(DeadLetter(message: message, rejection: rejection))
+    }
+
+    mutating func deadLetter(_ letter: DeadLetter) throws {
         try letter.write(to: tx)
         written.append(letter)
-        outcomes.deadLettered(rejection.reason)
+        outcomes.deadLettered(letter.reason)
+        if journal != nil {
+            journal?.touch(letter.path, set: true)
+            journal?.outcome(.deadLettered, reason: letter.reason.rawValue, error: letter.error)
+            journal?.addKeys(letter.id)
+        }
+    }
+
+    /// Sets a document, noting it on the journal's open entry.
+    mutating func set(_ path: String, _ value: JSONValue, canonicalText: String? = nil) throws {
+        try tx.setDocument(path, value, canonicalText: canonicalText)
+        journal?.touch(path, set: true)
+    }
+
+    /// Deletes a document, noting it on the journal's open entry (or else on entry `index`).
+    mutating func delete(_ path: String, orEntry index: Int? = nil) throws {
+        try tx.deleteDocument(path)
+        journal?.touch(path, set: false, orEntry: index)
     }
 
     // MARK: 3.1 User created
@@ -51,6 +73,7 @@ package struct Triggers {
     ) throws {
         if try tx.hasDocument(Paths.customer(user.uid)) {
             outcomes.usersAlreadyCreated += 1
+            journal?.outcome(.ignored, reason: "user-exists")
             return
         }
         guard let entur else {
@@ -68,8 +91,9 @@ package struct Triggers {
         }
         var authUser = event.data
         authUser["customClaims"] = .object(claims)
-        try tx.setDocument(Paths.authUser(user.uid), .object(authUser))
-        try tx.setDocument(
+        journal?.addKeys(account.abtId)
+        try set(Paths.authUser(user.uid), .object(authUser))
+        try set(
             Paths.customer(user.uid),
             .object(
                 JSONObject([
@@ -87,7 +111,10 @@ package struct Triggers {
             try tx.unpark(sequence: event.sequence)
             outcomes.contractsUnparked += 1
             let contract = try FareContract(FieldReader(event.data, path: "data"))
+            beginParked(event, contract: contract, outcome: .fromPark)
+            journal?.addKeys(owner.uid)
             try applyContract(contract, data: event.data, eventTime: event.eventTime, owner: owner, message: event.message)
+            journal?.finish()
         }
         for contractId in Self.distinct(parked.map(\.contractId)) {
             try refreshParkedDocument(contractId)
@@ -101,11 +128,13 @@ package struct Triggers {
             try tx.park(
                 ParkedEvent(
                     account: contract.customerAccountId, contractId: contract.id, version: contract.version,
-                    eventTime: event.time, data: event.data, message: message))
+                    eventTime: event.time, data: event.data, message: message, eventId: event.id))
             outcomes.contractsParked += 1
+            journal?.outcome(.parked)
             try refreshParkedDocument(contract.id)
             return
         }
+        journal?.addKeys(owner.uid)
         try applyContract(
             contract, data: event.data, canonicalText: event.canonicalData, eventTime: event.time, owner: owner,
             message: message)
@@ -129,22 +158,23 @@ package struct Triggers {
             StringFormat.compareVersions(contract.version, stored) != .orderedDescending
         {
             outcomes.contractsUnchanged += 1
+            journal?.outcome(.stale)
             return
         }
-        try tx.setDocument(path, .object(data), canonicalText: canonicalText)
+        try set(path, .object(data), canonicalText: canonicalText)
         try tx.addContractOrder(uid: owner.uid, orderId: contract.orderId)
         outcomes.contractsStored += 1
         try reconcile(uid: owner.uid, orderId: contract.orderId)
     }
 
     /// `parkedFareContracts/{id}` shows the highest version parked for the id (the first of equals).
-    package mutating func refreshParkedDocument(_ contractId: String) throws {
+    package mutating func refreshParkedDocument(_ contractId: String, journalEntry: Int? = nil) throws {
         var best: ParkedEvent?
         for event in try tx.parkedEvents(contractId: contractId) {
             if best == nil || StringFormat.compareVersions(event.version, best!.version) == .orderedDescending { best = event }
         }
         let path = Paths.parkedFareContract(contractId)
-        if let best { try tx.setDocument(path, .object(best.data)) } else { try tx.deleteDocument(path) }
+        if let best { try set(path, .object(best.data)) } else { try delete(path, orEntry: journalEntry) }
     }
 
     /// The distinct strings (byte-wise), sorted.
@@ -158,13 +188,29 @@ package struct Triggers {
     mutating func sweep(watermark: Int64) throws {
         try expireReservations(watermark: watermark)
         let expired = try tx.parkedEvents(eventTimeBefore: watermark - rules.parkTimeout)
+        var entries: [ByteKey: Int] = [:]
         for event in expired {
             try tx.unpark(sequence: event.sequence)
+            beginParked(event, contract: nil, outcome: .deadLettered)
             try deadLetter(event.message, parkTimeout(account: event.account))
+            if let index = journal?.finish() { entries[ByteKey(event.contractId)] = index }
         }
         for contractId in Self.distinct(expired.map(\.contractId)) {
-            try refreshParkedDocument(contractId)
+            try refreshParkedDocument(contractId, journalEntry: entries[ByteKey(contractId)])
         }
+    }
+}
+
+extension Triggers {
+    /// Begins the journal entry of a parked contract's event, taken from the park.
+    mutating func beginParked(_ event: ParkedEvent, contract: FareContract?, outcome: JournalOutcome) {
+        guard journal != nil else { return }
+        let orderId = contract?.orderId ?? event.data["orderId"]?.stringValue
+        let id = event.eventId.isEmpty ? RedrivePending.eventId(of: event.message) : event.eventId
+        journal?.begin(
+            subject: id ?? "", kind: EventType.fareContractChanged.rawValue, source: JournalBuilder.source(event.message),
+            eventTime: event.eventTime, keys: [id, event.contractId, event.account, orderId].compactMap { $0 })
+        journal?.outcome(outcome)
     }
 }
 

@@ -1,0 +1,21 @@
+import FareSyncEvents
+import FareSyncPipeline
+import FareSyncStore
+
+/// Re-drives dead letters through Kafka (docs/reference.md#re-drive): each message goes to its
+/// original topic with its key and timestamp, and returns once the broker acknowledged it.
+///
+/// ```swift
+/// let producer = try KafkaProducer(configuration: .eventLog(bootstrapServers: bootstrap))
+/// let redrive = DeadLetterRedrive(dispatcher: dispatcher, publisher: KafkaRedrivePublisher(producer))
+/// ```
+public struct KafkaRedrivePublisher: RedrivePublisher {
+    let producer: KafkaProducer
+
+    public init(_ producer: KafkaProducer) { self.producer = producer }
+
+    public func publish(_ message: StoredMessage) async throws {
+        try await producer.publish(
+            SourceMessage(topic: message.topic, key: message.key, value: message.value, timestamp: message.timestamp))
+    }
+}

@@ -1,0 +1,45 @@
+import FareSyncEvents
+
+/// The journal (docs/reference.md#journal): a `JournalEntry` per step, appended in the transaction of
+/// the step's effects, found by the ids it names, pruned by time. Bookkeeping: not a document, not
+/// in the export or the change feed.
+public protocol StoreJournal: AnyObject {
+    /// Appends a batch's entries, in order (one set of statements for the batch where the store can).
+    func appendJournal(_ entries: [JournalEntry]) throws
+    /// The entries whose `keys` hold `key`, in the order they were appended, at most `limit`.
+    func journal(key: String, limit: Int) throws -> [JournalEntry]
+    /// Every entry after sequence number `after` (from the first, for 0), in the order appended, at
+    /// most `limit`, each with its sequence number: the journal read a page at a time.
+    func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)]
+    /// Removes the entries whose time — the event time, or when applied for an entry without one —
+    /// is before `time`; returns how many.
+    @discardableResult
+    func pruneJournal(before time: Int64) throws -> Int
+}
+
+extension DocumentStore {
+    /// The timeline of `key` — an event id, uid, order id, fare contract id, ABT account id, dead
+    /// letter id, or the subject of an entry without an event id (`deadLetters/<id>`, a reservation's
+    /// path) — in the order the entries were committed, at most `limit` of them.
+    ///
+    /// ```swift
+    /// let steps = try await store.trace("fc-123")
+    /// ```
+    public func trace(_ key: String, limit: Int = 1000) async throws -> [JournalEntry] {
+        try await read { tx in try tx.journal(key: key, limit: limit) }
+    }
+
+    /// The whole journal in the order appended.
+    public func journal() async throws -> [JournalEntry] {
+        try await read { tx in
+            var entries: [JournalEntry] = []
+            var after: Int64 = 0
+            while true {
+                let page = try tx.journalEntries(after: after, limit: 10_000)
+                entries += page.map(\.entry)
+                guard let last = page.last else { return entries }
+                after = last.sequence
+            }
+        }
+    }
+}
