@@ -16,6 +16,7 @@
   if (!url || !window.EventSource) return;
   var status = document.getElementById("live-status");
   var fetching = false;
+  var fetches = 0;
   var again = false;
   var lastFetch = 0;
 
@@ -45,6 +46,8 @@
         .catch(function () {})
         .then(function () {
           fetching = false;
+          // How many times the live part was fetched: a test waits for the one after the stream opened.
+          document.body.setAttribute("data-live-fetches", String(++fetches));
           if (again) { again = false; refresh(); }
         });
     }, wait);

@@ -1,9 +1,11 @@
 """The console in a real browser (Chromium, headless) while a small app loop uses the server:
 a new user appears with its claims and a fare contract appears and its reservation goes, all
-without reloading; a user disabled from the console gets 401 on its next ticket request. Every
-page is saved as a PNG under OUT and checked with axe-core (no serious or critical violation).
+without reloading; the order's trace; a user disabled from the console gets 401 on its next ticket
+request. Then, on `faresync console` over a replayed store (DEMO_URL), a park-timeout dead letter whose
+account exists by now is re-driven and its fare contract appears. Every page is saved as a PNG under OUT and checked with
+axe-core (no serious or critical violation).
 
-Usage: python3 console_browser.py BASE_URL OUT
+Usage: python3 console_browser.py BASE_URL DEMO_URL OUT
 """
 import base64
 import json
@@ -13,12 +15,13 @@ import sys
 import requests
 from axe_selenium_python import Axe
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-base, out = sys.argv[1], sys.argv[2]
+base, demo, out = sys.argv[1], sys.argv[2], sys.argv[3]
 IDENTITY = f"{base}/identitytoolkit.googleapis.com/v1"
 PRODUCT = "ATB:PreassignedFareProduct:8808c360"
 os.makedirs(out, exist_ok=True)
@@ -41,7 +44,9 @@ def browser():
 
 def wait(driver, condition, what, seconds=20):
     try:
-        WebDriverWait(driver, seconds, poll_frequency=0.2).until(lambda d: condition(d))
+        # A live part swapped in while the condition reads it leaves a stale element: read again.
+        WebDriverWait(driver, seconds, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException, NoSuchElementException]
+                      ).until(lambda d: condition(d))
         check(True, what)
         return True
     except Exception:
@@ -63,7 +68,10 @@ def not_reloaded(driver):
 
 
 def stream_open(driver):
-    return driver.execute_script("return document.body.getAttribute('data-stream-state') === 'open'")
+    """The page's stream is open and the live part fetched once since (it is not about to be replaced)."""
+    return driver.execute_script(
+        "return document.body.getAttribute('data-stream-state') === 'open'"
+        " && (!document.getElementById('live') || Number(document.body.getAttribute('data-live-fetches')) >= 1)")
 
 
 def save(driver, name):
@@ -117,6 +125,35 @@ def pay(http, order):
     check(back.status_code == 302 and "CAPTURE" in back.headers.get("Location", ""), "the payment is captured")
 
 
+def redrive_park_timeout(driver):
+    """On the replayed store: a park-timeout dead letter whose account exists by now, re-driven from
+    the keyboard; its fare contract appears."""
+    driver.get(f"{demo}/console/dead-letters?reason=park-timeout")
+    wait(driver, stream_open, "the dead letters page's stream is open")
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('table.dead-letters tbody tr')].map(r => [...r.cells].map(c => c.textContent))")
+    check(len(rows) > 0, f"the replayed store lists park-timeout dead letters ({len(rows)})")
+    save(driver, "dead-letters")
+    chosen = None
+    for cells in rows:
+        letter, key = cells[1].strip(), cells[5].strip()
+        if letter and key and f"/console/users/" in requests.get(f"{demo}/console/users", params={"q": key}).text:
+            chosen = letter
+            break
+    check(chosen is not None, "a park-timeout dead letter's account exists by now")
+    if chosen is None:
+        return
+    driver.find_element(By.ID, f"redrive-{chosen}").send_keys(Keys.ENTER)
+    wait(driver, lambda d: f"{chosen}: applied" in d.find_element(By.ID, "main").text, "the re-driven dead letter is applied")
+    check(not driver.find_elements(By.ID, f"redrive-{chosen}"), "the re-driven dead letter leaves the list")
+    driver.get(f"{demo}/console/trace?q=deadLetters/{chosen}")
+    links = [a for a in driver.find_elements(By.CSS_SELECTOR, "ol.timeline a") if "/fareContracts/" in a.text]
+    check(bool(links), "the re-drive's step wrote a fare contract")
+    if links:
+        links[-1].click()
+        wait(driver, lambda d: "travelRights" in live_text(d) and "timestamp" in live_text(d), "the re-driven fare contract is in the store")
+
+
 def main():
     http = requests.Session()
     driver = browser()
@@ -143,7 +180,17 @@ def main():
         check(not_reloaded(driver), "the user's page did not reload")
         save(driver, "user")
 
+        # The order's trace: search its id, read the steps.
+        driver.get(f"{base}/console/trace")
+        box = driver.find_element(By.ID, "q")
+        box.send_keys(order["orderId"])
+        box.send_keys(Keys.ENTER)
+        wait(driver, lambda d: "ticketing.reservation.created" in live_text(d) and "abt.farecontract.changed" in live_text(d)
+             and "ticketing.payment.updated" in live_text(d), "the order's trace shows its reservation, payment and fare contract")
+        save(driver, "trace")
+
         # Disable the user from the keyboard, then its next ticket request gets 401.
+        driver.get(f"{base}/console/users/{uid}")
         button = driver.find_element(By.ID, "toggle-disabled")
         button.send_keys(Keys.ENTER)
         if not wait(driver, lambda d: d.find_element(By.ID, "toggle-disabled").text == "Enable user", "the console disables the user"):
@@ -188,6 +235,8 @@ def main():
         pause.send_keys(Keys.SPACE)
         wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#feed-rows tr")) > rows, "resumed, the held changes show")
         save(driver, "feed")
+
+        redrive_park_timeout(driver)
     finally:
         driver.quit()
     if failures:

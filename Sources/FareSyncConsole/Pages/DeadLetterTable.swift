@@ -19,6 +19,8 @@ enum DeadLetterTable {
         var html =
             canRedrive ? "<form method=\"post\" action=\"/console/dead-letters/redrive\"><input type=\"hidden\" name=\"csrf\" value=\"\(csrf)\">" : ""
         if let reason, canRedrive { html += "<input type=\"hidden\" name=\"reason\" value=\"\(reason.rawValue)\">" }
+        // The checkboxes are one group: the dead letters a "Re-drive the selected" takes.
+        html += canRedrive ? "<fieldset class=\"plain\"><legend class=\"visually-hidden\">Dead letters to re-drive</legend>" : ""
         html += "<table class=\"dead-letters\"><caption>Dead letters\(reason.map { " of reason \($0.rawValue)" } ?? ""), by id</caption><thead><tr>"
         if canRedrive { html += "<th scope=\"col\"><span class=\"visually-hidden\">Select</span></th>" }
         html += "<th scope=\"col\">Id</th><th scope=\"col\">Reason</th><th scope=\"col\">Error</th><th scope=\"col\">Topic</th>"
@@ -40,6 +42,7 @@ enum DeadLetterTable {
         }
         html += "</tbody></table>"
         guard canRedrive else { return html }
+        html += "</fieldset>"
         html +=
             "<div class=\"buttons\"><button type=\"submit\" name=\"scope\" value=\"selected\" id=\"redrive-selected\">Re-drive the selected</button>"
         if let reason {

@@ -21,11 +21,22 @@ struct TracePage {
                 </form>
                 """
             if !key.isEmpty {
-                let entries = try await store.trace(key, limit: Self.limit)
+                let entries = try await Self.entries(key, store: store)
                 body += "<div id=\"live\">" + Self.timeline(entries, key: key) + "</div>"
             }
             return ConsoleResponse.html(Layout.page(title: "Trace", body: body, current: "/console/trace"))
         }
+    }
+
+    /// The steps of `key`; for a dead letter's path, also those its bare id names (a message that
+    /// decoded is journalled by its event, which the id finds), in the order applied.
+    static func entries(_ key: String, store: any DocumentStore) async throws -> [JournalEntry] {
+        var entries = try await store.trace(key, limit: limit)
+        guard key.hasPrefix("deadLetters/") else { return entries }
+        for entry in try await store.trace(String(key.dropFirst("deadLetters/".count)), limit: limit) where !entries.contains(entry) {
+            entries.append(entry)
+        }
+        return entries.sorted { $0.applied < $1.applied }
     }
 
     static func timeline(_ entries: [JournalEntry], key: String) -> String {
