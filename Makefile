@@ -26,6 +26,8 @@ setup:
 	@python3 -c "import google.cloud.firestore" 2>/dev/null || python3 -m pip install -q google-cloud-firestore
 	@python3 -c "import firebase_admin, jwt, cryptography, requests" 2>/dev/null || python3 -m pip install -q firebase-admin PyJWT cryptography requests
 	@python3 -c "import schemathesis" 2>/dev/null || python3 -m pip install -q schemathesis
+	@{ command -v chromium >/dev/null && [ -x /usr/bin/chromedriver ]; } || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver; }
+	@python3 -c "import selenium, axe_selenium_python" 2>/dev/null || python3 -m pip install -q selenium axe-selenium-python
 	@command -v java >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless; }
 
 build: setup
@@ -46,9 +48,10 @@ test: setup lint
 	bash Tests/crash/crash.sh $(FARESYNC) 3 7
 	bash Tests/firestore/check_firestore.sh $(FARESYNC)
 	bash Tests/http/check_http.sh $(FARESYNC)
+	bash Tests/console/check_console.sh $(FARESYNC)
 	bash Tests/lib/with_postgres.sh bash Tests/http/two_servers.sh $(FARESYNC)
 	bash Fuzz/run.sh 20
-	bash Tests/lib/with_postgres.sh .build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --worker-events 3000 --journal-events 3000 --journal-rounds 1 --mirror-events 5000 --mirror-rounds 1 --firestore-worker-rounds 1 --http-seconds 1 --http-rounds 1 --postgres-events 3000 --latency-users 10 --latency-purchases 10 --latency-buyers 2
+	bash Tests/lib/with_postgres.sh .build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --worker-events 3000 --journal-events 3000 --journal-rounds 1 --mirror-events 5000 --mirror-rounds 1 --firestore-worker-rounds 1 --http-seconds 1 --http-rounds 1 --postgres-events 3000 --latency-users 10 --latency-purchases 10 --latency-buyers 2 --console-events 3000 --console-seconds 1
 
 ## While editing: the style check and the Swift tests (the stores' tests also on a throwaway
 ## PostgreSQL server), without the integration scripts.

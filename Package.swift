@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "FareSyncIdentity", targets: ["FareSyncIdentity"]),
         .library(name: "FareSyncHTTP", targets: ["FareSyncHTTP"]),
         .library(name: "FareSyncPostgres", targets: ["FareSyncPostgres"]),
+        .library(name: "FareSyncConsole", targets: ["FareSyncConsole"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // The formats: JSON (parser, writer, byte order), the events and their checks, RFC 3339, the
@@ -170,6 +172,26 @@ let package = Package(
             // The OpenAPI document of both services, compiled into the binary and served at /openapi.json.
             resources: [.embedInCode("openapi.json")]
         ),
+        // The console (`/console/`): server-rendered pages (swift-mustache) over the store, the
+        // identity service's admin methods, the journal and the dead letters' re-drive, and the
+        // mirror's status, live through one watcher of the change feed; mounted into
+        // `HTTPApplication` by the command line.
+        .target(
+            name: "FareSyncConsole",
+            dependencies: [
+                "FareSyncEvents",
+                "FareSyncStore",
+                "FareSyncPipeline",
+                "FareSyncIdentity",
+                "FareSyncFirestore",
+                "FareSyncHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.embedInCode("console.js"), .embedInCode("console.css")]
+        ),
         // glibc's <malloc.h> (`mallopt`, `malloc_trim`, `mallinfo2`), imported by the faresync executable
         // only: the allocator is the process's to tune, not a library's.
         .systemLibrary(name: "CMalloc"),
@@ -212,6 +234,7 @@ let package = Package(
                 "FareSyncFirestore",
                 "FareSyncIdentity",
                 "FareSyncHTTP",
+                "FareSyncConsole",
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -286,6 +309,18 @@ let package = Package(
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The console's routes through HummingbirdTesting: the gate, CSRF, the pages, the actions.
+        .testTarget(
+            name: "FareSyncConsoleTests",
+            dependencies: [
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncTicketing", "FareSyncIdentity",
+                "FareSyncHTTP", "FareSyncConsole",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -51,7 +51,7 @@ public struct AdminAccess: Sendable {
     }
 
     /// Whether a `Host` value names the loopback interface.
-    static func isLoopback(host: String?) -> Bool {
+    public static func isLoopback(host: String?) -> Bool {
         guard var host = host?.lowercased() else { return false }
         let port: Substring?
         if host.hasPrefix("[") {
@@ -83,7 +83,8 @@ public struct AdminAccess: Sendable {
         address == "::1" || isLoopback(host: address)
     }
 
-    static func equal(_ a: String, _ b: String) -> Bool {
+    /// Compares two secrets in time independent of where they differ.
+    public static func equal(_ a: String, _ b: String) -> Bool {
         SHA256.hash(data: Array(a.utf8)) == SHA256.hash(data: Array(b.utf8))
     }
 }

@@ -44,18 +44,22 @@ public struct HTTPApplication: Sendable {
     public var metrics: (@Sendable () -> String)?
     public var services: HTTPServices?
     public var limits: ServerLimits
+    /// Further routes, such as the console's (`/console/`).
+    public var mounts: [any HTTPMount]
 
     public init(
         readiness: @escaping @Sendable () async -> Readiness, metrics: (@Sendable () -> String)? = nil, services: HTTPServices? = nil,
-        limits: ServerLimits = ServerLimits()
+        limits: ServerLimits = ServerLimits(), mounts: [any HTTPMount] = []
     ) {
         self.readiness = readiness
         self.metrics = metrics
         self.services = services
         self.limits = limits
+        self.mounts = mounts
     }
 
-    func router() -> Router<ServiceRequestContext> {
+    /// The router of every route: the tests drive it through HummingbirdTesting.
+    public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         router.get("healthz") { _, _ in "ok\n" }
         router.get("readyz") { [readiness] _, _ -> Response in
@@ -74,6 +78,7 @@ public struct HTTPApplication: Sendable {
             }
         }
         services?.add(to: router)
+        for mount in mounts { mount.add(to: router) }
         return router
     }
 

@@ -66,17 +66,19 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Users of each claims-latency run, one after another.") var latencyUsers = 200
     @Option(help: "Purchases of the seed-latency run.") var latencyPurchases = 200
     @Option(help: "Users buying at once in the seed-latency run.") var latencyBuyers = 20
+    @Option(help: "Events of the log whose replayed store the console benchmark serves.") var consoleEvents = 1_000_000
+    @Option(help: "Seconds of each wrk run of the console benchmark, one per page.") var consoleSeconds = 5
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
     @Option(help: "Working directory (default: a new temporary one, removed at the end).") var workDirectory: String?
 
     @Option(
         help:
-            "The parts to run, comma-separated: consumer, worker, journal, replay, memory, e2e, firestore (runs e2e too), http, postgres, latency (default: all)."
+            "The parts to run, comma-separated: consumer, worker, journal, replay, memory, e2e, firestore (runs e2e too), http, postgres, latency, console (default: all)."
     )
     var parts = Part.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Part: String, CaseIterable {
-        case consumer, worker, journal, replay, memory, e2e, firestore, http, postgres, latency
+        case consumer, worker, journal, replay, memory, e2e, firestore, http, postgres, latency, console
     }
 
     /// What the parts share: the executable, the working directory, and the BENCH line's fields so far.
@@ -121,6 +123,7 @@ struct Bench: AsyncParsableCommand {
         if chosen.contains(.http) { try http(run) }
         if chosen.contains(.postgres) { try await postgresDrain(run) }
         if chosen.contains(.latency) { try await latency(run) }
+        if chosen.contains(.console) { try await consolePages(run) }
         run.say("BENCH " + run.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
     }
 

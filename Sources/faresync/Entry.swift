@@ -9,7 +9,7 @@ struct FareSync: AsyncParsableCommand {
         abstract: "The event-driven backend of an account-based ticketing app: Kafka fare contracts into a Firestore-shaped store.",
         subcommands: [
             Demo.self, Simulate.self, Replay.self, Run.self, Record.self, ExportCommand.self, Changes.self, Mirror.self, Serve.self, Token.self,
-            RotateKeys.self, DevBroker.self, Trace.self, DeadLetters.self,
+            RotateKeys.self, DevBroker.self, Trace.self, DeadLetters.self, ConsoleCommand.self,
         ])
 }
 

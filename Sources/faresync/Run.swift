@@ -1,4 +1,6 @@
 import ArgumentParser
+import FareSyncConsole
+import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncKafka
 import FareSyncPipeline
@@ -41,6 +43,20 @@ struct Run: AsyncParsableCommand {
         for setting in kafkaSettings where !setting.contains("=") {
             throw ValidationError("--kafka-setting \(setting): expected KEY=VALUE")
         }
+    }
+
+    /// The console on the worker's HTTP port (loopback only: `run` has no admin token).
+    func console(store: any DocumentStore, dispatcher: TriggerDispatcher, mirror: FirestoreMirror?) throws -> Console {
+        var probes = ConsoleProbes()
+        probes.eventsApplied = { Int64(dispatcher.outcomes.events) }
+        probes.partitions = try ConsoleLag.probe(brokers: brokers, group: group, store: store)
+        if let mirror {
+            probes.mirror = { await mirror.status }
+            probes.mirrorConsumer = mirror.consumerName
+        }
+        return Console(
+            store: store, identity: ConsoleLag.adminIdentity(store: store, project: "demo-faresync"), access: AdminAccess(token: nil),
+            probes: probes, redrive: DeadLetterRedrive(dispatcher: dispatcher))
     }
 
     /// The worker's options from the command line.
@@ -87,7 +103,10 @@ struct Run: AsyncParsableCommand {
             services.append(.init(service: mirror))
         }
         if let httpPort {
-            let http = HTTPApplication(readiness: Self.readiness(worker: worker, store: opened), metrics: { ProcessMetrics.text(registry) })
+            let console = try console(store: opened, dispatcher: dispatcher, mirror: mirror)
+            let http = HTTPApplication(
+                readiness: Self.readiness(worker: worker, store: opened), metrics: { ProcessMetrics.text(registry) }, mounts: [console])
+            services.append(.init(service: console.watcher))
             services.append(.init(service: http.build(host: httpHost, port: httpPort, logger: logger)))
         }
         let group = ServiceGroup(

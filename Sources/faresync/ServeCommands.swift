@@ -1,4 +1,5 @@
 import ArgumentParser
+import FareSyncConsole
 import FareSyncEvents
 import FareSyncFirestore
 import FareSyncHTTP
@@ -196,6 +197,16 @@ struct ServeOptions: ParsableArguments {
             idempotencyLifetime: Int64(idempotencyHours * 3_600_000), now: IdentityClock.system.milliseconds)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var probes = ConsoleProbes()
+        // With a broker, the worker that consumes the events applies them, not this process.
+        if kafka == nil { probes.eventsApplied = { Int64(dispatcher.outcomes.events) } }
+        if let mirror {
+            probes.mirror = { await mirror.status }
+            probes.mirrorConsumer = mirror.consumerName
+        }
+        // A re-driven dead letter goes where this process's events go: to the broker, or through the dispatcher.
+        let redrive = DeadLetterRedrive(dispatcher: dispatcher, publisher: kafka.map { KafkaRedrivePublisher($0) })
+        let console = Console(store: store, identity: identity, access: AdminAccess(token: adminToken), probes: probes, redrive: redrive)
         let http = HTTPApplication(
             readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { ProcessMetrics.text(registry) },
             services: HTTPServices(
@@ -204,7 +215,7 @@ struct ServeOptions: ParsableArguments {
                     ? OAuthProvider(
                         identity: identity, clientId: oauthClientId, redirectURIs: Set(oauthRedirectUri),
                         issuer: (publicURL ?? "http://\(httpHost):\(httpPort)") + "/oauth") : nil),
-            limits: serverLimits)
+            limits: serverLimits, mounts: [console])
         let (host, port, project) = (httpHost, httpPort, project)
         let application = http.build(host: httpHost, port: httpPort, logger: logger) { channel in
             standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(name))")
@@ -219,6 +230,7 @@ struct ServeOptions: ParsableArguments {
         // With a broker, the worker that consumes the events sweeps.
         if kafka == nil { services.append(.init(service: Sweeper(publisher: inProcess, interval: sweepInterval))) }
         services.append(.init(service: RelayService(relay: relay, tickets: tickets)))
+        services.append(.init(service: console.watcher))
         services.append(.init(service: application))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

@@ -1,0 +1,80 @@
+import FareSyncHTTP
+import HTTPTypes
+import Hummingbird
+
+/// Who may use the console, and which of their requests may change anything.
+///
+/// Without an admin token the console answers only requests whose `Host` names the loopback
+/// interface (as the Admin API's `Bearer owner`), so a page that rebinds its own name to
+/// 127.0.0.1 cannot read it; each browser gets a session on its first page. With a token, from
+/// any host, after the sign-in form took the token (or with `Authorization: Bearer` it). Every
+/// POST must come from the console's own pages: `Sec-Fetch-Site` and `Origin`, when the browser
+/// sends them, must say so, and the form must carry the session's CSRF token.
+struct ConsoleGate: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+    let access: AdminAccess
+    let sessions: ConsoleSessions
+
+    /// The session of the request being handled, set by the gate.
+    @TaskLocal static var session: ConsoleSessions.Session?
+
+    /// The pages reachable without a session on a server with a token.
+    static let signInPath = "/console/sign-in"
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let originForm = request.head.path?.hasPrefix("/") ?? false
+        let loopback = originForm && AdminAccess.isLoopback(host: request.head.authority)
+        var session = sessions.session(id: request.cookies[ConsoleSessions.cookie]?.value)
+        var newSession: ConsoleSessions.Session?
+        let bearer =
+            access.token.map { token in
+                request.headers[.authorization].map { AdminAccess.equal($0, "Bearer " + token) } ?? false
+            } ?? false
+        if access.token == nil {
+            guard loopback else { return ConsoleResponse.refusal(.forbidden, "The console answers on the loopback interface only.") }
+            if session == nil {
+                newSession = sessions.open(signedIn: false)
+                session = newSession
+            }
+        } else if !bearer, session?.signedIn != true {
+            if request.uri.path == Self.signInPath { return try await next(request, context) }
+            if request.method == .get || request.method == .head { return ConsoleResponse.redirect(to: Self.signInPath) }
+            return ConsoleResponse.refusal(.forbidden, "Sign in to the console first.")
+        }
+        var checked = request
+        if request.method != .get, request.method != .head, !bearer {
+            if let refusal = try await Self.csrfRefusal(&checked, session: session) { return refusal }
+        }
+        var response = try await Self.$session.withValue(session) { try await next(checked, context) }
+        if let newSession { response.headers[.setCookie] = ConsoleSessions.setCookie(newSession) }
+        return response
+    }
+
+    /// Why a state-changing request is refused: from another site, or without the session's token.
+    static func csrfRefusal(_ request: inout Request, session: ConsoleSessions.Session?) async throws -> Response? {
+        if let refusal = crossSiteRefusal(request) { return refusal }
+        let form = try await FormBody.read(&request)
+        guard let session, session.accepts(csrf: form["csrf"]) else {
+            return ConsoleResponse.refusal(.forbidden, "The form's session token is missing or stale: reload the page and try again.")
+        }
+        return nil
+    }
+
+    /// A refusal when the browser says the request comes from another site.
+    static func crossSiteRefusal(_ request: Request) -> Response? {
+        if let site = request.headers[.secFetchSite], site != "same-origin" {
+            return ConsoleResponse.refusal(.forbidden, "The console takes forms from its own pages only.")
+        }
+        if let origin = request.headers[.origin] {
+            let host = request.head.authority ?? ""
+            guard origin == "http://" + host || origin == "https://" + host else {
+                return ConsoleResponse.refusal(.forbidden, "The console takes forms from its own pages only.")
+            }
+        }
+        return nil
+    }
+}
+
+extension HTTPField.Name {
+    static let secFetchSite = Self("Sec-Fetch-Site")!
+}

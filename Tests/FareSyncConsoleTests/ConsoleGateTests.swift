@@ -1,0 +1,88 @@
+import FareSyncConsole
+import FareSyncEvents
+import FareSyncIdentity
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Who may open the console, and which forms it takes: a loopback `Host` without a token, the
+/// sign-in cookie with one, and on every POST the session's CSRF token from the console's own pages.
+@Suite struct ConsoleGateTests {
+    static let testHost = HTTPField.Name("X-Test-Host")!
+
+    @Test func withoutATokenOnlyALoopbackHostIsAnswered() async throws {
+        let fixture = ConsoleFixture()
+        try await fixture.consoleWithHost().test(.router) { client in
+            for host in ["127.0.0.1:9099", "localhost", "[::1]:9099"] {
+                let page = try await client.execute(uri: "/console/", method: .get, headers: [Self.testHost: host])
+                #expect(page.status == .ok, "\(host)")
+                #expect(page.headers[.setCookie]?.contains("HttpOnly; SameSite=Strict") == true)
+            }
+            for host in ["attacker.example", "127.0.0.1.attacker.example", "10.0.0.1:9099"] {
+                let page = try await client.execute(uri: "/console/", method: .get, headers: [Self.testHost: host])
+                #expect(page.status == .forbidden, "\(host)")
+                #expect(page.headers[.setCookie] == nil)
+                #expect(!String(buffer: page.body).contains("What the store holds"))
+            }
+        }
+    }
+
+    @Test func withATokenThePersonSignsInAndGetsASessionCookie() async throws {
+        let fixture = ConsoleFixture(adminToken: "s3cret-token")
+        try await fixture.application.test(.router) { client in
+            let anonymous = try await client.execute(uri: "/console/users", method: .get)
+            #expect(anonymous.status == .seeOther)
+            #expect(anonymous.headers[.location] == "/console/sign-in")
+            let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            let wrong = try await client.execute(uri: "/console/sign-in", method: .post, headers: form, body: ByteBuffer(string: "token=nope"))
+            #expect(wrong.status == .forbidden)
+            #expect(wrong.headers[.setCookie] == nil)
+            var crossSite = form
+            crossSite[ConsoleGateTestsHeaders.secFetchSite] = "cross-site"
+            let forged = try await client.execute(
+                uri: "/console/sign-in", method: .post, headers: crossSite, body: ByteBuffer(string: "token=s3cret-token"))
+            #expect(forged.status == .forbidden)
+            let signedIn = try await client.execute(
+                uri: "/console/sign-in", method: .post, headers: form, body: ByteBuffer(string: "token=s3cret-token"))
+            #expect(signedIn.status == .seeOther)
+            let cookie = try #require(signedIn.headers[.setCookie])
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/console"))
+            let page = try await client.execute(uri: "/console/users", method: .get, headers: [.cookie: String(cookie.prefix { $0 != ";" })])
+            #expect(page.status == .ok)
+            #expect(String(buffer: page.body).contains("Sign out"))
+            let made = try await client.execute(uri: "/console/users", method: .get, headers: [.cookie: "faresync_console=made-up"])
+            #expect(made.status == .seeOther)
+        }
+    }
+
+    @Test func aFormFromElsewhereOrWithoutTheTokenChangesNothing() async throws {
+        let fixture = ConsoleFixture()
+        let uid = try await fixture.user(email: "csrf@example.com")
+        try await fixture.application.test(.router) { client in
+            var browser = Browser(client: client)
+            let page = try await browser.get("/console/users/\(uid)")
+            #expect(page.status == .ok)
+            let csrf = try #require(Browser.csrf(in: page))
+            let refusals = [
+                try await browser.post("/console/users/\(uid)/disable", form: ""),
+                try await browser.post("/console/users/\(uid)/disable", form: "csrf=wrong"),
+                try await browser.post(
+                    "/console/users/\(uid)/disable", form: "csrf=\(csrf)", headers: [ConsoleGateTestsHeaders.secFetchSite: "cross-site"]),
+                try await browser.post("/console/users/\(uid)/disable", form: "csrf=\(csrf)", headers: [.origin: "http://attacker.example"]),
+                try await Browser(client: client).post("/console/users/\(uid)/disable", form: "csrf=\(csrf)"),
+            ]
+            for refusal in refusals { #expect(refusal.status == .forbidden) }
+            #expect(try await fixture.identity.user(uid: uid)?.disabled == false)
+            let accepted = try await browser.post(
+                "/console/users/\(uid)/disable", form: "csrf=\(csrf)",
+                headers: [ConsoleGateTestsHeaders.secFetchSite: "same-origin", .origin: "http://localhost"])
+            #expect(accepted.status == .seeOther)
+            #expect(try await fixture.identity.user(uid: uid)?.disabled == true)
+        }
+    }
+}
+
+enum ConsoleGateTestsHeaders {
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+}

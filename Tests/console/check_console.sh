@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The console in a browser: `serve` with its in-process pipeline over a fresh store, and
+# `faresync console` alone over a replayed store that holds a park-timeout dead letter whose account
+# came later (park_timeout_logs.py), then console_browser.py (Chromium, selenium, axe-core) drives
+# the pages while it plays the app. Screenshots go to out/console/.
+# Usage: check_console.sh FARESYNC
+set -euo pipefail
+FARESYNC=$(realpath "$1")
+cd "$(dirname "$0")/../.."
+WORK=$(mktemp -d)
+PORT=$((20000 + RANDOM % 20000))
+DEMO_PORT=$((PORT + 1))
+PIDS=()
+stop_servers() { for pid in "${PIDS[@]}"; do kill -TERM -- "-$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done; PIDS=(); }
+trap 'stop_servers; rm -rf "$WORK"' EXIT
+wait_ready() { # wait_ready PORT LOG: until /readyz answers
+  for _ in $(seq 1 600); do
+    curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0
+    sleep 0.1
+  done
+  cat "$2"
+  return 1
+}
+setsid "$FARESYNC" serve --http-port "$PORT" --store "sqlite:$WORK/store.sqlite" --bcrypt-cost 4 --issue-delay 0.5 \
+  --sweep-interval 1 >"$WORK/serve.log" 2>&1 &
+PIDS+=($!)
+python3 Tests/console/park_timeout_logs.py "$FARESYNC" "$WORK/first.jsonl" "$WORK/second.jsonl"
+"$FARESYNC" replay "$WORK/first.jsonl" --store "sqlite:$WORK/replayed.sqlite" >/dev/null 2>&1
+"$FARESYNC" replay "$WORK/second.jsonl" --store "sqlite:$WORK/replayed.sqlite" >/dev/null 2>&1
+setsid "$FARESYNC" console --store "sqlite:$WORK/replayed.sqlite" --http-port "$DEMO_PORT" >"$WORK/demo.log" 2>&1 &
+PIDS+=($!)
+wait_ready "$PORT" "$WORK/serve.log"
+wait_ready "$DEMO_PORT" "$WORK/demo.log"
+python3 Tests/console/console_browser.py "http://127.0.0.1:$PORT" "http://127.0.0.1:$DEMO_PORT" out/console || {
+  tail -n 20 "$WORK/serve.log" "$WORK/demo.log"
+  exit 1
+}
