@@ -2,8 +2,9 @@ import FareSyncStore
 import ServiceLifecycle
 import Synchronization
 
-/// The one reader of the store's change feed in a process that serves the console: every
-/// `interval` it reads the feed's head and, when it moved and a page listens, the changes since,
+/// The one reader of the store's change feed in a process that serves the console: when the
+/// store signals a commit (`DocumentStore.commits`), at most ten times a second, and at least
+/// every `interval` (a commit by another process is not signalled), it reads the feed's head and, when it moved and a page listens, the changes since,
 /// and hands each open page's stream what concerns it. Pages never read the feed themselves, so
 /// ten open consoles cost the store what one does. It also samples the applied-events counter
 /// (or the feed's head) for the overview's chart.
@@ -48,6 +49,8 @@ public final class ConsoleWatcher: Service, Sendable {
         var lastHeartbeat = clock.now
         state.withLock { $0.head = -1 }
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            // Noted before the feed is read, so that a commit while it is read is not missed.
+            let generation = store.commits?.generation
             try? await round()
             if clock.now - lastSample >= RateHistory.step {
                 lastSample = clock.now
@@ -60,10 +63,22 @@ public final class ConsoleWatcher: Service, Sendable {
                 lastHeartbeat = clock.now
                 broadcast { _ in .heartbeat }
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            try? await cancelWhenGracefulShutdown { try await self.rest(orCommitAfter: generation) }
         }
         finishAll()
     }
+
+    /// Waits for a commit after `generation` (at least `minimumRest`, so that a store committing
+    /// many times a second is read ten times a second), or `interval`, whichever comes first.
+    private func rest(orCommitAfter generation: UInt64?) async throws {
+        guard let signal = store.commits, let generation, interval > Self.minimumRest else {
+            return try await Task.sleep(for: interval)
+        }
+        try await Task.sleep(for: Self.minimumRest)
+        await signal.wait(after: generation, timeout: interval - Self.minimumRest)
+    }
+
+    static let minimumRest = Duration.milliseconds(100)
 
     /// Ends every stream (the server is stopping).
     func finishAll() {
