@@ -67,13 +67,26 @@ import Testing
         #expect(results == [RedriveResult(id: letter.id, outcome: .published)])
         let published = sent.messages.withLock { $0 }
         #expect(published.map(\.topic) == ["fare-contracts"] && published.first?.key == letter.key.map { Array($0.utf8) })
+        #expect(published.first?.headers == [MessageHeader("faresync-redrive", letter.id)])
         #expect(try await h.deadLetters().count == 1, "not applied before the worker reads it")
-        let message = SourceMessage(topic: published[0].topic, key: published[0].key, value: published[0].value)
+        let message = published[0]
         try await h.send(message)
         try await h.send(message)
         #expect(try await h.deadLetters().isEmpty)
         #expect(h.dispatcher.outcomes.contractsStored == 1 && h.dispatcher.outcomes.duplicateEvents == 1)
         #expect(try await DeadLetterListing.find(h.store, id: letter.id) == nil)
+    }
+
+    /// A re-drive whose publish failed leaves nothing in the store that a later plain delivery of the
+    /// event would be taken for a re-drive by, or that the worker's batches look up.
+    @Test func aFailedPublishLeavesNoPendingStateBehind() async throws {
+        let (h, letter) = try await Self.timedOutContract()
+        await #expect(throws: Unreachable.Down.self) { try await DeadLetterRedrive(dispatcher: h.dispatcher, publisher: Unreachable()).run(.all) }
+        #expect(try await h.store.read { try $0.records("redrivePending") }.isEmpty)
+        try await h.send(Make.contract("u1"))
+        #expect(h.dispatcher.outcomes.duplicateEvents == 1 && h.dispatcher.outcomes.contractsStored == 0)
+        #expect(try await h.deadLetters().count == 1)
+        #expect(try await DeadLetterListing.find(h.store, id: letter.id)?.redrives.count == 1)
     }
 
     /// Two re-drives of one dead letter at once: whichever way their transactions interleave, the
@@ -94,6 +107,12 @@ import Testing
 
 /// A publisher that keeps what it is given.
 final class Collected: RedrivePublisher {
-    let messages = Mutex<[StoredMessage]>([])
-    func publish(_ message: StoredMessage) async throws { messages.withLock { $0.append(message) } }
+    let messages = Mutex<[SourceMessage]>([])
+    func publish(_ message: SourceMessage) async throws { messages.withLock { $0.append(message) } }
+}
+
+/// A publisher whose broker is away.
+struct Unreachable: RedrivePublisher {
+    struct Down: Error {}
+    func publish(_ message: SourceMessage) async throws { throw Down() }
 }

@@ -11,10 +11,11 @@ public enum RedriveSelection: Sendable, Equatable {
     case all
 }
 
-/// Produces a re-driven message to its original topic with its key (FareSyncKafka's producer), and
-/// returns once the broker has it.
+/// Produces a re-driven message (a dead letter's, with the header `faresync-redrive`) to its
+/// original topic with its key and headers (FareSyncKafka's producer), and returns once the broker
+/// has it.
 public protocol RedrivePublisher: Sendable {
-    func publish(_ message: StoredMessage) async throws
+    func publish(_ message: SourceMessage) async throws
 }
 
 /// What became of one re-driven dead letter.
@@ -94,25 +95,23 @@ extension DeadLetterRedrive {
         }
     }
 
-    /// Marks the re-drive in the store (the pending record of its event id and the dead letter's
-    /// history), then delivers the message: to its topic, or through the dispatcher.
+    /// Records the re-drive with its dead letter, then delivers the message with the header that
+    /// marks it a re-drive (`RedriveHeader`): to its topic, or through the dispatcher, whose
+    /// transaction decides by the header alone whether it applies.
     func redrive(_ id: String) async throws -> RedriveResult {
         let via: RedriveVia = publisher == nil ? .inProcess : .published
         let requested = clock()
         let message: StoredMessage? = try await dispatcher.store.write { tx in
             guard DeadLetterRedrive.isDeadLetterId(id), let letter = try DeadLetterListing.find(tx, id: id) else { return nil }
-            let message = letter.message
-            if let eventId = RedrivePending.eventId(of: message) { try RedrivePending.mark(eventId, deadLetter: id, in: tx) }
             try RedriveRecord(requested: requested, via: via).append(to: id, in: tx)
-            return message
+            return letter.message
         }
         guard let message else { return RedriveResult(id: id, outcome: .notFound) }
+        let source = RedriveHeader.message(message, redriving: id)
         if let publisher {
-            try await publisher.publish(message)
+            try await publisher.publish(source)
             return RedriveResult(id: id, outcome: .published)
         }
-        let source = SourceMessage(
-            topic: message.topic, key: message.key, value: message.value, timestamp: message.timestamp, coordinates: message.coordinates)
         let result = try await dispatcher.process([source])
         if let again = result.deadLetters.first {
             return RedriveResult(id: id, outcome: .deadLettered(reason: again.reason.rawValue, error: again.error))
