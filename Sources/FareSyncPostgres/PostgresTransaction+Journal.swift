@@ -3,10 +3,19 @@ import FareSyncStore
 import PostgresNIO
 
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered by the sequence
-/// `journal_seq` (concurrent workers append at once), and a row per key of it in `journal_keys`.
-/// A batch's entries and keys go in one statement, in the batch's transaction.
+/// `journal_seq`, and a row per key of it in `journal_keys`. Entries wait in the transaction until
+/// `flush()`, which numbers them under the feed's lock, held until the commit: numbers are handed
+/// out in commit order even with concurrent workers, so a reader that saw number `n` has seen every
+/// smaller number that will ever commit. A transaction's entries and keys go in one statement.
 extension PostgresTransaction {
     func appendJournal(_ entries: [JournalEntry]) throws {
+        journalPending += entries
+    }
+
+    /// Writes the entries appended in this transaction; the caller holds the feed's lock.
+    func flushJournal() throws {
+        let entries = journalPending
+        journalPending = []
         guard !entries.isEmpty else { return }
         var keys: [String] = []
         var owners: [Int64] = []

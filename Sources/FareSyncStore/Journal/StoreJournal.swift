@@ -8,8 +8,9 @@ public protocol StoreJournal: AnyObject {
     func appendJournal(_ entries: [JournalEntry]) throws
     /// The entries whose `keys` hold `key`, in the order they were appended, at most `limit`.
     func journal(key: String, limit: Int) throws -> [JournalEntry]
-    /// Every entry after sequence number `after` (from the first, for 0), in the order appended, at
-    /// most `limit`, each with its sequence number: the journal read a page at a time.
+    /// Every entry after sequence number `after` (from the first, for 0), in the order committed, at
+    /// most `limit`, each with its sequence number: the journal read a page at a time. Numbers are
+    /// handed out in commit order, so an entry committed after a read has a number above the read's.
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)]
     /// Removes the entries whose time — the event time, or when applied for an entry without one —
     /// is before `time`; returns how many.
