@@ -34,13 +34,23 @@ import Testing
         #expect(h.dispatcher.outcomes.contractsStored == 1)
     }
 
-    @Test func aContractStillWithoutItsAccountParksAgain() async throws {
+    /// Parked again with its own event time, the contract would be timed out by the next sweep
+    /// at once: its dead letter stays as it was until its account is known.
+    @Test func aContractStillWithoutItsAccountStaysDeadLettered() async throws {
         let h = Harness()
         try await h.send(Make.contract("u1"))
         try await h.dispatcher.sweep(watermark: Make.t0 + 30 * Make.hour)
+        let letter = try #require(try await h.deadLetterListing().first)
+        let before = try await h.export()
         let result = try await DeadLetterRedrive(dispatcher: h.dispatcher).run(.all)
-        #expect(result.map(\.outcome) == [.parked])
-        #expect(try await h.doc("parkedFareContracts/FC1") != nil)
+        #expect(result == [RedriveResult(id: letter.id, outcome: .deadLettered(reason: "park-timeout", error: letter.error))])
+        #expect(try await h.export() == before && h.dispatcher.outcomes.contractsParked == 1)
+        try await h.dispatcher.sweep(watermark: Make.t0 + 60 * Make.hour)
+        #expect(try await h.export() == before)
+        #expect(try await h.store.trace("FC1").map(\.outcome) == [.parked, .deadLettered, .deadLettered])
+        try await h.send(Make.user("u1"))
+        #expect(try await DeadLetterRedrive(dispatcher: h.dispatcher).run(.all) == [RedriveResult(id: letter.id, outcome: .applied)])
+        #expect(try await h.doc("customers/u1/fareContracts/FC1") != nil)
         #expect(try await h.deadLetters().isEmpty)
     }
 

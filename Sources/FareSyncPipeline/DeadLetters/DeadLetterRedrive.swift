@@ -27,12 +27,10 @@ public struct RedriveResult: Sendable, Equatable {
         case published
         /// Applied in process as if new; its dead letter is gone.
         case applied
-        /// Applied in process and parked again (a contract whose account is still not known); its
-        /// dead letter is gone, its `parkedFareContracts` document back.
-        case parked
         /// Applied by another re-drive between this one's look and its application: nothing done.
         case alreadyApplied
-        /// Applied in process and dead-lettered again, with this reason and error.
+        /// Applied in process and dead-lettered again, with this reason and error; a contract whose
+        /// account is still not known reports `park-timeout` and its dead letter stays as it was.
         case deadLettered(reason: String, error: String)
     }
 
@@ -117,7 +115,7 @@ extension DeadLetterRedrive {
             return RedriveResult(id: id, outcome: .deadLettered(reason: again.reason.rawValue, error: again.error))
         }
         if result.outcomes.duplicateEvents > 0 { return RedriveResult(id: id, outcome: .alreadyApplied) }
-        return RedriveResult(id: id, outcome: result.outcomes.contractsParked > 0 ? .parked : .applied)
+        return RedriveResult(id: id, outcome: .applied)
     }
 
     /// Whether `id` has the form of a dead letter's id (16 lowercase hex digits, `DeadLetter.id`).
