@@ -43,9 +43,9 @@ extension PostgresTransaction {
         try session.query(
             """
             SELECT j.subject, j.entry FROM journal_keys k JOIN journal j ON j.seq = k.seq
-            WHERE k.key = \(key) ORDER BY k.seq LIMIT \(Int64(clamping: limit))
+            WHERE k.key = \(key) ORDER BY k.seq DESC LIMIT \(Int64(clamping: limit))
             """
-        ).map {
+        ).reversed().map {
             let (subject, text) = try $0.decode((String, String).self)
             return try JournalEntry(subject: subject, text: text)
         }
@@ -58,13 +58,18 @@ extension PostgresTransaction {
         }
     }
 
-    /// Deletes the old entries, then their keys (each entry lists its own): no index by sequence
-    /// number is needed for it.
-    func pruneJournal(before time: Int64) throws -> Int {
+    /// Deletes at most `limit` old entries, oldest first, then their keys (each entry lists its
+    /// own): no index by sequence number is needed for it.
+    func pruneJournal(before time: Int64, limit: Int) throws -> Int {
         var keys: [String] = []
         var sequences: [Int64] = []
         var count = 0
-        for row in try session.query("DELETE FROM journal WHERE time < \(time) RETURNING seq, subject, entry") {
+        let deleted = try session.query(
+            """
+            DELETE FROM journal WHERE seq IN (SELECT seq FROM journal WHERE time < \(time) ORDER BY time LIMIT \(Int64(clamping: limit)))
+            RETURNING seq, subject, entry
+            """)
+        for row in deleted {
             let (sequence, subject, text) = try row.decode((Int64, String, String).self)
             let entry = try JournalEntry(subject: subject, text: text)
             keys += entry.keys

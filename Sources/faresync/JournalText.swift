@@ -52,6 +52,9 @@ enum JournalText {
         case .published: o["outcome"] = .string("published")
         case .applied: o["outcome"] = .string("applied")
         case .alreadyApplied: o["outcome"] = .string("already-applied")
+        case .failed(let error):
+            o["outcome"] = .string("failed")
+            o["error"] = .string(error)
         case .deadLettered(let reason, let error):
             o["outcome"] = .string("dead-lettered")
             o["reason"] = .string(reason)

@@ -91,12 +91,25 @@ import Testing
     /// event would be taken for a re-drive by, or that the worker's batches look up.
     @Test func aFailedPublishLeavesNoPendingStateBehind() async throws {
         let (h, letter) = try await Self.timedOutContract()
-        await #expect(throws: Unreachable.Down.self) { try await DeadLetterRedrive(dispatcher: h.dispatcher, publisher: Unreachable()).run(.all) }
+        let failed = try await DeadLetterRedrive(dispatcher: h.dispatcher, publisher: Unreachable()).run(.all)
+        #expect(failed == [RedriveResult(id: letter.id, outcome: .failed(error: "Down()"))])
         #expect(try await h.store.read { try $0.records("redrivePending") }.isEmpty)
         try await h.send(Make.contract("u1"))
         #expect(h.dispatcher.outcomes.duplicateEvents == 1 && h.dispatcher.outcomes.contractsStored == 0)
         #expect(try await h.deadLetters().count == 1)
         #expect(try await DeadLetterListing.find(h.store, id: letter.id)?.redrives.count == 1)
+    }
+
+    /// A re-drive that fails is reported and the next one still goes.
+    @Test func aFailingRedriveIsReportedAndTheOthersGo() async throws {
+        let h = Harness()
+        try await h.send(Make.contract("u1"), Make.contract("u2", id: "FC2", orderId: "O2"))
+        try await h.dispatcher.sweep(watermark: Make.t0 + 30 * Make.hour)
+        let ids = try await h.deadLetterListing().map(\.id)
+        #expect(ids.count == 2)
+        let results = try await DeadLetterRedrive(dispatcher: h.dispatcher, publisher: Unreachable()).run(.all)
+        #expect(results == ids.map { RedriveResult(id: $0, outcome: .failed(error: "Down()")) })
+        #expect(try await h.deadLetterListing().map { $0.redrives.count } == [1, 1])
     }
 
     /// Two re-drives of one dead letter at once: whichever way their transactions interleave, the

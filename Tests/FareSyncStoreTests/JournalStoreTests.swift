@@ -27,7 +27,7 @@ import Testing
         #expect(try await store.journal() == [a, b, c])
         #expect(try await store.trace("F1") == [a, b])
         #expect(try await store.trace("u1") == [a, c])
-        #expect(try await store.trace("u1", limit: 1) == [a])
+        #expect(try await store.trace("u1", limit: 1) == [c], "the newest")
         #expect(try await store.trace("nobody").isEmpty)
         let page = try await store.read { tx in try tx.journalEntries(after: 0, limit: 2) }
         #expect(page.map(\.entry) == [a, b])

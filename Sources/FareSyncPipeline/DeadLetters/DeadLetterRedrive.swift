@@ -29,6 +29,9 @@ public struct RedriveResult: Sendable, Equatable {
         case applied
         /// Applied by another re-drive between this one's look and its application: nothing done.
         case alreadyApplied
+        /// Not delivered: the store or the broker failed with this error. The re-drive is recorded
+        /// with its dead letter, which stays; another re-drive sends it again.
+        case failed(error: String)
         /// Applied in process and dead-lettered again, with this reason and error; a contract whose
         /// account is still not known reports `park-timeout` and its dead letter stays as it was.
         case deadLettered(reason: String, error: String)
@@ -67,11 +70,18 @@ public struct DeadLetterRedrive: Sendable {
         self.clock = clock
     }
 
-    /// Re-drives the selected dead letters, in id order, and says what became of each.
+    /// Re-drives the selected dead letters, in id order, and says what became of each: one that
+    /// fails is reported `failed` and the others still go. Throws only when the selection cannot be read.
     public func run(_ selection: RedriveSelection) async throws -> [RedriveResult] {
         let ids = try await selected(selection)
         var results: [RedriveResult] = []
-        for id in ids { results.append(try await redrive(id)) }
+        for id in ids {
+            do {
+                results.append(try await redrive(id))
+            } catch {
+                results.append(RedriveResult(id: id, outcome: .failed(error: "\(error)")))
+            }
+        }
         return results
     }
 }
