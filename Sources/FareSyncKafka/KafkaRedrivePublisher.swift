@@ -3,7 +3,8 @@ import FareSyncPipeline
 import FareSyncStore
 
 /// Re-drives dead letters through Kafka (docs/reference.md#re-drive): each message goes to its
-/// original topic with its key and timestamp, and returns once the broker acknowledged it.
+/// original topic with its key, timestamp and the header `faresync-redrive`, and returns once the
+/// broker acknowledged it.
 ///
 /// ```swift
 /// let producer = try KafkaProducer(configuration: .eventLog(bootstrapServers: bootstrap))
@@ -14,8 +15,8 @@ public struct KafkaRedrivePublisher: RedrivePublisher {
 
     public init(_ producer: KafkaProducer) { self.producer = producer }
 
-    public func publish(_ message: StoredMessage) async throws {
+    public func publish(_ message: SourceMessage) async throws {
         try await producer.publish(
-            SourceMessage(topic: message.topic, key: message.key, value: message.value, timestamp: message.timestamp))
+            SourceMessage(topic: message.topic, key: message.key, value: message.value, headers: message.headers, timestamp: message.timestamp))
     }
 }

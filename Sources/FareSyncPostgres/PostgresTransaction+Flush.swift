@@ -7,17 +7,18 @@ extension PostgresTransaction {
     static let feedLock: Int64 = 0x4661_7265_5379_6E63  // "FareSync"
 
     /// Writes the overlay: documents (with their feed positions and tombstones), accounts, contract
-    /// orders, open reservations and the park, each kind as one set statement in key order.
+    /// orders, open reservations, the park and the journal, each kind as one set statement in key order.
     ///
-    /// Feed positions come from a sequence, taken under an advisory lock that the transaction holds
-    /// until it ends. So positions are handed out in commit order: a reader that sees position `n`
-    /// sees every position below it that will ever commit, which is what the feed promises
-    /// (`DocumentChange`). The lock is taken first, before any row of the overlay's tables is
+    /// Feed positions and journal numbers come from sequences, taken under an advisory lock that the
+    /// transaction holds until it ends. So both are handed out in commit order: a reader that sees
+    /// position `n` sees every position below it that will ever commit, which is what the feed
+    /// promises (`DocumentChange`) and `journalEntries(after:)` relies on. The lock is taken first, before any row of the overlay's tables is
     /// written, and those rows are written nowhere else: a transaction that holds the lock never
     /// waits for a row held by one that waits for the lock.
     func flush() throws {
-        guard overlay.hasChanges || park.hasChanges else { return }
+        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty else { return }
         try lockFeed()
+        try flushJournal()
         let changes = overlay.takeChanges()
         if !changes.reservations.isEmpty { try flushReservations(changes.reservations) }
         if !changes.documents.isEmpty { try flushDocuments(changes.documents) }

@@ -3,10 +3,19 @@ import FareSyncStore
 import PostgresNIO
 
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered by the sequence
-/// `journal_seq` (concurrent workers append at once), and a row per key of it in `journal_keys`.
-/// A batch's entries and keys go in one statement, in the batch's transaction.
+/// `journal_seq`, and a row per key of it in `journal_keys`. Entries wait in the transaction until
+/// `flush()`, which numbers them under the feed's lock, held until the commit: numbers are handed
+/// out in commit order even with concurrent workers, so a reader that saw number `n` has seen every
+/// smaller number that will ever commit. A transaction's entries and keys go in one statement.
 extension PostgresTransaction {
     func appendJournal(_ entries: [JournalEntry]) throws {
+        journalPending += entries
+    }
+
+    /// Writes the entries appended in this transaction; the caller holds the feed's lock.
+    func flushJournal() throws {
+        let entries = journalPending
+        journalPending = []
         guard !entries.isEmpty else { return }
         var keys: [String] = []
         var owners: [Int64] = []
@@ -34,9 +43,9 @@ extension PostgresTransaction {
         try session.query(
             """
             SELECT j.subject, j.entry FROM journal_keys k JOIN journal j ON j.seq = k.seq
-            WHERE k.key = \(key) ORDER BY k.seq LIMIT \(Int64(clamping: limit))
+            WHERE k.key = \(key) ORDER BY k.seq DESC LIMIT \(Int64(clamping: limit))
             """
-        ).map {
+        ).reversed().map {
             let (subject, text) = try $0.decode((String, String).self)
             return try JournalEntry(subject: subject, text: text)
         }
@@ -49,13 +58,18 @@ extension PostgresTransaction {
         }
     }
 
-    /// Deletes the old entries, then their keys (each entry lists its own): no index by sequence
-    /// number is needed for it.
-    func pruneJournal(before time: Int64) throws -> Int {
+    /// Deletes at most `limit` old entries, oldest first, then their keys (each entry lists its
+    /// own): no index by sequence number is needed for it.
+    func pruneJournal(before time: Int64, limit: Int) throws -> Int {
         var keys: [String] = []
         var sequences: [Int64] = []
         var count = 0
-        for row in try session.query("DELETE FROM journal WHERE time < \(time) RETURNING seq, subject, entry") {
+        let deleted = try session.query(
+            """
+            DELETE FROM journal WHERE seq IN (SELECT seq FROM journal WHERE time < \(time) ORDER BY time LIMIT \(Int64(clamping: limit)))
+            RETURNING seq, subject, entry
+            """)
+        for row in deleted {
             let (sequence, subject, text) = try row.decode((Int64, String, String).self)
             let entry = try JournalEntry(subject: subject, text: text)
             keys += entry.keys

@@ -17,6 +17,9 @@ final class PostgresTransaction: WriteBackTransaction {
     /// The park as this transaction changes it (`PostgresTransaction+Park.swift`).
     var park = ParkOverlay()
 
+    /// The journal entries appended in this transaction, written and numbered by `flush()`.
+    var journalPending: [JournalEntry] = []
+
     /// Whether the transaction holds the feed's lock (`lockFeed()`).
     var holdsFeedLock = false
 

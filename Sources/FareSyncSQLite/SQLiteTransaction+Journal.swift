@@ -24,9 +24,9 @@ extension SQLiteTransaction {
             db.cachedStatement(
                 sql: """
                     SELECT j.subject, j.entry FROM journal_keys k JOIN journal j ON j.seq = k.seq
-                    WHERE k.key = ? ORDER BY k.seq LIMIT ?
+                    WHERE k.key = ? ORDER BY k.seq DESC LIMIT ?
                     """), arguments: [key, Int64(clamping: limit)]
-        ).map { try JournalEntry(subject: $0[0], text: $0[1]) }
+        ).reversed().map { try JournalEntry(subject: $0[0], text: $0[1]) }
     }
 
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
@@ -36,17 +36,20 @@ extension SQLiteTransaction {
         ).map { (sequence: $0[0], entry: try JournalEntry(subject: $0[1], text: $0[2])) }
     }
 
-    /// Deletes the old entries' keys (found through the entries: each lists its keys), then the entries.
-    func pruneJournal(before time: Int64) throws -> Int {
+    /// Deletes at most `limit` old entries, oldest first, each with its keys (found through the
+    /// entry: each lists its keys).
+    func pruneJournal(before time: Int64, limit: Int) throws -> Int {
         let old = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT seq, subject, entry FROM journal WHERE time < ? ORDER BY seq"), arguments: [time])
+            db.cachedStatement(sql: "SELECT seq, subject, entry FROM journal WHERE time < ? ORDER BY time LIMIT ?"),
+            arguments: [time, Int64(clamping: limit)])
         guard !old.isEmpty else { return 0 }
         let key = try db.cachedStatement(sql: "DELETE FROM journal_keys WHERE key = ?1 AND seq = ?2")
+        let entry = try db.cachedStatement(sql: "DELETE FROM journal WHERE seq = ?1")
         for row in old {
             let sequence: Int64 = row[0]
             for k in try JournalEntry(subject: row[1], text: row[2]).keys { try StatementStep.run(key, .text(k), .int(sequence), in: db) }
+            try StatementStep.run(entry, .int(sequence), in: db)
         }
-        try db.execute(sql: "DELETE FROM journal WHERE time < ?", arguments: [time])
         return old.count
     }
 }

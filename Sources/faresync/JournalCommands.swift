@@ -118,6 +118,6 @@ struct DeadLettersRedrive: AsyncParsableCommand {
         }
         let results = try await DeadLetterRedrive(dispatcher: dispatcher, publisher: publisher).run(selection)
         for result in results { print(JournalText.line(result)) }
-        if results.contains(where: { $0.outcome == .notFound }) { throw ExitCode(1) }
+        if results.contains(where: { if case .failed = $0.outcome { true } else { $0.outcome == .notFound } }) { throw ExitCode(1) }
     }
 }

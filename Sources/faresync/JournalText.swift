@@ -51,8 +51,10 @@ enum JournalText {
         case .notFound: o["outcome"] = .string("not-found")
         case .published: o["outcome"] = .string("published")
         case .applied: o["outcome"] = .string("applied")
-        case .parked: o["outcome"] = .string("parked")
         case .alreadyApplied: o["outcome"] = .string("already-applied")
+        case .failed(let error):
+            o["outcome"] = .string("failed")
+            o["error"] = .string(error)
         case .deadLettered(let reason, let error):
             o["outcome"] = .string("dead-lettered")
             o["reason"] = .string(reason)

@@ -24,6 +24,7 @@ import Testing
         let read = try await TopicReaderTests.readAll(cluster, topic: "reservations", count: 1)
         #expect(read.count == 1)
         #expect(read.first?.key == Array("u1".utf8) && read.first?.value == bad.value && read.first?.timestamp == 1000)
+        #expect(read.first?.headers == [MessageHeader("faresync-redrive", letter.id)])
         let listed = try await DeadLetterListing.find(store, id: letter.id)
         #expect(listed?.redrives.map(\.via) == [.published], "the dead letter stays until a worker applies its message")
     }

@@ -34,13 +34,23 @@ import Testing
         #expect(h.dispatcher.outcomes.contractsStored == 1)
     }
 
-    @Test func aContractStillWithoutItsAccountParksAgain() async throws {
+    /// Parked again with its own event time, the contract would be timed out by the next sweep
+    /// at once: its dead letter stays as it was until its account is known.
+    @Test func aContractStillWithoutItsAccountStaysDeadLettered() async throws {
         let h = Harness()
         try await h.send(Make.contract("u1"))
         try await h.dispatcher.sweep(watermark: Make.t0 + 30 * Make.hour)
+        let letter = try #require(try await h.deadLetterListing().first)
+        let before = try await h.export()
         let result = try await DeadLetterRedrive(dispatcher: h.dispatcher).run(.all)
-        #expect(result.map(\.outcome) == [.parked])
-        #expect(try await h.doc("parkedFareContracts/FC1") != nil)
+        #expect(result == [RedriveResult(id: letter.id, outcome: .deadLettered(reason: "park-timeout", error: letter.error))])
+        #expect(try await h.export() == before && h.dispatcher.outcomes.contractsParked == 1)
+        try await h.dispatcher.sweep(watermark: Make.t0 + 60 * Make.hour)
+        #expect(try await h.export() == before)
+        #expect(try await h.store.trace("FC1").map(\.outcome) == [.parked, .deadLettered, .deadLettered])
+        try await h.send(Make.user("u1"))
+        #expect(try await DeadLetterRedrive(dispatcher: h.dispatcher).run(.all) == [RedriveResult(id: letter.id, outcome: .applied)])
+        #expect(try await h.doc("customers/u1/fareContracts/FC1") != nil)
         #expect(try await h.deadLetters().isEmpty)
     }
 
@@ -67,13 +77,39 @@ import Testing
         #expect(results == [RedriveResult(id: letter.id, outcome: .published)])
         let published = sent.messages.withLock { $0 }
         #expect(published.map(\.topic) == ["fare-contracts"] && published.first?.key == letter.key.map { Array($0.utf8) })
+        #expect(published.first?.headers == [MessageHeader("faresync-redrive", letter.id)])
         #expect(try await h.deadLetters().count == 1, "not applied before the worker reads it")
-        let message = SourceMessage(topic: published[0].topic, key: published[0].key, value: published[0].value)
+        let message = published[0]
         try await h.send(message)
         try await h.send(message)
         #expect(try await h.deadLetters().isEmpty)
         #expect(h.dispatcher.outcomes.contractsStored == 1 && h.dispatcher.outcomes.duplicateEvents == 1)
         #expect(try await DeadLetterListing.find(h.store, id: letter.id) == nil)
+    }
+
+    /// A re-drive whose publish failed leaves nothing in the store that a later plain delivery of the
+    /// event would be taken for a re-drive by, or that the worker's batches look up.
+    @Test func aFailedPublishLeavesNoPendingStateBehind() async throws {
+        let (h, letter) = try await Self.timedOutContract()
+        let failed = try await DeadLetterRedrive(dispatcher: h.dispatcher, publisher: Unreachable()).run(.all)
+        #expect(failed == [RedriveResult(id: letter.id, outcome: .failed(error: "Down()"))])
+        #expect(try await h.store.read { try $0.records("redrivePending") }.isEmpty)
+        try await h.send(Make.contract("u1"))
+        #expect(h.dispatcher.outcomes.duplicateEvents == 1 && h.dispatcher.outcomes.contractsStored == 0)
+        #expect(try await h.deadLetters().count == 1)
+        #expect(try await DeadLetterListing.find(h.store, id: letter.id)?.redrives.count == 1)
+    }
+
+    /// A re-drive that fails is reported and the next one still goes.
+    @Test func aFailingRedriveIsReportedAndTheOthersGo() async throws {
+        let h = Harness()
+        try await h.send(Make.contract("u1"), Make.contract("u2", id: "FC2", orderId: "O2"))
+        try await h.dispatcher.sweep(watermark: Make.t0 + 30 * Make.hour)
+        let ids = try await h.deadLetterListing().map(\.id)
+        #expect(ids.count == 2)
+        let results = try await DeadLetterRedrive(dispatcher: h.dispatcher, publisher: Unreachable()).run(.all)
+        #expect(results == ids.map { RedriveResult(id: $0, outcome: .failed(error: "Down()")) })
+        #expect(try await h.deadLetterListing().map { $0.redrives.count } == [1, 1])
     }
 
     /// Two re-drives of one dead letter at once: whichever way their transactions interleave, the
@@ -94,6 +130,12 @@ import Testing
 
 /// A publisher that keeps what it is given.
 final class Collected: RedrivePublisher {
-    let messages = Mutex<[StoredMessage]>([])
-    func publish(_ message: StoredMessage) async throws { messages.withLock { $0.append(message) } }
+    let messages = Mutex<[SourceMessage]>([])
+    func publish(_ message: SourceMessage) async throws { messages.withLock { $0.append(message) } }
+}
+
+/// A publisher whose broker is away.
+struct Unreachable: RedrivePublisher {
+    struct Down: Error {}
+    func publish(_ message: SourceMessage) async throws { throw Down() }
 }

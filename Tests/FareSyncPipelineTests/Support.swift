@@ -109,6 +109,10 @@ struct Harness {
     }
 
     func export() async throws -> String { try await Export.string(store) }
+
+    func deadLetterListing() async throws -> [DeadLetterListing] {
+        try await DeadLetterListing.list(store, reason: nil, after: nil, limit: 1000)
+    }
 }
 
 /// The fixtures folder of this test target.

@@ -27,7 +27,7 @@ import Testing
         #expect(try await store.journal() == [a, b, c])
         #expect(try await store.trace("F1") == [a, b])
         #expect(try await store.trace("u1") == [a, c])
-        #expect(try await store.trace("u1", limit: 1) == [a])
+        #expect(try await store.trace("u1", limit: 1) == [c], "the newest")
         #expect(try await store.trace("nobody").isEmpty)
         let page = try await store.read { tx in try tx.journalEntries(after: 0, limit: 2) }
         #expect(page.map(\.entry) == [a, b])
@@ -61,7 +61,7 @@ import Testing
         #expect(all.count == 120 && Set(all.map(\.subject)).count == 120)
         #expect(try await store.trace("hot", limit: 1000).count == 120)
         let sequences = try await store.read { tx in try tx.journalEntries(after: 0, limit: 1000).map(\.sequence) }
-        #expect(sequences == sequences.sorted() && Set(sequences).count == 120)
+        #expect(Set(sequences).count == 120)
         #expect(try await store.trace("w3").map(\.subject) == (0..<5).flatMap { b in (0..<3).map { "w3-\(b)-\($0)" } }, "one writer's order")
     }
 }

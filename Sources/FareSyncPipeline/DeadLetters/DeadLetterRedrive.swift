@@ -11,10 +11,11 @@ public enum RedriveSelection: Sendable, Equatable {
     case all
 }
 
-/// Produces a re-driven message to its original topic with its key (FareSyncKafka's producer), and
-/// returns once the broker has it.
+/// Produces a re-driven message (a dead letter's, with the header `faresync-redrive`) to its
+/// original topic with its key and headers (FareSyncKafka's producer), and returns once the broker
+/// has it.
 public protocol RedrivePublisher: Sendable {
-    func publish(_ message: StoredMessage) async throws
+    func publish(_ message: SourceMessage) async throws
 }
 
 /// What became of one re-driven dead letter.
@@ -26,12 +27,13 @@ public struct RedriveResult: Sendable, Equatable {
         case published
         /// Applied in process as if new; its dead letter is gone.
         case applied
-        /// Applied in process and parked again (a contract whose account is still not known); its
-        /// dead letter is gone, its `parkedFareContracts` document back.
-        case parked
         /// Applied by another re-drive between this one's look and its application: nothing done.
         case alreadyApplied
-        /// Applied in process and dead-lettered again, with this reason and error.
+        /// Not delivered: the store or the broker failed with this error. The re-drive is recorded
+        /// with its dead letter, which stays; another re-drive sends it again.
+        case failed(error: String)
+        /// Applied in process and dead-lettered again, with this reason and error; a contract whose
+        /// account is still not known reports `park-timeout` and its dead letter stays as it was.
         case deadLettered(reason: String, error: String)
     }
 
@@ -68,11 +70,18 @@ public struct DeadLetterRedrive: Sendable {
         self.clock = clock
     }
 
-    /// Re-drives the selected dead letters, in id order, and says what became of each.
+    /// Re-drives the selected dead letters, in id order, and says what became of each: one that
+    /// fails is reported `failed` and the others still go. Throws only when the selection cannot be read.
     public func run(_ selection: RedriveSelection) async throws -> [RedriveResult] {
         let ids = try await selected(selection)
         var results: [RedriveResult] = []
-        for id in ids { results.append(try await redrive(id)) }
+        for id in ids {
+            do {
+                results.append(try await redrive(id))
+            } catch {
+                results.append(RedriveResult(id: id, outcome: .failed(error: "\(error)")))
+            }
+        }
         return results
     }
 }
@@ -94,31 +103,29 @@ extension DeadLetterRedrive {
         }
     }
 
-    /// Marks the re-drive in the store (the pending record of its event id and the dead letter's
-    /// history), then delivers the message: to its topic, or through the dispatcher.
+    /// Records the re-drive with its dead letter, then delivers the message with the header that
+    /// marks it a re-drive (`RedriveHeader`): to its topic, or through the dispatcher, whose
+    /// transaction decides by the header alone whether it applies.
     func redrive(_ id: String) async throws -> RedriveResult {
         let via: RedriveVia = publisher == nil ? .inProcess : .published
         let requested = clock()
         let message: StoredMessage? = try await dispatcher.store.write { tx in
             guard DeadLetterRedrive.isDeadLetterId(id), let letter = try DeadLetterListing.find(tx, id: id) else { return nil }
-            let message = letter.message
-            if let eventId = RedrivePending.eventId(of: message) { try RedrivePending.mark(eventId, deadLetter: id, in: tx) }
             try RedriveRecord(requested: requested, via: via).append(to: id, in: tx)
-            return message
+            return letter.message
         }
         guard let message else { return RedriveResult(id: id, outcome: .notFound) }
+        let source = RedriveHeader.message(message, redriving: id)
         if let publisher {
-            try await publisher.publish(message)
+            try await publisher.publish(source)
             return RedriveResult(id: id, outcome: .published)
         }
-        let source = SourceMessage(
-            topic: message.topic, key: message.key, value: message.value, timestamp: message.timestamp, coordinates: message.coordinates)
         let result = try await dispatcher.process([source])
         if let again = result.deadLetters.first {
             return RedriveResult(id: id, outcome: .deadLettered(reason: again.reason.rawValue, error: again.error))
         }
         if result.outcomes.duplicateEvents > 0 { return RedriveResult(id: id, outcome: .alreadyApplied) }
-        return RedriveResult(id: id, outcome: result.outcomes.contractsParked > 0 ? .parked : .applied)
+        return RedriveResult(id: id, outcome: .applied)
     }
 
     /// Whether `id` has the form of a dead letter's id (16 lowercase hex digits, `DeadLetter.id`).

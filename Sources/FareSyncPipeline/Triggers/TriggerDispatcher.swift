@@ -116,7 +116,7 @@ public final class TriggerDispatcher: Sendable {
             var newest: Int64?
             let ids = decoded.compactMap { try? $0.get().id }
             var claims = try tx.claimEvents(ids)
-            let redriven = try RedrivePending.take(ids, in: tx)
+            let redriven = try RedriveHeader.take(messages, decoded, in: tx)
             for index in redriven.keys { claims[index] = true }
             // A read ahead that still holds stands in for the prefetch; what it could not know (the
             // contracts of the users the batch creates) is looked up when asked for.

@@ -22,6 +22,7 @@ extension Triggers {
         if let redriving {
             journal?.markRedriven()
             journal?.addKeys(redriving)
+            if try stillWithoutAccount(event, message) { return }
             try delete(Paths.deadLetter(redriving))
         }
         switch event.payload {
@@ -34,6 +35,18 @@ extension Triggers {
         case .paymentUpdated(let payment):
             try paymentUpdated(event, payment)
         }
+    }
+
+    /// A re-driven contract whose account is still not known stays dead-lettered as it was: parked
+    /// again with its own event time, the next sweep would time it out at once. Its re-drive reports
+    /// the dead letter's reason; the stored dead letter is not written.
+    mutating func stillWithoutAccount(_ event: CloudEvent, _ message: SourceMessage) throws -> Bool {
+        guard case .fareContractChanged(let contract) = event.payload, try tx.account(contract.customerAccountId) == nil else { return false }
+        let letter = DeadLetter(message: StoredMessage(message), rejection: parkTimeout(account: contract.customerAccountId))
+        written.append(letter)
+        outcomes.deadLettered(letter.reason)
+        journal?.outcome(.deadLettered, reason: letter.reason.rawValue, error: letter.error)
+        return true
     }
 
     /// Dead-letters a message that did not decode; its journal entry is found by the dead letter's id.

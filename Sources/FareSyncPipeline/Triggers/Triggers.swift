@@ -206,7 +206,7 @@ extension Triggers {
     mutating func beginParked(_ event: ParkedEvent, contract: FareContract?, outcome: JournalOutcome) {
         guard journal != nil else { return }
         let orderId = contract?.orderId ?? event.data["orderId"]?.stringValue
-        let id = event.eventId.isEmpty ? RedrivePending.eventId(of: event.message) : event.eventId
+        let id = event.eventId.isEmpty ? RedriveHeader.eventId(of: event.message) : event.eventId
         journal?.begin(
             subject: id ?? "", kind: EventType.fareContractChanged.rawValue, source: JournalBuilder.source(event.message),
             eventTime: event.eventTime, keys: [id, event.contractId, event.account, orderId].compactMap { $0 })

@@ -6,21 +6,32 @@ import FareSyncEvents
 public protocol StoreJournal: AnyObject {
     /// Appends a batch's entries, in order (one set of statements for the batch where the store can).
     func appendJournal(_ entries: [JournalEntry]) throws
-    /// The entries whose `keys` hold `key`, in the order they were appended, at most `limit`.
+    /// The newest `limit` entries whose `keys` hold `key`, in the order they were appended.
     func journal(key: String, limit: Int) throws -> [JournalEntry]
-    /// Every entry after sequence number `after` (from the first, for 0), in the order appended, at
-    /// most `limit`, each with its sequence number: the journal read a page at a time.
+    /// Every entry after sequence number `after` (from the first, for 0), in the order committed, at
+    /// most `limit`, each with its sequence number: the journal read a page at a time. Numbers are
+    /// handed out in commit order, so an entry committed after a read has a number above the read's.
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)]
-    /// Removes the entries whose time — the event time, or when applied for an entry without one —
-    /// is before `time`; returns how many.
+    /// Removes at most `limit` of the entries whose time — the event time, or when applied for an
+    /// entry without one — is before `time`, oldest first; returns how many. A sweep removes one
+    /// bounded chunk, and the next sweep the rest.
     @discardableResult
-    func pruneJournal(before time: Int64) throws -> Int
+    func pruneJournal(before time: Int64, limit: Int) throws -> Int
+}
+
+extension StoreJournal {
+    /// How many entries one sweep removes at most.
+    public static var pruneLimit: Int { 20_000 }
+
+    /// Removes at most `pruneLimit` of the entries older than `time`.
+    @discardableResult
+    public func pruneJournal(before time: Int64) throws -> Int { try pruneJournal(before: time, limit: Self.pruneLimit) }
 }
 
 extension DocumentStore {
     /// The timeline of `key` — an event id, uid, order id, fare contract id, ABT account id, dead
     /// letter id, or the subject of an entry without an event id (`deadLetters/<id>`, a reservation's
-    /// path) — in the order the entries were committed, at most `limit` of them.
+    /// path) — in the order the entries were committed: the newest `limit` of them.
     ///
     /// ```swift
     /// let steps = try await store.trace("fc-123")
