@@ -65,7 +65,7 @@ enum DeadLetterTable {
         case .notFound: return "no such dead letter"
         case .published: return "published to its topic again"
         case .applied: return "applied"
-        case .parked: return "parked again (its account is still not known)"
+        case .failed(let error): return "not delivered, the dead letter stays: \(error)"
         case .alreadyApplied: return "already applied by another re-drive"
         case .deadLettered(let reason, let error): return "dead-lettered again: \(reason): \(error)"
         }
