@@ -1,3 +1,4 @@
+import FareSyncHTTP
 import Mustache
 
 /// Puts a page's body in the layout, with the navigation and, where live, the stream it listens to.
@@ -44,21 +45,7 @@ enum Layout {
     }
 
     /// `text` safe inside HTML text and attribute values.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// `text` as one component of a URL's path or query.
     static func urlComponent(_ text: String) -> String {
