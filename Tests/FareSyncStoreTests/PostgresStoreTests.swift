@@ -12,7 +12,8 @@ import Testing
 
 /// What is particular to the PostgreSQL store: exports equal to SQLite's, concurrent workers on one
 /// database, its URL and its schema. Runs when `FARESYNC_TEST_POSTGRES` names a server.
-@Suite(.enabled(if: StoreKinds.postgresServer != nil, "FARESYNC_TEST_POSTGRES names no server"))
+// Serialized: some tests hold a write's body open, which holds one of the store's pool threads.
+@Suite(.serialized, .enabled(if: StoreKinds.postgresServer != nil, "FARESYNC_TEST_POSTGRES names no server"))
 struct PostgresStoreTests {
     static func lines(_ seed: UInt64, users: Int = 150) -> [[UInt8]] {
         TrafficSimulator(SimulationOptions(users: users, seed: seed, faults: true)).lines()
