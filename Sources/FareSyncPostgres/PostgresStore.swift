@@ -40,7 +40,7 @@ public final class PostgresStore: DocumentStore {
         self.logger = logger
         self.reconnectFor = reconnectFor
         var configuration = url.clientConfiguration()
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = Self.connectTimeout
         // The pool's own chatter (such as a lease asked for before `run()` got going) stays out of
         // the log; failures reach the caller, and this store logs its retries itself.
         var background = logger
@@ -96,8 +96,16 @@ public final class PostgresStore: DocumentStore {
         var backoff = Duration.milliseconds(50)
         var conflicts = 0
         while true {
+            // The pool keeps a lease waiting, silently, while it cannot connect: a lease that
+            // outlasts a connection attempt says so in the log.
+            let waiting = Task { [logger, connectTimeout = Self.connectTimeout] in
+                try await Task.sleep(for: connectTimeout)
+                logger.warning("PostgreSQL unreachable, waiting for a connection")
+            }
+            defer { waiting.cancel() }
             do {
                 return try await client.withConnection { connection in
+                    waiting.cancel()
                     let session = PostgresSession(connection: connection, logger: logger)
                     return try await NIOThreadPool.singleton.runIfActive { try Self.run(begin, body, in: session) }
                 }
@@ -142,6 +150,9 @@ public final class PostgresStore: DocumentStore {
             throw error
         }
     }
+
+    /// How long one attempt to connect takes before it fails.
+    static let connectTimeout = Duration.seconds(5)
 
     /// How many serialization failures in a row one transaction takes before it gives up.
     static let maximumConflicts = 100

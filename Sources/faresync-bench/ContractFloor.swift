@@ -45,14 +45,14 @@ enum ContractFloor {
         return writes
     }
 
-    private static func write(of message: SourceMessage, at at: MessageCoordinates) -> Write {
-        let coordinates = "\(message.topic)/\(at.partition)/\(at.offset)"
+    private static func write(of message: SourceMessage, at position: MessageCoordinates) -> Write {
+        let coordinates = "\(message.topic)/\(position.partition)/\(position.offset)"
         guard case .success(let event) = EventDecoder.decode(message) else {
             let value = message.value.map { String(decoding: $0, as: UTF8.self) } ?? ""
             let text = JSONWriter.string(.object(JSONObject([("value", .string(value))])))
             return Write(
                 claim: coordinates, path: "deadLetters/" + coordinates.replacingOccurrences(of: "/", with: "-"), text: text,
-                topic: message.topic, partition: at.partition, offset: at.offset)
+                topic: message.topic, partition: position.partition, offset: position.offset)
         }
         let path: String
         switch event.payload {
@@ -63,7 +63,7 @@ enum ContractFloor {
         }
         return Write(
             claim: event.id, path: path, text: event.canonicalData ?? JSONWriter.string(.object(event.data)),
-            topic: message.topic, partition: at.partition, offset: at.offset)
+            topic: message.topic, partition: position.partition, offset: position.offset)
     }
 
     /// The next position of each partition after `writes`.

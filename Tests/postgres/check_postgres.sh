@@ -91,7 +91,7 @@ three_workers() {
       local logs=("$PWD/$name"-*.err)
       (cd / && $FARESYNC_TEST_POSTGRES_CTL -m immediate stop >/dev/null || echo "restart: pg_ctl stop failed" >"$name-stop.err"
         sleep 1
-        for _ in $(seq 1200); do grep -q "PostgreSQL unreachable, retrying" "${logs[@]}" && break; sleep 0.05; done
+        for _ in $(seq 1200); do grep -q "PostgreSQL unreachable" "${logs[@]}" && break; sleep 0.05; done
         $FARESYNC_TEST_POSTGRES_CTL start >/dev/null || echo "restart: pg_ctl start failed" >>"$name-stop.err")
     fi
   fi
@@ -109,7 +109,8 @@ three_workers() {
     [ "$(echo "$counts" | wc -w)" = 3 ] && ! echo " $counts " | grep -q " 0 " && pass "$name: the work is shared ($counts messages)" \
       || fail "$name: work not shared: $counts"
   fi
-  [ "$disruption" = restart ] && { grep -q "PostgreSQL unreachable, retrying" "$name"-[123].err && pass "$name: the workers waited for the server" \
+  [ "$disruption" = restart ] && { grep -q "PostgreSQL unreachable" "$name"-[123].err \
+    && pass "$name: the workers waited for the server ($(cat "$name"-[123].err | grep -o "PostgreSQL unreachable, [a-z ]*" | sort | uniq -c | xargs))" \
     || fail "$name: no worker noticed the restart: $(cat "$name-stop.err" 2>/dev/null) $(tail -n 2 "$name"-[123].err)"; }
   same_export "$name" big.comparable "$url"
 }
