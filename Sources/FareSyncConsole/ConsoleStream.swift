@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 
 /// `GET /console/stream?under=PREFIX&under=PREFIX&each=1`: the page's Server-Sent Events, fed by the watcher.
 /// `changed` when something under the prefix changed (the page fetches its live part again);
@@ -20,8 +21,14 @@ struct ConsoleStream {
                 body: ResponseBody { writer in
                     defer { watcher.unsubscribe(id) }
                     try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-                    for await signal in signals {
-                        try await writer.write(ByteBuffer(string: signal.eventText))
+                    // A stream never ends on its own: the server's graceful shutdown ends it, or the
+                    // server would wait for it forever.
+                    try await withGracefulShutdownHandler {
+                        for await signal in signals {
+                            try await writer.write(ByteBuffer(string: signal.eventText))
+                        }
+                    } onGracefulShutdown: {
+                        watcher.unsubscribe(id)
                     }
                     try await writer.finish(nil)
                 })

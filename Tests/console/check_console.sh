@@ -35,3 +35,21 @@ python3 Tests/console/console_browser.py "http://127.0.0.1:$PORT" "http://127.0.
   tail -n 20 "$WORK/serve.log" "$WORK/demo.log"
   exit 1
 }
+# A page left open does not hold a server that is told to stop: with a live stream open, SIGTERM ends
+# serve and the console within 10 s each.
+for port in "$PORT" "$DEMO_PORT"; do
+  curl -sN "http://127.0.0.1:$port/console/stream" >"$WORK/stream-$port.out" 2>/dev/null &
+  for _ in $(seq 1 100); do grep -q "retry:" "$WORK/stream-$port.out" && break; sleep 0.1; done
+  grep -q "retry:" "$WORK/stream-$port.out" || { echo "FAIL the console's stream on port $port did not open"; exit 1; }
+done
+for pid in "${PIDS[@]}"; do kill -TERM -- "-$pid"; done
+for pid in "${PIDS[@]}"; do
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "FAIL a server with a console page open did not stop within 10 s of SIGTERM"
+    kill -KILL -- "-$pid"
+    exit 1
+  fi
+done
+PIDS=()
+echo "ok   SIGTERM stops serve and the console with a live page open"
