@@ -123,7 +123,10 @@ struct Bench: AsyncParsableCommand {
         if chosen.contains(.http) { try http(run) }
         if chosen.contains(.postgres) { try await postgresDrain(run) }
         if chosen.contains(.latency) { try await latency(run) }
-        if chosen.contains(.console) { try await consolePages(run) }
+        if chosen.contains(.console) {
+            try await consoleDrain(run)
+            try await consolePages(run)
+        }
         run.say("BENCH " + run.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
     }
 
