@@ -20,59 +20,21 @@ extension Bench {
         let broker = try await brokerHolding(run, log, partitions: Self.partitions(forEvents: events), name: "console-drain")
         defer { Child.stop(broker.pid) }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        func drain(_ name: String, consoles: Bool) async throws -> (rate: Double, seen: LiveConsolePage.Seen) {
-            let port = try FirestoreBench.freePort()
-            let store = "\(run.dir)/console-drain-\(name).sqlite"
-            let errors = run.dir + "/console-drain-\(name).err"
-            sync()
-            let worker = try Child.start(
-                [
-                    run.exe, "run", "--brokers", broker.bootstrap, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error",
-                    "--group", "console-drain-\(name)", "--store", "sqlite:\(store)", "--http-port", "\(port)",
-                ], standardErrorFile: errors)
-            var pages: Task<LiveConsolePage.Seen, any Error>?
-            if consoles {
-                try ConsoleBench.waitUntilServing("http://127.0.0.1:\(port)/healthz")
-                pages = Task {
-                    try await withThrowingTaskGroup(of: LiveConsolePage.Seen.self) { group in
-                        for path in Self.liveConsolePaths {
-                            group.addTask { try await LiveConsolePage(base: "http://127.0.0.1:\(port)", path: path).keepOpen(client: client) }
-                        }
-                        var total = LiveConsolePage.Seen()
-                        for try await seen in group {
-                            total.events += seen.events
-                            total.liveFetches += seen.liveFetches
-                        }
-                        return total
-                    }
-                }
-            }
-            let status = await Self.exitStatus(of: worker)
-            pages?.cancel()
-            let seen: LiveConsolePage.Seen
-            do {
-                seen = try await pages?.value ?? .init()
-            } catch is CancellationError {
-                throw BenchError("a console page was not open before the worker ended")
-            }
-            guard status == 0 else { throw BenchError("run --http-port failed with status \(status)") }
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
-            return (try Self.workerRateFromFirstMessage(errors), seen)
-        }
         var (with, without) = (0.0, 0.0)
         do {
             for round in 0..<max(1, journalRounds) {
                 let (open, none): ((rate: Double, seen: LiveConsolePage.Seen), (rate: Double, seen: LiveConsolePage.Seen))
                 if round % 2 == 0 {
-                    open = try await drain("open-\(round)", consoles: true)
-                    none = try await drain("none-\(round)", consoles: false)
+                    open = try await consoleDrainOnce(run, "open-\(round)", bootstrap: broker.bootstrap, consoles: true, client: client)
+                    none = try await consoleDrainOnce(run, "none-\(round)", bootstrap: broker.bootstrap, consoles: false, client: client)
                 } else {
-                    none = try await drain("none-\(round)", consoles: false)
-                    open = try await drain("open-\(round)", consoles: true)
+                    none = try await consoleDrainOnce(run, "none-\(round)", bootstrap: broker.bootstrap, consoles: false, client: client)
+                    open = try await consoleDrainOnce(run, "open-\(round)", bootstrap: broker.bootstrap, consoles: true, client: client)
                 }
                 run.say(
                     String(
-                        format: "  round %d: the worker with the consoles open %8.0f, with none %8.0f events/s (the pages got %d events, fetched %d live parts)",
+                        format:
+                            "  round %d: the worker with the consoles open %8.0f, with none %8.0f events/s (the pages got %d events, fetched %d live parts)",
                         round + 1, open.rate, none.rate, open.seen.events, open.seen.liveFetches))
                 with = max(with, open.rate)
                 without = max(without, none.rate)
@@ -88,6 +50,44 @@ extension Bench {
                 events, with, without, with / without))
         run.field("console_worker_ratio", "%.3f", with / without)
         try? FileManager.default.removeItem(atPath: log)
+    }
+
+    /// One drain of the backlog at `bootstrap`, with the live pages open or none; its rate and what the pages got.
+    func consoleDrainOnce(
+        _ run: Run, _ name: String, bootstrap: String, consoles: Bool, client: HTTPClient
+    ) async throws -> (rate: Double, seen: LiveConsolePage.Seen) {
+        let port = try FirestoreBench.freePort()
+        let store = "\(run.dir)/console-drain-\(name).sqlite"
+        let errors = run.dir + "/console-drain-\(name).err"
+        sync()
+        let worker = try Child.start(
+            [
+                run.exe, "run", "--brokers", bootstrap, "--exit-at-end", "--sweep-interval", "60", "--log-level", "error",
+                "--group", "console-drain-\(name)", "--store", "sqlite:\(store)", "--http-port", "\(port)",
+            ], standardErrorFile: errors)
+        var pages: Task<LiveConsolePage.Seen, any Error>?
+        if consoles {
+            try ConsoleBench.waitUntilServing("http://127.0.0.1:\(port)/healthz")
+            pages = Task {
+                try await withThrowingTaskGroup(of: LiveConsolePage.Seen.self) { group in
+                    for path in Self.liveConsolePaths {
+                        group.addTask { try await LiveConsolePage(base: "http://127.0.0.1:\(port)", path: path).keepOpen(client: client) }
+                    }
+                    var total = LiveConsolePage.Seen()
+                    for try await seen in group {
+                        total.events += seen.events
+                        total.liveFetches += seen.liveFetches
+                    }
+                    return total
+                }
+            }
+        }
+        let status = await Self.exitStatus(of: worker)
+        pages?.cancel()
+        let seen = try await pages?.value ?? .init()
+        guard status == 0 else { throw BenchError("run --http-port failed with status \(status)") }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        return (try Self.workerRateFromFirstMessage(errors), seen)
     }
 
     /// Waits for a child off Swift's cooperative threads (`waitpid` blocks its thread); its exit status.

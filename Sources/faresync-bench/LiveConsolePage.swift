@@ -29,7 +29,7 @@ struct LiveConsolePage: Sendable {
         do {
             first = try await client.execute(HTTPClientRequest(url: base + path), timeout: .seconds(30))
             html = String(buffer: try await first.body.collect(upTo: 8 << 20))
-        } catch where Self.serverGone(error) {
+        } catch  where Self.serverGone(error) {
             return Seen()  // a worker with little to drain can end before its pages open
         }
         guard first.status == .ok, let stream = Self.attribute("data-stream", in: html) else {
@@ -38,44 +38,8 @@ struct LiveConsolePage: Sendable {
         let cookie = first.headers["set-cookie"].first?.split(separator: ";").first.map(String.init)
         let (wanted, wish) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         return try await withThrowingTaskGroup(of: Seen.self) { group in
-            group.addTask {
-                defer { wish.finish() }
-                var seen = Seen()
-                let response = try await client.execute(request(stream, cookie: cookie), timeout: .hours(24))
-                wish.yield()
-                var pending = ""
-                do {
-                    for try await chunk in response.body {
-                        pending += String(buffer: chunk)
-                        while let end = pending.range(of: "\n\n") {
-                            let event = pending[..<end.lowerBound]
-                            if event.hasPrefix("event:") { seen.events += 1 }
-                            if event.hasPrefix("event: changed") { wish.yield() }
-                            pending.removeSubrange(..<end.upperBound)
-                        }
-                    }
-                } catch where Self.serverGone(error) {}
-                return seen
-            }
-            group.addTask {
-                var seen = Seen()
-                var last = ContinuousClock.now - .seconds(1)
-                let live = path + (path.contains("?") ? "&" : "?") + "part=live"
-                for await _ in wanted {
-                    do {
-                        let wait = .seconds(1) - (ContinuousClock.now - last)
-                        if wait > .zero { try await Task.sleep(for: wait) }
-                        let response = try await client.execute(request(live, cookie: cookie), timeout: .seconds(30))
-                        _ = try await response.body.collect(upTo: 8 << 20)
-                        guard response.status == .ok else { throw BenchError("\(live) answered \(response.status.code)") }
-                    } catch where Self.serverGone(error) {
-                        break
-                    }
-                    last = .now
-                    seen.liveFetches += 1
-                }
-                return seen
-            }
+            group.addTask { try await follow(stream, cookie: cookie, client: client, wish: wish) }
+            group.addTask { try await fetchLiveParts(on: wanted, cookie: cookie, client: client) }
             var total = Seen()
             for try await seen in group {
                 total.events += seen.events
@@ -83,6 +47,48 @@ struct LiveConsolePage: Sendable {
             }
             return total
         }
+    }
+
+    /// Reads the page's stream, and wishes for its live part when it opens and on each `changed`.
+    private func follow(_ stream: String, cookie: String?, client: HTTPClient, wish: AsyncStream<Void>.Continuation) async throws -> Seen {
+        defer { wish.finish() }
+        var seen = Seen()
+        let response = try await client.execute(request(stream, cookie: cookie), timeout: .hours(24))
+        wish.yield()
+        var pending = ""
+        do {
+            for try await chunk in response.body {
+                pending += String(buffer: chunk)
+                while let end = pending.range(of: "\n\n") {
+                    let event = pending[..<end.lowerBound]
+                    if event.hasPrefix("event:") { seen.events += 1 }
+                    if event.hasPrefix("event: changed") { wish.yield() }
+                    pending.removeSubrange(..<end.upperBound)
+                }
+            }
+        } catch  where Self.serverGone(error) {}
+        return seen
+    }
+
+    /// Fetches the live part for each wish, at most once a second, as `console.js` does.
+    private func fetchLiveParts(on wanted: AsyncStream<Void>, cookie: String?, client: HTTPClient) async throws -> Seen {
+        var seen = Seen()
+        var last = ContinuousClock.now - .seconds(1)
+        let live = path + (path.contains("?") ? "&" : "?") + "part=live"
+        for await _ in wanted {
+            do {
+                let wait = .seconds(1) - (ContinuousClock.now - last)
+                if wait > .zero { try await Task.sleep(for: wait) }
+                let response = try await client.execute(request(live, cookie: cookie), timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 8 << 20)
+                guard response.status == .ok else { throw BenchError("\(live) answered \(response.status.code)") }
+            } catch  where Self.serverGone(error) {
+                break
+            }
+            last = .now
+            seen.liveFetches += 1
+        }
+        return seen
     }
 
     /// Whether an error says the worker ended (and took its console with it), or the page was closed.
