@@ -24,6 +24,16 @@ public struct Console: HTTPMount {
     public let redrive: DeadLetterRedrive?
     public let watcher: ConsoleWatcher
     public let sessions: ConsoleSessions
+    /// Wrong admin tokens, counted per client address (`tokenGuessLimits`).
+    let guesses = SignInThrottle(limits: Console.tokenGuessLimits)
+
+    /// Wrong admin tokens one client address may send in a minute, by the sign-in form or as
+    /// `Authorization: Bearer`, before its tries are refused for a minute (429).
+    public static let tokenGuessLimits: ThrottleLimits = {
+        var limits = ThrottleLimits.none
+        limits.failuresPerClient = 10
+        return limits
+    }()
 
     public init(
         store: any DocumentStore, identity: IdentityService?, access: AdminAccess, probes: ConsoleProbes = ConsoleProbes(),
@@ -39,9 +49,9 @@ public struct Console: HTTPMount {
     }
 
     public func add(to router: Router<ServiceRequestContext>) {
-        let group = router.group("console").add(middleware: ConsoleGate(access: access, sessions: sessions))
+        let group = router.group("console").add(middleware: ConsoleGate(access: access, sessions: sessions, guesses: guesses))
         ConsoleAssets.add(to: group)
-        SignInPage(access: access, sessions: sessions).add(to: group)
+        SignInPage(access: access, sessions: sessions, guesses: guesses).add(to: group)
         ConsoleStream(watcher: watcher).add(to: group)
         OverviewPage(store: store, probes: probes, watcher: watcher).add(to: group)
         UsersPage(store: store, identity: identity).add(to: group)

@@ -1,4 +1,6 @@
 import FareSyncHTTP
+import FareSyncIdentity
+import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -14,6 +16,7 @@ struct ConsoleGate: RouterMiddleware {
     typealias Context = ServiceRequestContext
     let access: AdminAccess
     let sessions: ConsoleSessions
+    let guesses: SignInThrottle
 
     /// The session of the request being handled, set by the gate.
     @TaskLocal static var session: ConsoleSessions.Session?
@@ -26,10 +29,14 @@ struct ConsoleGate: RouterMiddleware {
         let loopback = originForm && AdminAccess.isLoopback(host: request.head.authority)
         var session = sessions.session(id: request.cookies[ConsoleSessions.cookie]?.value)
         var newSession: ConsoleSessions.Session?
-        let bearer =
-            access.token.map { token in
-                request.headers[.authorization].map { AdminAccess.equal($0, "Bearer " + token) } ?? false
-            } ?? false
+        var bearer = false
+        if let token = access.token, let authorization = request.headers[.authorization] {
+            switch Self.check(guesses, client: context.remoteAddress?.ipAddress, { AdminAccess.equal(authorization, "Bearer " + token) }) {
+            case .some(true): bearer = true
+            case .some(false): return ConsoleResponse.refusal(.unauthorized, "That is not the admin token.")
+            case .none: return Self.tooManyGuesses
+            }
+        }
         if access.token == nil {
             guard loopback else { return ConsoleResponse.refusal(.forbidden, "The console answers on the loopback interface only.") }
             if session == nil {
@@ -48,6 +55,23 @@ struct ConsoleGate: RouterMiddleware {
         var response = try await Self.$session.withValue(session) { try await next(checked, context) }
         if let newSession { response.headers[.setCookie] = ConsoleSessions.setCookie(newSession) }
         return response
+    }
+
+    /// Whether `matches` (a comparison with the admin token), counted against the client's wrong
+    /// guesses; nil, without comparing, while the client is cooled down.
+    static func check(_ guesses: SignInThrottle, client: String?, _ matches: () -> Bool) -> Bool? {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        guard let attempt = try? guesses.begin(email: nil, client: client ?? "unknown", now: now) else { return nil }
+        if matches() {
+            guesses.succeeded(attempt)
+            return true
+        }
+        guesses.failed(attempt)
+        return false
+    }
+
+    static var tooManyGuesses: Response {
+        ConsoleResponse.refusal(.tooManyRequests, "Too many wrong admin tokens from this address: try again in a minute.")
     }
 
     /// Why a state-changing request is refused: from another site, or without the session's token.

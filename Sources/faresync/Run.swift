@@ -21,7 +21,12 @@ struct Run: AsyncParsableCommand {
     @Option(help: ArgumentHelp(StoreURL.help)) var store: StoreURL = .default
     @Flag(help: "Sweep and exit 0 once the group has applied every partition to its end.") var exitAtEnd = false
     @Option(help: "Serve /healthz, /readyz and /metrics on this port (none by default).") var httpPort: Int?
-    @Option(help: "Address the HTTP server binds to.") var httpHost = "127.0.0.1"
+    @Option(help: "Address the HTTP server binds to (a non-loopback address needs --admin-token).") var httpHost = "127.0.0.1"
+    @Option(
+        help: ArgumentHelp(
+            "Require this token for the console (its sign-in form, or `Authorization: Bearer T`); needed when --http-host is not a loopback address.",
+            valueName: "T"))
+    var adminToken: String?
     @Option(help: "Seconds between sweeps.") var sweepInterval = 10.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
     @Option(help: "While a backlog waits, at most this many batches share one SQLite commit (1: a commit per batch).")
@@ -38,6 +43,12 @@ struct Run: AsyncParsableCommand {
         guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard batchesPerCommit >= 1 else { throw ValidationError("--batches-per-commit must be at least 1") }
+        if let adminToken, adminToken.isEmpty || adminToken == "owner" {
+            throw ValidationError("--admin-token must be a secret other than \"owner\"")
+        }
+        if adminToken == nil, httpPort != nil, !AdminAccess.isLoopback(address: httpHost) {
+            throw ValidationError("--http-host \(httpHost) is not a loopback address: set --admin-token to guard the console")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         if let httpPort, !(0...65535).contains(httpPort) { throw ValidationError("--http-port must be 0...65535") }
         for setting in kafkaSettings where !setting.contains("=") {
@@ -45,7 +56,7 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// The console on the worker's HTTP port (loopback only: `run` has no admin token).
+    /// The console on the worker's HTTP port: loopback only, or behind `--admin-token`.
     func console(store: any DocumentStore, dispatcher: TriggerDispatcher, mirror: FirestoreMirror?) throws -> Console {
         var probes = ConsoleProbes()
         probes.eventsApplied = { Int64(dispatcher.outcomes.events) }
@@ -55,7 +66,7 @@ struct Run: AsyncParsableCommand {
             probes.mirrorConsumer = mirror.consumerName
         }
         return Console(
-            store: store, identity: ConsoleLag.adminIdentity(store: store, project: "demo-faresync"), access: AdminAccess(token: nil),
+            store: store, identity: ConsoleLag.adminIdentity(store: store, project: "demo-faresync"), access: AdminAccess(token: adminToken),
             probes: probes, redrive: DeadLetterRedrive(dispatcher: dispatcher))
     }
 

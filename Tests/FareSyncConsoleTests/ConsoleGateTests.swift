@@ -56,6 +56,42 @@ import Testing
         }
     }
 
+    @Test func wrongTokensFromOneAddressAreCooledDown() async throws {
+        let fixture = ConsoleFixture(adminToken: "s3cret-token")
+        let limit = Console.tokenGuessLimits.failuresPerClient
+        try await fixture.application.test(.router) { client in
+            let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            func signIn(_ token: String) async throws -> TestResponse {
+                try await client.execute(uri: "/console/sign-in", method: .post, headers: form, body: ByteBuffer(string: "token=\(token)"))
+            }
+            // A right token does not count against the limit.
+            #expect(try await signIn("s3cret-token").status == .seeOther)
+            for guess in 0..<limit { #expect(try await signIn("guess-\(guess)").status == .forbidden) }
+            // Past the limit, even the right token is refused, by the form and as Bearer, and no session is given.
+            let cooled = try await signIn("s3cret-token")
+            #expect(cooled.status == .tooManyRequests)
+            #expect(cooled.headers[.setCookie] == nil)
+            let bearer = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Bearer s3cret-token"])
+            #expect(bearer.status == .tooManyRequests)
+        }
+    }
+
+    @Test func wrongBearerTokensCountAsGuesses() async throws {
+        let fixture = ConsoleFixture(adminToken: "s3cret-token")
+        let limit = Console.tokenGuessLimits.failuresPerClient
+        try await fixture.application.test(.router) { client in
+            let right = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Bearer s3cret-token"])
+            #expect(right.status == .ok)
+            for guess in 0..<limit {
+                let wrong = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Bearer guess-\(guess)"])
+                #expect(wrong.status == .unauthorized)
+                #expect(!String(buffer: wrong.body).contains("What the store holds"))
+            }
+            let cooled = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Bearer s3cret-token"])
+            #expect(cooled.status == .tooManyRequests)
+        }
+    }
+
     @Test func aFormFromElsewhereOrWithoutTheTokenChangesNothing() async throws {
         let fixture = ConsoleFixture()
         let uid = try await fixture.user(email: "csrf@example.com")

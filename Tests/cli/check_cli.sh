@@ -44,6 +44,8 @@ expect_status 2 1 "trace without an id"     trace --store memory:
 expect_status 2 1 "dead-letters: an unknown reason" dead-letters list --reason nope --store memory:
 expect_status 2 1 "redrive: nothing named"  dead-letters redrive --store memory:
 expect_status 2 1 "redrive: ids and --all"  dead-letters redrive 0123456789abcdef --all --store memory:
+expect_status 2 1 "run's console on a public address without a token" run --brokers x --http-port 1 --http-host 0.0.0.0
+expect_status 2 1 "run --admin-token owner"  run --brokers x --http-port 1 --admin-token owner
 expect_status 0 - "help"                    --help
 
 # The same export however the log is replayed.

@@ -1,4 +1,5 @@
 import FareSyncHTTP
+import FareSyncIdentity
 import Hummingbird
 
 /// `/console/sign-in`: on a server with an admin token, the form that takes the token and gives
@@ -7,16 +8,22 @@ import Hummingbird
 struct SignInPage {
     let access: AdminAccess
     let sessions: ConsoleSessions
+    let guesses: SignInThrottle
 
-    func add(to group: RouterGroup<some RequestContext>) {
+    func add(to group: RouterGroup<ServiceRequestContext>) {
         group.get("sign-in") { _, _ in ConsoleResponse.html(form(message: nil)) }
-        group.post("sign-in") { request, _ -> Response in
+        group.post("sign-in") { request, context -> Response in
             if let refusal = ConsoleGate.crossSiteRefusal(request) { return refusal }
             var request = request
             let fields = try await FormBody.read(&request)
             guard let token = access.token else { return ConsoleResponse.redirect(to: "/console/") }
-            guard let given = fields["token"], AdminAccess.equal(given, token) else {
-                return ConsoleResponse.html(form(message: "That is not the admin token."), status: .forbidden)
+            let given = fields["token"] ?? ""
+            switch ConsoleGate.check(guesses, client: context.remoteAddress?.ipAddress, { AdminAccess.equal(given, token) }) {
+            case .some(true): break
+            case .some(false): return ConsoleResponse.html(form(message: "That is not the admin token."), status: .forbidden)
+            case .none:
+                return ConsoleResponse.html(
+                    form(message: "Too many wrong tokens from this address: try again in a minute."), status: .tooManyRequests)
             }
             var response = ConsoleResponse.redirect(to: "/console/")
             response.headers[.setCookie] = ConsoleSessions.setCookie(sessions.open(signedIn: true))
