@@ -30,8 +30,13 @@ struct ConsoleGate: RouterMiddleware {
         var session = sessions.session(id: request.cookies[ConsoleSessions.cookie]?.value)
         var newSession: ConsoleSessions.Session?
         var bearer = false
-        if let token = access.token, let authorization = request.headers[.authorization] {
-            switch Self.check(guesses, client: context.remoteAddress?.ipAddress, { AdminAccess.equal(authorization, "Bearer " + token) }) {
+        // Only a Bearer credential is a guess at the token, and only where no session signed in
+        // already: another scheme (a proxy's Basic) is not the console's to judge.
+        if let token = access.token, session?.signedIn != true, let authorization = request.headers[.authorization],
+            authorization.lowercased().hasPrefix("bearer ")
+        {
+            let given = String(authorization.dropFirst("bearer ".count))
+            switch Self.check(guesses, client: context.remoteAddress?.ipAddress, { AdminAccess.equal(given, token) }) {
             case .some(true): bearer = true
             case .some(false): return ConsoleResponse.refusal(.unauthorized, "That is not the admin token.")
             case .none: return Self.tooManyGuesses

@@ -96,11 +96,12 @@ public final class PostgresStore: DocumentStore {
         var backoff = Duration.milliseconds(50)
         var conflicts = 0
         while true {
-            // The pool keeps a lease waiting, silently, while it cannot connect: a lease that
-            // outlasts a connection attempt says so in the log.
+            // The pool keeps a lease waiting, silently, while it cannot connect (or while every
+            // connection is busy): a lease that outlasts a connection attempt says so in the log.
             let waiting = Task { [logger, connectTimeout = Self.connectTimeout] in
                 try await Task.sleep(for: connectTimeout)
-                logger.warning("PostgreSQL unreachable, waiting for a connection")
+                guard !Task.isCancelled else { return }
+                logger.warning("PostgreSQL unreachable (or every connection busy) for \(connectTimeout), waiting for a connection")
             }
             defer { waiting.cancel() }
             do {

@@ -67,7 +67,12 @@ extension Bench {
             ], standardErrorFile: errors)
         var pages: Task<LiveConsolePage.Seen, any Error>?
         if consoles {
-            try ConsoleBench.waitUntilServing("http://127.0.0.1:\(port)/healthz")
+            do {
+                try ConsoleBench.waitUntilServing("http://127.0.0.1:\(port)/healthz")
+            } catch {
+                Child.stop(worker)
+                throw error
+            }
             pages = Task {
                 try await withThrowingTaskGroup(of: LiveConsolePage.Seen.self) { group in
                     for path in Self.liveConsolePaths {

@@ -53,10 +53,10 @@ struct LiveConsolePage: Sendable {
     private func follow(_ stream: String, cookie: String?, client: HTTPClient, wish: AsyncStream<Void>.Continuation) async throws -> Seen {
         defer { wish.finish() }
         var seen = Seen()
-        let response = try await client.execute(request(stream, cookie: cookie), timeout: .hours(24))
-        wish.yield()
         var pending = ""
         do {
+            let response = try await client.execute(request(stream, cookie: cookie), timeout: .hours(24))
+            wish.yield()
             for try await chunk in response.body {
                 pending += String(buffer: chunk)
                 while let end = pending.range(of: "\n\n") {

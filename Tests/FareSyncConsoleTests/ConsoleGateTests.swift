@@ -92,6 +92,38 @@ import Testing
         }
     }
 
+    @Test func onlyBearerCredentialsWithoutASessionCountAsGuesses() async throws {
+        let fixture = ConsoleFixture(adminToken: "s3cret-token")
+        let limit = Console.tokenGuessLimits.failuresPerClient
+        try await fixture.application.test(.router) { client in
+            let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            let signedIn = try await client.execute(
+                uri: "/console/sign-in", method: .post, headers: form, body: ByteBuffer(string: "token=s3cret-token"))
+            let cookie = String(try #require(signedIn.headers[.setCookie]).prefix { $0 != ";" })
+            // Another scheme is not a guess: it neither counts nor is refused as one.
+            for _ in 0...limit {
+                let basic = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Basic dXNlcjpwdw=="])
+                #expect(basic.status == .seeOther)
+            }
+            // A session that signed in is let in, whatever Bearer its requests carry.
+            for guess in 0...limit {
+                let page = try await client.execute(
+                    uri: "/console/users", method: .get, headers: [.cookie: cookie, .authorization: "Bearer guess-\(guess)"])
+                #expect(page.status == .ok)
+            }
+            let bearer = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "bearer s3cret-token"])
+            #expect(bearer.status == .ok)
+            // Cooled down by guesses without a session, the address keeps a session that signed in.
+            for guess in 0..<limit {
+                _ = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Bearer guess-\(guess)"])
+            }
+            #expect(
+                try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Bearer s3cret-token"]).status
+                    == .tooManyRequests)
+            #expect(try await client.execute(uri: "/console/users", method: .get, headers: [.cookie: cookie]).status == .ok)
+        }
+    }
+
     @Test func aFormFromElsewhereOrWithoutTheTokenChangesNothing() async throws {
         let fixture = ConsoleFixture()
         let uid = try await fixture.user(email: "csrf@example.com")

@@ -45,7 +45,9 @@ expect_status 2 1 "dead-letters: an unknown reason" dead-letters list --reason n
 expect_status 2 1 "redrive: nothing named"  dead-letters redrive --store memory:
 expect_status 2 1 "redrive: ids and --all"  dead-letters redrive 0123456789abcdef --all --store memory:
 expect_status 2 1 "run's console on a public address without a token" run --brokers x --http-port 1 --http-host 0.0.0.0
+grep -q "set --admin-token to guard the console" err.txt && pass "  ...which names --admin-token" || fail "  ...which does not name --admin-token: $(cat err.txt)"
 expect_status 2 1 "run --admin-token owner"  run --brokers x --http-port 1 --admin-token owner
+grep -q 'secret other than "owner"' err.txt && pass "  ...which says why" || fail "  ...which does not say why: $(cat err.txt)"
 expect_status 0 - "help"                    --help
 
 # The same export however the log is replayed.

@@ -110,7 +110,7 @@ three_workers() {
       || fail "$name: work not shared: $counts"
   fi
   [ "$disruption" = restart ] && { grep -q "PostgreSQL unreachable" "$name"-[123].err \
-    && pass "$name: the workers waited for the server ($(cat "$name"-[123].err | grep -o "PostgreSQL unreachable, [a-z ]*" | sort | uniq -c | xargs))" \
+    && pass "$name: the workers waited for the server ($(cat "$name"-[123].err | grep -o "PostgreSQL unreachable[a-z ,()]*" | sort | uniq -c | xargs))" \
     || fail "$name: no worker noticed the restart: $(cat "$name-stop.err" 2>/dev/null) $(tail -n 2 "$name"-[123].err)"; }
   same_export "$name" big.comparable "$url"
 }
