@@ -105,6 +105,14 @@ three_workers() {
   if [ "$disruption" = kill ]; then
     [ "$(echo "$counts" | wc -w)" = 2 ] && ! echo " $counts " | grep -q " 0 " && pass "$name: the two left worked (${counts// / and } messages)" \
       || fail "$name: the two left did not both work: summaries: $counts"
+  elif [ "$disruption" = restart ]; then
+    # Members join at their own pace (a first join to the mock cluster takes seconds) and the outage
+    # comes at the group's first commit, so a member may join after the others took its share: at
+    # least two work, and all three end.
+    local working
+    working=$(for c in $counts; do [ "$c" -gt 0 ] && echo "$c"; done | wc -l)
+    [ "$(echo "$counts" | wc -w)" = 3 ] && [ "$working" -ge 2 ] && pass "$name: the work is shared ($counts messages)" \
+      || fail "$name: work not shared: $counts"
   else
     [ "$(echo "$counts" | wc -w)" = 3 ] && ! echo " $counts " | grep -q " 0 " && pass "$name: the work is shared ($counts messages)" \
       || fail "$name: work not shared: $counts"
