@@ -18,6 +18,7 @@ wait_ready() { # wait_ready PORT LOG: until /readyz answers
     curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0
     sleep 0.1
   done
+  echo "FAIL http://127.0.0.1:$1/readyz did not answer 2xx within 60 s; $2:"
   cat "$2"
   return 1
 }
