@@ -89,13 +89,19 @@ extension IdentityService {
         guard let extra = claims["claims"] else { return (uid, JSONObject()) }
         guard let object = extra.objectValue else { throw IdentityError("INVALID_CLAIMS") }
         try Self.check(object)
-        if let name = object.names.first(where: Self.identityClaims.contains) { throw IdentityError("FORBIDDEN_CLAIM : \(name)") }
+        if let name = object.names.first(where: { Self.identityClaims.contains($0) || Self.provisionedClaims.contains($0) }) {
+            throw IdentityError("FORBIDDEN_CLAIM : \(name)")
+        }
         return (uid, object)
     }
 
     /// The claims the ID token takes from the user (who the user is), which a custom token's
     /// `claims` may not set, besides Firebase's reserved names.
     static let identityClaims: Set<String> = ["user_id", "email", "email_verified", "phone_number"]
+
+    /// The claims the user-created trigger provisions, which the ticket service authorizes by: a
+    /// custom token naming them would reach another customer's tickets.
+    static let provisionedClaims: Set<String> = ["abt_id", "customer_number"]
 
     /// A signed token's life as the Admin SDKs mint it and Firebase requires it: `iat` and `exp`,
     /// at most an hour apart, `iat` not in the future, `exp` not past (a minute's leeway for clocks).
@@ -104,7 +110,8 @@ extension IdentityService {
         guard let iat = claims["iat"]?.int64Value, let exp = claims["exp"]?.int64Value else {
             throw IdentityError("INVALID_CUSTOM_TOKEN : ((The custom token must have iat and exp.))")
         }
-        guard exp > iat, exp - iat <= CustomTokenClaims.lifetime else {
+        let (lifetime, overflow) = exp.subtractingReportingOverflow(iat)
+        guard exp > iat, !overflow, lifetime <= CustomTokenClaims.lifetime else {
             throw IdentityError("INVALID_CUSTOM_TOKEN : ((The custom token's exp must follow its iat by at most an hour.))")
         }
         guard iat <= now + Self.clockLeeway else { throw IdentityError("INVALID_CUSTOM_TOKEN : ((The custom token is issued in the future.))") }

@@ -56,8 +56,9 @@ extension IdentityService {
     public func sendVerificationCode(phoneNumber: String?, client: String? = nil) async throws -> VerificationCode {
         guard let phoneNumber, Self.isPhoneNumber(phoneNumber) else { throw IdentityError("INVALID_PHONE_NUMBER : Invalid format.") }
         let now = clock.milliseconds()
-        try throttle.admitCode(number: phoneNumber, now: now)
+        // The client's throttle first: a client cooled down spends none of the number's sends.
         try throttle.admitSignUp(client: client, now: now)
+        try throttle.admitCode(number: phoneNumber, now: now)
         var rng = SystemRandomNumberGenerator()
         let digits = String((0..<6).map { _ in Character(String(rng.next(upperBound: UInt8(10)))) })
         let code = VerificationCode(

@@ -139,7 +139,7 @@ import Testing
             let renewed = try #require(UnverifiedJWT(renewedToken)?.claims)
             #expect(renewed["phone_number"] == .string(PhoneSignInTests.number))
 
-            for name in ["phone_number", "email", "email_verified", "user_id", "firebase", "sub", "nonce"] {
+            for name in ["phone_number", "email", "email_verified", "user_id", "abt_id", "customer_number", "firebase", "sub", "nonce"] {
                 let token = #"{"uid":"claims-1","claims":{"\#(name)":"x"}}"#
                 #expect(try await Self.customToken(api, token).error == "FORBIDDEN_CLAIM : \(name)", "\(name) was taken")
             }
@@ -155,7 +155,7 @@ import Testing
             let identity = server.identity
             for (iat, exp, what) in [
                 (now, nil, "no exp"), (nil, now + 600, "no iat"), (now, now + 7200, "two hours"), (now - 7200, now - 3600, "expired"),
-                (now + 600, now + 1200, "issued in the future"),
+                (now + 600, now + 1200, "issued in the future"), (-Int64.max, Int64.max, "a lifetime past Int64"),
             ] as [(Int64?, Int64?, String)] {
                 let token = try await Self.signed(identity, uid: "timed-1", iat: iat, exp: exp)
                 let answer = try await Self.customToken(api, token)
