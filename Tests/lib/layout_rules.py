@@ -1,7 +1,7 @@
 """The layout's mechanical rules, checked over the tree:
 
-- no Swift file over 400 lines, and no function, initializer, deinitializer or subscript body over
-  60 lines (counted from the line of its declaration to its closing brace; braces inside multi-line
+- no Swift file over 400 lines, and no function, initializer, deinitializer, subscript or computed
+  property body over 60 lines (counted from the line of its declaration to its closing brace; braces inside multi-line
   and raw string literals are not told apart from code);
 - no citation of the specification by section sign or number anywhere (the reference is cited
   by its headings: docs/reference.md#…);
@@ -35,7 +35,7 @@ def files_of_the_tree():
 
 DECLARATION = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|static|final|"
                          r"override|mutating|nonisolated|convenience|required|class|@inlinable|@usableFromInline)\s+)*"
-                         r"(?:func\s|init[?!]?\s*[(<]|deinit\b|subscript\s*[(<])")
+                         r"(?:func\s|init[?!]?\s*[(<]|deinit\b|subscript\s*[(<]|var\s+\w+\s*:[^=]*\{\s*$)")
 
 
 def code_only(line):
