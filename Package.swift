@@ -46,8 +46,8 @@ let package = Package(
         // event log, and which partition and account a message key belongs to. Nothing but the
         // standard library: the fuzzer builds it with the sanitizers (Fuzz/build.sh).
         .target(name: "FareSyncEvents"),
-        // The document-store protocols (`DocumentStore`, `StoreTransaction`, `StoreAccelerations`),
-        // the memory store, the change feed, the export, and the outbox the services publish through.
+        // The document-store protocols (`DocumentStore`, and `StoreTransaction` as the role protocols
+        // it composes), the write-back overlay both SQL stores share, the memory store, the change feed, the export, and the outbox the services publish through.
         .target(
             name: "FareSyncStore",
             dependencies: ["FareSyncEvents"]
@@ -136,7 +136,8 @@ let package = Package(
             ]
         ),
         // The identity service: users and their password hashes (bcrypt), signing keys, and
-        // Firebase-style ID tokens (jwt-kit), issued and verified. No HTTP.
+        // Firebase-style ID tokens (jwt-kit), issued and verified; a client of another issuer's
+        // signing keys (async-http-client, `--jwks`). No HTTP server.
         .target(
             name: "FareSyncIdentity",
             dependencies: [
@@ -168,6 +169,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             // The OpenAPI document of both services, compiled into the binary and served at /openapi.json.
             resources: [.embedInCode("openapi.json")]
@@ -186,6 +188,8 @@ let package = Package(
                 "FareSyncFirestore",
                 "FareSyncHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -235,7 +239,6 @@ let package = Package(
                 "FareSyncIdentity",
                 "FareSyncHTTP",
                 "FareSyncConsole",
-                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -251,6 +254,7 @@ let package = Package(
             dependencies: [
                 "CRdKafka",
                 "FareSyncEvents",
+                "FareSyncStore",
                 "FareSyncPipeline",
                 "FareSyncTicketing",
                 "FareSyncSimulation",
@@ -264,6 +268,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import CRdKafka
 import FareSyncEvents
+import Foundation
 
 /// One event of a consumer, in the order librdkafka gave them.
 public enum ConsumerEvent {
@@ -197,5 +198,27 @@ public final class KafkaConsumer {
         answerRebalance()
         mailbox.closing()
         _ = rd_kafka_consumer_close(handle.pointer)
+    }
+}
+
+extension KafkaConsumer {
+    /// `close()` on a thread of its own, awaited: leaving the group waits for the broker and
+    /// stopping the poll thread joins it, which no task's shared thread should wait for.
+    ///
+    /// ```swift
+    /// let consumer = try KafkaConsumer(configuration: configuration)
+    /// // … read consumer.events …
+    /// await consumer.closeOffThread()
+    /// ```
+    public func closeOffThread() async {
+        // The consumer is handed to the thread while its task waits here, so one thread at a
+        // time uses it, as its use from one task at a time asks.
+        nonisolated(unsafe) let consumer = self
+        await withCheckedContinuation { (closed: CheckedContinuation<Void, Never>) in
+            Thread {
+                consumer.close()
+                closed.resume()
+            }.start()
+        }
     }
 }

@@ -90,7 +90,16 @@ public final class KafkaWorker: Service, Sendable {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: options.bootstrap, groupID: options.group)
         configuration.overrides = options.consumerOverrides
         let consumer = try KafkaConsumer(configuration: configuration)
-        defer { consumer.close() }
+        do {
+            try await consume(consumer, deadLetters)
+        } catch {
+            await consumer.closeOffThread()
+            throw error
+        }
+        await consumer.closeOffThread()
+    }
+
+    private func consume(_ consumer: KafkaConsumer, _ deadLetters: DeadLetterRelay?) async throws {
         let source = try KafkaMessageSource(consumer: consumer, topics: options.topics, bootstrap: options.bootstrap, logger: logger)
         try consumer.subscribe(options.topics)
         logger.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])

@@ -52,7 +52,7 @@ package struct ReservationEntry: Sendable {
 package struct MemoryState: Sendable {
     package var documents: [ByteKey: JSONValue] = [:]
     /// The paths of the documents by the path of their collection, so that a listing reads its
-    /// collection only; nil where nobody lists (a load's partitions), which then scan.
+    /// collection only; nil where nobody lists (a load's shards), which then scan.
     var collections: [ByteKey: Set<ByteKey>]?
     package var processed: Set<ByteKey> = []
     package var accounts: [ByteKey: AccountRecord] = [:]

@@ -2,7 +2,12 @@ import CRdKafka
 import FareSyncEvents
 import FareSyncKafka
 import FareSyncSimulation
-import Glibc
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Consumer overhead: a plain C `rd_kafka_consumer_poll` loop against FareSync's two consumers,
 /// reading the same messages from the same mock cluster, in the same process: the worker's

@@ -31,10 +31,10 @@ enum ConsoleLag {
 
     /// The publisher of a process that publishes nothing.
     struct NoPublisher: EventPublisher {
-        struct Refusal: Error, CustomStringConvertible {
+        struct NothingPublished: Error, CustomStringConvertible {
             var description: String { "the console publishes no events" }
         }
 
-        func publish(_ message: SourceMessage) async throws { throw Refusal() }
+        func publish(_ message: SourceMessage) async throws { throw NothingPublished() }
     }
 }

@@ -16,11 +16,6 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Seed.") var seed: UInt64 = 2026
     @Option(help: "Replay batch by batch over this many lanes of the in-process queue (default: load the new store by account).")
     var lanes: Int?
-    /// `--lanes`' former spelling, kept working for the scripts that type it.
-    @Option(name: .customLong("partitions"), help: .hidden) var partitionsAlias: Int?
-
-    /// `--lanes`, or `--partitions` where that was typed.
-    var laneCount: Int? { partitionsAlias ?? lanes }
     @OptionGroup var firestoreOptions: FirestoreOptions
     @OptionGroup var journal: JournalOptions
     @Flag(help: "Then keep the demo's store open behind the identity and ticket services (faresync serve's options apply).")
@@ -28,7 +23,7 @@ struct Demo: AsyncParsableCommand {
     @OptionGroup var serving: ServeOptions
 
     func validate() throws {
-        if let laneCount, laneCount < 1 { throw ValidationError("--\(partitionsAlias == nil ? "lanes" : "partitions") must be at least 1") }
+        if let lanes, lanes < 1 { throw ValidationError("--lanes must be at least 1") }
     }
 
     func run() async throws {
@@ -45,14 +40,14 @@ struct Demo: AsyncParsableCommand {
         let started = ContinuousClock.now
         // With --lanes, the demo shows the batch-by-batch replay over the in-process queue's lanes.
         let replay = ReplayOrLoad(
-            dispatcher: dispatcher, replay: ReplayOptions(lanes: laneCount ?? 1),
-            load: laneCount == nil ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
+            dispatcher: dispatcher, replay: ReplayOptions(lanes: lanes ?? 1),
+            load: lanes == nil ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
         let (report, mirrored) = try await firestoreOptions.mirroring(opened) { try await replay.run([.messages(messages)]) }
         let summary = try await StoreSummary.read(opened)
         print(
             SummaryText.render(
                 report: report, summary: summary, elapsed: ContinuousClock.now - started,
-                lanes: laneCount ?? 1, store: store.description))
+                lanes: lanes ?? 1, store: store.description))
         if let mirrored { print(mirrored) }
         if case .sqlite = store {
             print("look inside: faresync export --store \(store)")

@@ -35,8 +35,6 @@ struct Replay: AsyncParsableCommand {
             "Lanes of the in-process queue, each applied by a worker loop of its own, when replaying batch by batch (a load by account does not use them)."
     )
     var lanes = 1
-    /// `--lanes`' former spelling, kept working for the scripts that type it.
-    @Option(name: .customLong("partitions"), help: .hidden) var partitionsAlias: Int?
     @Option(help: "0: as fast as possible; X: replay timestamps X times faster than recorded.") var speed = 0.0
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
     @Flag(
@@ -53,13 +51,10 @@ struct Replay: AsyncParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one event log") }
-        guard laneCount >= 1 else { throw ValidationError("--\(partitionsAlias == nil ? "lanes" : "partitions") must be at least 1") }
+        guard lanes >= 1 else { throw ValidationError("--lanes must be at least 1") }
         guard speed >= 0, speed.isFinite else { throw ValidationError("--speed must be 0 or more") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
     }
-
-    /// `--lanes`, or `--partitions` where that was typed.
-    var laneCount: Int { partitionsAlias ?? lanes }
 
     func run() async throws {
         try ValidationError.checkReadable(files)
@@ -71,7 +66,7 @@ struct Replay: AsyncParsableCommand {
         let entur = speed > 0 ? triggers.entur(clock: ContinuousClock()) : triggers.entur(clock: VirtualClock())
         let dispatcher = TriggerDispatcher(store: store, entur: entur, journal: journal.settings)
         let replay = ReplayOrLoad(
-            dispatcher: dispatcher, replay: ReplayOptions(lanes: laneCount, speed: speed, batchSize: batchSize),
+            dispatcher: dispatcher, replay: ReplayOptions(lanes: lanes, speed: speed, batchSize: batchSize),
             load: loadByAccount ? LoadOptions(accounts: SimulatedEntur.accountKeys) : nil)
         let progress = ProgressLine(label: "replay")
         let started = ContinuousClock.now
@@ -84,7 +79,7 @@ struct Replay: AsyncParsableCommand {
         print(
             SummaryText.render(
                 report: report, summary: summary, elapsed: ContinuousClock.now - started,
-                lanes: laneCount, store: self.store.description))
+                lanes: lanes, store: self.store.description))
         if let mirrored { print(mirrored) }
     }
 }

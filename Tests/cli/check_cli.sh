@@ -27,8 +27,7 @@ expect_status 2 1 "missing required option" simulate --users 3
 expect_status 2 1 "missing input file"      replay no-such-file.jsonl --store memory:
 expect_status 2 1 "bad store URL"           replay x.jsonl --store postgres://x
 expect_status 2 1 "zero lanes"              replay x.jsonl --lanes 0
-expect_status 2 1 "zero lanes, old spelling" replay x.jsonl --partitions 0
-grep -q -- "--partitions must be at least 1" err.txt && pass "--partitions still names the lanes" || fail "--partitions: $(head -c 300 err.txt)"
+expect_status 2 1 "partitions are the broker's, not replay's" replay x.jsonl --partitions 2
 expect_status 2 1 "run: no batches a commit" run --brokers 127.0.0.1:1 --batches-per-commit 0
 expect_status 2 1 "unknown command"         frobnicate
 expect_status 2 1 "serve: a port out of range" serve --http-port 70000
@@ -58,11 +57,10 @@ replay_export() { # NAME ARGS…
   "$FARESYNC" replay "$@" --store "sqlite:$name.sqlite" >"$name.summary" && "$FARESYNC" export --store "sqlite:$name.sqlite" --out "$name.export"
 }
 # The baseline batch by batch; the others (into empty stores, from files) load by account, but for
-# inc8 and standard input (whose size is not known before it is read). inc8 types `--lanes` under its
-# former name, `--partitions`, which must keep working.
+# inc8 and standard input (whose size is not known before it is read).
 replay_export p1 s.jsonl --lanes 1 --no-load-by-account
 replay_export p8 s.jsonl --lanes 8
-replay_export inc8 s.jsonl --partitions 8 --no-load-by-account
+replay_export inc8 s.jsonl --lanes 8 --no-load-by-account
 replay_export stdin - --lanes 2 <s.jsonl
 awk '{print; print}' s.jsonl >dup.jsonl
 replay_export dup dup.jsonl --lanes 3

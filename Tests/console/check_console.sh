@@ -8,16 +8,14 @@ set -euo pipefail
 FARESYNC=$(realpath "$1")
 cd "$(dirname "$0")/../.."
 WORK=$(mktemp -d)
-PORT=$((20000 + RANDOM % 20000))
-DEMO_PORT=$((PORT + 1))
+. Tests/lib/checks.sh
+PORT=$(free_port)
+DEMO_PORT=$(free_port)
 PIDS=()
-stop_servers() { for pid in "${PIDS[@]}"; do kill -TERM -- "-$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done; PIDS=(); }
+stop_servers() { for pid in "${PIDS[@]}"; do stop_group "$pid"; done; PIDS=(); }
 trap 'stop_servers; rm -rf "$WORK"' EXIT
 wait_ready() { # wait_ready PORT LOG: until /readyz answers
-  for _ in $(seq 1 600); do
-    curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0
-    sleep 0.1
-  done
+  wait_url 60 "http://127.0.0.1:$1/readyz" && return 0
   echo "FAIL http://127.0.0.1:$1/readyz did not answer 2xx within 60 s; $2:"
   cat "$2"
   return 1

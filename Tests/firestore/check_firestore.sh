@@ -152,7 +152,7 @@ HTTP=$(free_port)
   --http-port "$HTTP" --kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500 \
   --kafka-setting fetch.wait.max.ms=50 2> live-run.err &
 RUN=$!
-for _ in $(seq 300); do curl -fs "http://127.0.0.1:$HTTP/readyz" > /dev/null 2>&1 && break; sleep 0.1; done
+wait_url 30 "http://127.0.0.1:$HTTP/readyz" || true # the listener's checks fail on a worker not ready
 "$FARESYNC" simulate --users 100 --seed 33 --brokers @boot.txt --rate "$rate" 2> /dev/null
 if wait "$LISTENER"; then pass "live ($rate messages/s, $gap between the two): reservation, then contract and the reservation gone, each within 2 s of its commit"
 else fail "live listener"; fi
@@ -224,7 +224,7 @@ for kill in 1 2 3 4 5; do
   pid=$!
   # Until the worker has its partitions (a killed member's session expires first), the mirror has
   # moved on since the last kill, and the worker has run well ahead of it.
-  for _ in $(seq 600); do curl -fs "http://127.0.0.1:$KILL_HTTP/readyz" > /dev/null 2>&1 && break; sleep 0.1; done
+  wait_url 60 "http://127.0.0.1:$KILL_HTTP/readyz" || true # the wait for the mirror below bounds the round
   for _ in $(seq 600); do
     head=$(sqlite3 "$WORK/kills.sqlite" "SELECT head FROM feed" 2> /dev/null || echo 0)
     position=$(mirror_position)
@@ -266,7 +266,7 @@ HTTP_PORT=$(free_port)
 setsid "$FARESYNC" serve --http-port "$HTTP_PORT" --store "sqlite:$WORK/served.sqlite" --bcrypt-cost 4 --issue-delay 0.2 \
   > served.out 2> served.err &
 SERVE_PID=$!
-for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$HTTP_PORT/healthz" > /dev/null 2>&1 && break; sleep 0.1; done
+wait_url 10 "http://127.0.0.1:$HTTP_PORT/healthz" || true # the seed flow's check fails on a server not up
 check "the seed flow for 10 users against serve --firestore" python3 "$REPO/Tests/http/seed_flow.py" "http://127.0.0.1:$HTTP_PORT" 10 outcomes.txt
 kill -TERM -- "-$SERVE_PID" 2> /dev/null; wait "$SERVE_PID" 2> /dev/null || true
 check "mirror --verify after the served flow (caught up by 'mirror')" bash -c "'$FARESYNC' mirror --store 'sqlite:$WORK/served.sqlite' > /dev/null && '$FARESYNC' mirror --store 'sqlite:$WORK/served.sqlite' --verify"

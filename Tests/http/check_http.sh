@@ -14,7 +14,7 @@ WORK=$(mktemp -d)
 PROJECT=demo-faresync
 SERVER_PID=
 . "$HERE/../lib/checks.sh"
-stop_server() { [ -n "$SERVER_PID" ] && kill -TERM -- "-$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
+stop_server() { stop_group "$SERVER_PID"; SERVER_PID=; }
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
 start_server() { # start_server STORE LOG [ARGS…]
@@ -23,10 +23,7 @@ start_server() { # start_server STORE LOG [ARGS…]
   setsid "$FARESYNC" serve --http-port "$PORT" --store "$store" ${log:+--log "$log"} --bcrypt-cost 4 --issue-delay 0.2 "$@" \
     > "$WORK/serve.log" 2>&1 &
   SERVER_PID=$!
-  for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$PORT/healthz" > /dev/null 2>&1 && return 0
-    sleep 0.1
-  done
+  wait_url 10 "http://127.0.0.1:$PORT/healthz" && return 0
   echo "the server did not start:"; cat "$WORK/serve.log"; return 1
 }
 

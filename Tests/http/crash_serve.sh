@@ -54,9 +54,7 @@ RUN_PORT=$(free_port)
 setsid "$FARESYNC" run --brokers @boot.txt --store "$STORE" --sweep-interval 1 --http-port "$RUN_PORT" --log-level warning \
   > run.log 2>&1 &
 RUN_PID=$!
-ready=
-for _ in $(seq 1 300); do curl -fs "http://127.0.0.1:$RUN_PORT/readyz" > /dev/null 2>&1 && { ready=1; break; }; sleep 0.1; done
-[ -n "$ready" ] || { echo "the worker did not get ready:"; tail -20 run.log; exit 1; }
+wait_url 30 "http://127.0.0.1:$RUN_PORT/readyz" || { echo "the worker did not get ready:"; tail -20 run.log; exit 1; }
 start_serve
 
 # The kills' moments (seconds after the traffic starts), seeded, spread over the traffic's span

@@ -43,6 +43,16 @@ setup() {
   echo "FAIL setup: $what (exit status $status); $passed passed, $((failed + 1)) failed"
   exit 1
 }
+# wait_url SECONDS URL: succeeds once URL answers 2xx; fails when it has not within SECONDS.
+wait_url() {
+  local tenths=$(($1 * 10))
+  while [ "$tenths" -gt 0 ]; do
+    curl -fs "$2" > /dev/null 2>&1 && return 0
+    sleep 0.1
+    tenths=$((tenths - 1))
+  done
+  return 1
+}
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # stop_group PID: ends the process group PID leads (a process started with setsid) and reaps its
 # leader; stop_process PID: the same for one process. Either does nothing for an empty PID, and

@@ -41,17 +41,12 @@ mkdir -p "$OUT"
 [ -f "$JAR" ] || { echo "soak: the Cloud Firestore emulator is not installed ($JAR)"; exit 1; }
 python3 -c "import matplotlib, numpy" 2> /dev/null || { echo "soak: matplotlib and numpy are needed (pip install matplotlib)"; exit 1; }
 
-wait_for() { # SECONDS URL: until the URL answers 2xx
-  for _ in $(seq 1 $(($1 * 10))); do curl -fs "$2" > /dev/null 2>&1 && return 0; sleep 0.1; done
-  return 1
-}
-
 # Each process in a group of its own (the emulator as java directly, so that no JVM outlives it).
 EMULATOR_PORT=$(free_port)
 setsid java -Duser.language=en -cp "$JAR" com.google.cloud.datastore.emulator.firestore.CloudFirestore \
   start --host=127.0.0.1 --port="$EMULATOR_PORT" --rules="$REPO/firestore.rules" > emulator.log 2>&1 &
 EMULATOR_PID=$!
-wait_for 60 "http://127.0.0.1:$EMULATOR_PORT/" || { echo "the emulator did not start:"; tail -20 emulator.log; exit 1; }
+wait_url 60 "http://127.0.0.1:$EMULATOR_PORT/" || { echo "the emulator did not start:"; tail -20 emulator.log; exit 1; }
 setsid "$FARESYNC" dev-broker --bootstrap-file boot.txt > broker.out 2>&1 &
 BROKER_PID=$!
 for _ in $(seq 1 100); do [ -s boot.txt ] && break; sleep 0.1; done
@@ -67,12 +62,12 @@ RUN_PORT=$(free_port)
 setsid "$FARESYNC" run --brokers @boot.txt --store "$STORE" --firestore "127.0.0.1:$EMULATOR_PORT" --firestore-project "$PROJECT" \
   --sweep-interval 1 --http-port "$RUN_PORT" --log-level warning > run.log 2>&1 &
 RUN_PID=$!
-wait_for 30 "http://127.0.0.1:$RUN_PORT/readyz" || { echo "the worker did not get ready:"; tail -20 run.log; exit 1; }
+wait_url 30 "http://127.0.0.1:$RUN_PORT/readyz" || { echo "the worker did not get ready:"; tail -20 run.log; exit 1; }
 PORT=$(free_port)
 setsid "$FARESYNC" serve --brokers @boot.txt --store "$STORE" --http-port "$PORT" --bcrypt-cost 4 --issue-delay 0.2 \
   --log-level warning > serve.log 2>&1 &
 SERVE_PID=$!
-wait_for 20 "http://127.0.0.1:$PORT/healthz" || { echo "serve did not start:"; tail -20 serve.log; exit 1; }
+wait_url 20 "http://127.0.0.1:$PORT/healthz" || { echo "serve did not start:"; tail -20 serve.log; exit 1; }
 
 python3 "$HERE/sample.py" samples.csv 10 "http://127.0.0.1:$RUN_PORT/metrics" \
   "worker=$RUN_PID,http://127.0.0.1:$RUN_PORT/metrics" "serve=$SERVE_PID,http://127.0.0.1:$PORT/metrics" \

@@ -2,6 +2,8 @@
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Whether the dispatcher journals (docs/reference.md#journal), for how long, and by which clock.
