@@ -1,0 +1,61 @@
+import FareSyncConsole
+import FareSyncEvents
+import FareSyncHTTP
+import FareSyncIdentity
+import FareSyncPipeline
+import FareSyncSimulation
+import FareSyncStore
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+
+/// Every error a console route throws is mapped in one place (`ConsoleErrors`): a refusal is a page
+/// with its status, anything else a 503 page with the request id and never the error's text.
+@Suite struct ConsoleErrorsTests {
+    /// A memory store whose reads and writes fail once it is broken.
+    final class BreakableStore: DocumentStore {
+        let inner = MemoryStore()
+        let broken = Mutex(false)
+
+        func check() throws { if broken.withLock({ $0 }) { throw StoreError("connection to /var/lib/secret-db refused") } }
+        func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+            try check()
+            return try await inner.write(body)
+        }
+        func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+            try check()
+            return try await inner.read(body)
+        }
+        func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
+            try check()
+            try await inner.exportDocuments(sink)
+        }
+    }
+
+    @Test func aRefusalIsAPageWithItsStatusAndAFailureA503WithoutItsText() async throws {
+        let store = BreakableStore()
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        let relay = OutboxRelay(store: store, publisher: DispatchingPublisher(dispatcher: dispatcher))
+        let identity = IdentityService(project: "demo-faresync", store: store, relay: relay, passwords: PasswordHasher(cost: 4))
+        let console = Console(store: store, identity: identity, access: AdminAccess(token: nil), redrive: DeadLetterRedrive(dispatcher: dispatcher))
+        let router = Router(context: ServiceRequestContext.self)
+        console.add(to: router)
+        try await Application(router: router).test(.router) { client in
+            var browser = Browser(client: client)
+            #expect(try await browser.get("/console/users").status == .ok)
+            let refused = try await browser.get("/console/dead-letters?reason=no-such-reason")
+            #expect(refused.status == .badRequest)
+            #expect(refused.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(String(buffer: refused.body).contains("No dead-letter reason is called no-such-reason."))
+            store.broken.withLock { $0 = true }
+            let failed = try await browser.get("/console/users")
+            #expect(failed.status == .serviceUnavailable)
+            #expect(failed.headers[.contentType]?.hasPrefix("text/html") == true)
+            let body = String(buffer: failed.body)
+            #expect(body.contains("the service could not complete the request; request id "))
+            #expect(!body.contains("secret-db"))
+        }
+    }
+}
