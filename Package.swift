@@ -272,6 +272,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Test doubles that more than one test target uses.
+        .target(
+            name: "FareSyncTestSupport",
+            dependencies: ["FareSyncEvents", "FareSyncStore"],
+            path: "Tests/FareSyncTestSupport"
+        ),
         .testTarget(
             name: "FareSyncEventsTests",
             dependencies: ["FareSyncEvents", "FareSyncSimulation"]
@@ -310,7 +316,7 @@ let package = Package(
             name: "FareSyncIdentityTests",
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncIdentity",
-                "FareSyncHTTP", "FareSyncSQLite",
+                "FareSyncHTTP", "FareSyncSQLite", "FareSyncTestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -324,7 +330,7 @@ let package = Package(
             name: "FareSyncConsoleTests",
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncTicketing", "FareSyncIdentity",
-                "FareSyncHTTP", "FareSyncConsole",
+                "FareSyncHTTP", "FareSyncConsole", "FareSyncTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -5,35 +5,15 @@ import FareSyncIdentity
 import FareSyncPipeline
 import FareSyncSimulation
 import FareSyncStore
+import FareSyncTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Synchronization
 import Testing
 
 /// Every error a console route throws is mapped in one place (`ConsoleErrors`): a refusal is a page
 /// with its status, anything else a 503 page with the request id and never the error's text.
 @Suite struct ConsoleErrorsTests {
-    /// A memory store whose reads and writes fail once it is broken.
-    final class BreakableStore: DocumentStore {
-        let inner = MemoryStore()
-        let broken = Mutex(false)
-
-        func check() throws { if broken.withLock({ $0 }) { throw StoreError("connection to /var/lib/secret-db refused") } }
-        func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-            try check()
-            return try await inner.write(body)
-        }
-        func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-            try check()
-            return try await inner.read(body)
-        }
-        func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
-            try check()
-            try await inner.exportDocuments(sink)
-        }
-    }
-
     @Test func aRefusalIsAPageWithItsStatusAndAFailureA503WithoutItsText() async throws {
         let store = BreakableStore()
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))

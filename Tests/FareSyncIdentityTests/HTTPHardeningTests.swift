@@ -4,6 +4,7 @@ import FareSyncIdentity
 import FareSyncPipeline
 import FareSyncSimulation
 import FareSyncStore
+import FareSyncTestSupport
 import FareSyncTicketing
 import HTTPTypes
 import Hummingbird
@@ -282,26 +283,6 @@ import Testing
         #expect(guarded.verdict(request(host: "attacker.example", authorization: "Bearer s3cret")) == .admin)
         #expect(guarded.verdict(request(host: "localhost", authorization: "Bearer owner")) == .refused)
         #expect(guarded.verdict(request(host: "localhost", authorization: "Bearer s3cre")) == .app)
-    }
-}
-
-/// A store that fails every read and write once told to, as a database that went away does.
-final class BreakableStore: DocumentStore {
-    let inner = MemoryStore()
-    let broken = Mutex(false)
-
-    func check() throws { if broken.withLock({ $0 }) { throw StoreError("connection to /var/lib/secret-db refused") } }
-    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try check()
-        return try await inner.write(body)
-    }
-    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try check()
-        return try await inner.read(body)
-    }
-    func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
-        try check()
-        try await inner.exportDocuments(sink)
     }
 }
 
