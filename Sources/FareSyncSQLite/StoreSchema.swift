@@ -80,15 +80,6 @@ enum StoreSchema {
                     CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID;
                     """)
         }
-        // The journal's keys are indexed in bulk: `journal_indexed.seq` is the last entry whose keys
-        // are in `journal_keys` (every entry so far, when the step is applied).
-        migrator.registerMigration("journal keys indexed in bulk") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE journal_indexed(one INTEGER PRIMARY KEY CHECK (one = 1), seq INTEGER NOT NULL);
-                    INSERT INTO journal_indexed VALUES (1, (SELECT coalesce(max(seq), 0) FROM journal));
-                    """)
-        }
     }
 
     /// Brings the store's schema up to date; refuses a store written by a newer FareSync.

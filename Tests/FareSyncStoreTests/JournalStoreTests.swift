@@ -64,37 +64,4 @@ import Testing
         #expect(Set(sequences).count == 120)
         #expect(try await store.trace("w3").map(\.subject) == (0..<5).flatMap { b in (0..<3).map { "w3-\(b)-\($0)" } }, "one writer's order")
     }
-
-    /// A journal longer than the SQLite store's index batch: entries are found by key whether their
-    /// keys are in the index already or not, and numbers are not given again once pruning has
-    /// emptied the journal.
-    @Test(arguments: StoreKinds.all)
-    func aLongJournalIsFoundByKeyAndNumberedOnAfterPruning(kind: String) async throws {
-        let tmp = try TemporaryStore()
-        let store = try await StoreKinds.open(kind, tmp)
-        let count = 17_000
-        for start in stride(from: 0, to: count, by: 1_000) {
-            let entries = (start..<start + 1_000).map { Self.entry("e\($0)", time: Int64($0), keys: ["e\($0)", "g\($0 % 7)"]) }
-            try await store.write { tx in try tx.appendJournal(entries) }
-        }
-        #expect(try await store.trace("e5").map(\.subject) == ["e5"])
-        #expect(try await store.trace("e16999").map(\.subject) == ["e16999"])
-        let group = try await store.trace("g3", limit: count).map(\.subject)
-        #expect(group == stride(from: 3, to: count, by: 7).map { "e\($0)" })
-        #expect(try await store.trace("g3", limit: 2).map(\.subject) == ["e16992", "e16999"], "the newest")
-        let last = try await store.read { tx in try tx.journalEntries(after: 0, limit: count) }.last?.sequence ?? 0
-        var pruned = 0
-        while true {
-            let n = try await store.write { tx in try tx.pruneJournal(before: Int64(count)) }
-            if n == 0 { break }
-            pruned += n
-        }
-        #expect(pruned == count)
-        #expect(try await store.trace("g3").isEmpty)
-        let next = Self.entry("after", time: Int64(count), keys: ["after", "g3"])
-        try await store.write { tx in try tx.appendJournal([next]) }
-        let tail = try await store.read { tx in try tx.journalEntries(after: last, limit: 10) }
-        #expect(tail.map(\.entry) == [next], "numbered after every entry given before")
-        #expect(try await store.trace("g3") == [next])
-    }
 }
