@@ -49,7 +49,8 @@ public struct Console: HTTPMount {
     }
 
     public func add(to router: Router<ServiceRequestContext>) {
-        let group = router.group("console").add(middleware: ConsoleErrors()).add(middleware: ConsoleGate(access: access, sessions: sessions, guesses: guesses))
+        let group = router.group("console").add(middleware: ConsoleErrors())
+            .add(middleware: ConsoleGate(access: access, sessions: sessions, guesses: guesses))
         ConsoleAssets.add(to: group)
         SignInPage(access: access, sessions: sessions, guesses: guesses).add(to: group)
         ConsoleStream(watcher: watcher).add(to: group)
