@@ -46,8 +46,8 @@ let package = Package(
         // event log, and which partition and account a message key belongs to. Nothing but the
         // standard library: the fuzzer builds it with the sanitizers (Fuzz/build.sh).
         .target(name: "FareSyncEvents"),
-        // The document-store protocols (`DocumentStore`, and `StoreTransaction` as the role protocols
-        // it composes), the write-back overlay both SQL stores share, the memory store, the change feed, the export, and the outbox the services publish through.
+        // The document-store protocols (`DocumentStore`, and `StoreTransaction` as the role
+        // protocols it composes), the write-back overlay both SQL stores share, the memory store, the change feed, the export, and the outbox the services publish through.
         .target(
             name: "FareSyncStore",
             dependencies: ["FareSyncEvents"]
@@ -306,6 +306,7 @@ let package = Package(
                 "FareSyncSQLite", "FareSyncPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -339,7 +340,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncKafkaTests",
-            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FareSyncEvents", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
         ),
         // Against librdkafka's mock cluster, in-process over TCP: the worker, its group, the reader.
         .testTarget(

@@ -38,6 +38,26 @@ import Testing
         #expect(!left.contains(first[19].sessionInfo) && left.contains(later.sessionInfo) && left.count == 4, "\(left.count) left")
     }
 
+    /// A client cooled down for its sign-ups is refused before the number's sends are counted, so
+    /// that its refused sends leave the number's five a minute to others.
+    @Test func aCooledDownClientSpendsNoneOfANumbersSends() async throws {
+        var limits = ThrottleLimits.none
+        limits.signUpsPerClient = 1
+        limits.codesPerNumber = 5
+        let identity = IdentityFixture(throttle: limits).identity
+        let number = "+4790000003"
+        _ = try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.0.1")
+        for _ in 0..<10 {
+            await #expect(throws: IdentityError.self) { try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.0.1") }
+        }
+        for index in 0..<4 {
+            _ = try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.1.\(index)")
+        }
+        await #expect(throws: IdentityError.self, "a sixth send of the number") {
+            try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.2.1")
+        }
+    }
+
     @Test func aSessionTakesFiveWrongCodesAndANumberTenThenItIsCooledDown() async throws {
         var limits = ThrottleLimits.none
         limits.failedCodesPerNumber = 10

@@ -28,6 +28,7 @@ expect_status 2 1 "missing input file"      replay no-such-file.jsonl --store me
 expect_status 2 1 "bad store URL"           replay x.jsonl --store postgres://x
 expect_status 2 1 "zero lanes"              replay x.jsonl --lanes 0
 expect_status 2 1 "partitions are the broker's, not replay's" replay x.jsonl --partitions 2
+grep -q -- "--partitions" err.txt && pass "replay's usage error names --partitions" || fail "replay --partitions: $(head -c 300 err.txt)"
 expect_status 2 1 "run: no batches a commit" run --brokers 127.0.0.1:1 --batches-per-commit 0
 expect_status 2 1 "unknown command"         frobnicate
 expect_status 2 1 "serve: a port out of range" serve --http-port 70000

@@ -11,6 +11,7 @@ WORK=$(mktemp -d)
 . Tests/lib/checks.sh
 PORT=$(free_port)
 DEMO_PORT=$(free_port)
+until [ "$DEMO_PORT" != "$PORT" ]; do DEMO_PORT=$(free_port); done
 PIDS=()
 stop_servers() { for pid in "${PIDS[@]}"; do stop_group "$pid"; done; PIDS=(); }
 trap 'stop_servers; rm -rf "$WORK"' EXIT

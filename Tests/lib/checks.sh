@@ -47,7 +47,7 @@ setup() {
 wait_url() {
   local tenths=$(($1 * 10))
   while [ "$tenths" -gt 0 ]; do
-    curl -fs "$2" > /dev/null 2>&1 && return 0
+    curl -fs --max-time 2 "$2" > /dev/null 2>&1 && return 0
     sleep 0.1
     tenths=$((tenths - 1))
   done
