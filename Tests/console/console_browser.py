@@ -15,7 +15,7 @@ import sys
 import requests
 from axe_selenium_python import Axe
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -44,13 +44,15 @@ def browser():
 
 def wait(driver, condition, what, seconds=20):
     try:
-        # A live part swapped in while the condition reads it leaves a stale element: read again.
-        WebDriverWait(driver, seconds, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException, NoSuchElementException]
-                      ).until(lambda d: condition(d))
+        # A live part swapped in while the condition reads it leaves a stale element, and a page that
+        # is navigating (a form's redirect) can answer a read with another driver error: read again
+        # until the condition holds or the time is up.
+        WebDriverWait(driver, seconds, poll_frequency=0.2, ignored_exceptions=[WebDriverException]).until(lambda d: condition(d))
         check(True, what)
         return True
-    except Exception:
+    except Exception as error:
         check(False, what)
+        print(f"     waited {seconds} s: {type(error).__name__} {str(error).splitlines()[0] if str(error) else ''}", flush=True)
         return False
 
 
