@@ -47,7 +47,8 @@ let package = Package(
         // standard library: the fuzzer builds it with the sanitizers (Fuzz/build.sh).
         .target(name: "FareSyncEvents"),
         // The document-store protocols (`DocumentStore`, and `StoreTransaction` as the role
-        // protocols it composes), the write-back overlay both SQL stores share, the memory store, the change feed, the export, and the outbox the services publish through.
+        // protocols it composes), the write-back overlay both SQL stores share, the memory store,
+        // the change feed, the export, and the outbox the services publish through.
         .target(
             name: "FareSyncStore",
             dependencies: ["FareSyncEvents"]
