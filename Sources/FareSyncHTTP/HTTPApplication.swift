@@ -69,8 +69,8 @@ public struct HTTPApplication: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: answer.text + "\n")))
         }
         if let metrics {
-            // Every request timed by route, method and status (`http_server_request_duration`).
-            router.add(middleware: MetricsMiddleware())
+            // Every request counted and timed by route, method and status (`http_server_request_duration`).
+            router.add(middleware: RequestMetrics())
             router.get("metrics") { _, _ -> Response in
                 Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
