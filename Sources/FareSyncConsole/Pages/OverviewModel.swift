@@ -78,16 +78,51 @@ struct OverviewModel: Sendable {
     }
 }
 
-/// The overview's store part, read again only once the feed moved past what it counted: the
-/// overviews open at one moment, fetching after the same signal, share one read.
+/// The overview's store part, read again only once the feed moved past what it counted. Overviews
+/// that ask while a read is in flight wait for that read when it is for their head or a later one,
+/// so that any number of them — a dozen pages fetching after the same signal, or a burst of first
+/// opens on a large store — cost the store one read.
 final class OverviewCache: Sendable {
-    private let cached = Mutex<OverviewModel?>(nil)
+    private struct State {
+        var model: OverviewModel?
+        /// The read in flight, the feed head it was started for, and how many wait for it.
+        var reading: (head: Int64, task: Task<OverviewModel, any Error>, waiting: Int)?
+    }
+
+    private let state = Mutex(State())
+
+    private enum Step {
+        case known(OverviewModel)
+        case wait(Task<OverviewModel, any Error>)
+    }
 
     /// The model, read again when `head` (the feed's head as the watcher knows it) is past it.
-    func model(head: Int64, _ read: () async throws -> OverviewModel) async throws -> OverviewModel {
-        if let model = cached.withLock({ $0 }), model.feedHead >= head { return model }
-        let model = try await read()
-        cached.withLock { $0 = model }
+    func model(head: Int64, _ read: @escaping @Sendable () async throws -> OverviewModel) async throws -> OverviewModel {
+        let step = state.withLock { state -> Step in
+            if let model = state.model, model.feedHead >= head { return .known(model) }
+            if let reading = state.reading, reading.head >= head {
+                state.reading?.waiting += 1
+                return .wait(reading.task)
+            }
+            // Unstructured: the read belongs to every page waiting for it, so one page that goes away
+            // (its request cancelled) must not cancel it for the others.
+            let task = Task { try await read() }
+            state.reading = (head, task, 1)
+            return .wait(task)
+        }
+        let task: Task<OverviewModel, any Error>
+        switch step {
+        case .known(let model): return model
+        case .wait(let reading): task = reading
+        }
+        defer { state.withLock { if $0.reading?.task == task { $0.reading = nil } } }
+        let model = try await task.value
+        state.withLock { state in
+            if (state.model?.feedHead ?? .min) < model.feedHead { state.model = model }
+        }
         return model
     }
+
+    /// How many callers wait for the read in flight (0 when none is).
+    var waiting: Int { state.withLock { $0.reading?.waiting ?? 0 } }
 }

@@ -40,8 +40,9 @@ struct OverviewPage {
     }
 
     func model() async throws -> OverviewModel {
+        let (store, mirrorConsumer) = (store, probes.mirrorConsumer)
         var model = try await cache.model(head: watcher.head) {
-            try await OverviewModel.read(store, mirrorConsumer: probes.mirrorConsumer)
+            try await OverviewModel.read(store, mirrorConsumer: mirrorConsumer)
         }
         await probe(into: &model)
         let rate = watcher.rate
