@@ -84,23 +84,23 @@ public struct RequestMetrics<Context: RequestContext>: RouterMiddleware {
 
         func route(_ route: String, _ method: HTTPRequest.Method, _ status: HTTPResponse.Status) -> Route {
             let key = Key(route: route, method: method, status: status)
-            if let known = routes.withLock({ $0[key] }) { return known }
-            let made = Route(key, factory)
-            return routes.withLock { routes in
-                if let known = routes[key] { return known }
-                routes[key] = made
-                return made
-            }
+            return routes.withLock { routes in routes[key] ?? Self.made(Route(key, factory), at: key, in: &routes) }
         }
 
         func active(_ method: HTTPRequest.Method) -> Meter {
-            if let known = methods.withLock({ $0[method] }) { return known }
-            let made = Meter(label: "http.server.active_requests", dimensions: [("http.request.method", method.rawValue)], factory: factory)
-            return methods.withLock { methods in
-                if let known = methods[method] { return known }
-                methods[method] = made
-                return made
+            methods.withLock { methods in
+                methods[method]
+                    ?? Self.made(
+                        Meter(label: "http.server.active_requests", dimensions: [("http.request.method", method.rawValue)], factory: factory),
+                        at: method, in: &methods)
             }
+        }
+
+        /// Keeps `value` under `key`; a metric is made under the lock, once per key, so that no two
+        /// requests make the same one.
+        private static func made<K, V>(_ value: V, at key: K, in table: inout [K: V]) -> V {
+            table[key] = value
+            return value
         }
     }
 }
