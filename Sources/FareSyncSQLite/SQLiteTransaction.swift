@@ -150,15 +150,11 @@ final class SQLiteTransaction: WriteBackTransaction {
         ).map { (path: $0[0], text: $0[1]) }
     }
 
+    /// Reads the size the triggers keep (`StoreSchema`, "collection sizes").
     func countDocuments(inCollection collection: String) throws -> Int {
         try flush()
         return try Int.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT count(*) FROM documents
-                    WHERE (path GLOB ?1 || '/*' OR path GLOB '*/' || ?1 || '/*')
-                      AND NOT (path GLOB ?1 || '/*/*' OR path GLOB '*/' || ?1 || '/*/*')
-                    """), arguments: [collection]) ?? 0
+            db.cachedStatement(sql: "SELECT documents FROM collection_sizes WHERE collection = ?"), arguments: [collection]) ?? 0
     }
 
     // MARK: Effectively once

@@ -41,6 +41,46 @@ import Testing
         #expect(error?.message?.contains("newer FareSync") == true)
     }
 
+    /// The sizes step counts what a store held before it, and the triggers follow every insert and
+    /// delete after it, not the updates; the counts equal a scan of the paths.
+    @Test func collectionSizesCountStoredDocumentsAndFollowChanges() async throws {
+        let tmp = try TemporaryStore()
+        let paths = ["c/a", "c/b", "customers/u1", "customers/u1/fareContracts/f1", "customers/ü2/fareContracts/f/2", "x/y/z/fareContracts/é"]
+        let before = try SQLiteStore(path: tmp.path)
+        try await before.write { tx in for path in paths { try tx.setDocument(path, .object(JSONObject())) } }
+        let queue = try DatabaseQueue(path: tmp.path)
+        try await queue.write { db in
+            try db.execute(sql: "DROP TRIGGER documents_counted; DROP TRIGGER documents_uncounted; DROP TABLE collection_sizes")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'collection sizes'")
+        }
+        try queue.close()
+        let store = try SQLiteStore(path: tmp.path)
+        let check = try DatabaseQueue(path: tmp.path)
+        func expectCountsEqualAScan() async throws {
+            let stored = try await check.read { try String.fetchAll($0, sql: "SELECT path FROM documents") }
+            let collections = ["c", "customers", "fareContracts", "f", "y", "none"]
+            let counted = try await store.read { tx in try collections.map { try tx.countDocuments(inCollection: $0) } }
+            let scanned = collections.map { collection in
+                stored.filter { path in
+                    let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+                    return parts.count >= 2 && parts[parts.count - 2] == collection
+                }.count
+            }
+            #expect(counted == scanned)
+        }
+        try await expectCountsEqualAScan()
+        #expect(try await store.read { try $0.countDocuments(inCollection: "fareContracts") } == 2)
+        try await store.write { tx in
+            try tx.setDocument("c/a", .object(JSONObject([("n", .int(2))])))  // an update: no change in size
+            try tx.deleteDocument("c/b")
+            try tx.deleteDocument("c/never")
+            try tx.setDocument("customers/u3/fareContracts/f3", .object(JSONObject()))
+        }
+        try await expectCountsEqualAScan()
+        #expect(try await store.read { try $0.countDocuments(inCollection: "c") } == 1)
+        #expect(try await store.read { try $0.countDocuments(inCollection: "fareContracts") } == 3)
+    }
+
     /// Openers on threads of their own, released together, race for the first steps of new stores.
     @Test func manyOpenersOfOneNewStoreAllSucceed() async throws {
         for _ in 0..<20 {
