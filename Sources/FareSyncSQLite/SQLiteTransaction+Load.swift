@@ -21,13 +21,15 @@ extension SQLiteTransaction {
     /// commit. What the overlay held or knew of the same keys is forgotten first.
     func load(_ rows: ShardRows) throws {
         overlay.forget(rows)
-        let upsert = try db.cachedStatement(sql: Self.upsertDocument)
+        let write = try DocumentWrite(db)
+        var sizes = CollectionSizes()
         var head = try feedHead()
         for d in rows.documents {
             head += 1
-            try StatementStep.run(upsert, .text(d.path), .text(d.text), .text(d.version), .int(head), in: db)
+            try write.run(d.path, text: d.text, version: d.version, position: head, sizes: &sizes)
         }
         try setFeedHead(head)
+        try sizes.write(db)
         let account = try db.cachedStatement(sql: Self.insertAccount)
         for a in rows.accounts {
             try StatementStep.run(account, .text(a.abtId), .text(a.record.uid), .int(a.record.created), in: db)

@@ -25,10 +25,10 @@ final class SQLiteTransaction: WriteBackTransaction {
     }
 
     // The writes of `flush()` and `load(_:)`.
-    static let upsertDocument = """
-        INSERT INTO documents(path, data, version, position) VALUES (?, ?, ?, ?)
-        ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = excluded.version, position = excluded.position
-        """
+    // A document is written by an insert that is ignored when the path is stored, and then an
+    // update: unlike one upsert, the pair tells a new document (`CollectionSizes`) from a changed one.
+    static let insertDocument = "INSERT OR IGNORE INTO documents(path, data, version, position) VALUES (?1, ?2, ?3, ?4)"
+    static let updateDocument = "UPDATE documents SET data = ?2, version = ?3, position = ?4 WHERE path = ?1"
     static let insertTombstone = "INSERT INTO tombstones(position, path) VALUES (?, ?)"
     static let insertAccount = "INSERT OR REPLACE INTO accounts(abt_id, uid, created) VALUES (?, ?, ?)"
     static let insertContractOrder = "INSERT OR IGNORE INTO contract_orders(uid, order_id) VALUES (?, ?)"
@@ -64,20 +64,23 @@ final class SQLiteTransaction: WriteBackTransaction {
         let changes = overlay.takeChanges()
         defer { leftovers.items.append(changes) }
         if !changes.documents.isEmpty {
-            let upsert = try db.cachedStatement(sql: Self.upsertDocument)
+            let write = try DocumentWrite(db)
             let delete = try db.cachedStatement(sql: "DELETE FROM documents WHERE path = ?")
             let tombstone = try db.cachedStatement(sql: Self.insertTombstone)
+            var sizes = CollectionSizes()
             var head = try feedHead()
             for (path, document) in changes.documents {
                 if let document {
                     head += 1
-                    try StatementStep.run(upsert, .text(path), .text(document.canonicalText()), .text(document.version), .int(head), in: db)
+                    try write.run(path, text: document.canonicalText(), version: document.version, position: head, sizes: &sizes)
                 } else if try StatementStep.run(delete, .text(path), in: db) > 0 {
                     head += 1
                     try StatementStep.run(tombstone, .int(head), .text(path), in: db)
+                    sizes.note(path, -1)
                 }
             }
             try setFeedHead(head)
+            try sizes.write(db)
         }
         if !changes.accounts.isEmpty {
             let insert = try db.cachedStatement(sql: Self.insertAccount)
@@ -98,6 +101,28 @@ final class SQLiteTransaction: WriteBackTransaction {
                 } else {
                     try untrack.execute(arguments: [path])
                 }
+            }
+        }
+    }
+
+    /// The insert and update of `insertDocument` and `updateDocument`, prepared for one flush or load.
+    struct DocumentWrite {
+        let db: Database
+        let insert: Statement
+        let update: Statement
+
+        init(_ db: Database) throws {
+            self.db = db
+            insert = try db.cachedStatement(sql: SQLiteTransaction.insertDocument)
+            update = try db.cachedStatement(sql: SQLiteTransaction.updateDocument)
+        }
+
+        /// Writes the document at `path`, noting it in `sizes` when it is new.
+        func run(_ path: String, text: String, version: String?, position: Int64, sizes: inout CollectionSizes) throws {
+            if try StatementStep.run(insert, .text(path), .text(text), .text(version), .int(position), in: db) > 0 {
+                sizes.note(path, 1)
+            } else {
+                try StatementStep.run(update, .text(path), .text(text), .text(version), .int(position), in: db)
             }
         }
     }
@@ -150,7 +175,7 @@ final class SQLiteTransaction: WriteBackTransaction {
         ).map { (path: $0[0], text: $0[1]) }
     }
 
-    /// Reads the size the triggers keep (`StoreSchema`, "collection sizes").
+    /// Reads the size the writes keep (`CollectionSizes`).
     func countDocuments(inCollection collection: String) throws -> Int {
         try flush()
         return try Int.fetchOne(

@@ -80,32 +80,11 @@ enum StoreSchema {
                     CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID;
                     """)
         }
-        // How many documents each collection group holds, kept by triggers in the transaction that
-        // inserts or deletes them, so that a count reads one row instead of every path.
+        // How many documents each collection group holds (`CollectionSizes`).
         migrator.registerMigration("collection sizes") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE collection_sizes(collection TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID;
-                    INSERT INTO collection_sizes
-                        SELECT collection, count(*) FROM (SELECT \(collectionGroup(of: "path")) AS collection FROM documents) GROUP BY collection;
-                    CREATE TRIGGER documents_counted AFTER INSERT ON documents BEGIN
-                        INSERT INTO collection_sizes VALUES (\(collectionGroup(of: "NEW.path")), 1)
-                        ON CONFLICT(collection) DO UPDATE SET documents = documents + 1;
-                    END;
-                    CREATE TRIGGER documents_uncounted AFTER DELETE ON documents BEGIN
-                        UPDATE collection_sizes SET documents = documents - 1 WHERE collection = \(collectionGroup(of: "OLD.path"));
-                    END;
-                    """)
+            try db.execute(sql: "CREATE TABLE collection_sizes(collection TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID")
+            try CollectionSizes.countStored(db)
         }
-    }
-
-    /// SQL for the collection group of the document path in `column`: its second-to-last segment
-    /// (`fareContracts` for `customers/u1/fareContracts/c1`). `rtrim(p, replace(p, '/', ''))` drops
-    /// the characters after the last slash, as every one of them is in the set of `p`'s other
-    /// characters: once for the collection's path, once more for the segment before it.
-    static func collectionGroup(of column: String) -> String {
-        let collectionPath = "substr(\(column), 1, length(rtrim(\(column), replace(\(column), '/', ''))) - 1)"
-        return "substr(\(collectionPath), length(rtrim(\(collectionPath), replace(\(collectionPath), '/', ''))) + 1)"
     }
 
     /// Brings the store's schema up to date; refuses a store written by a newer FareSync.

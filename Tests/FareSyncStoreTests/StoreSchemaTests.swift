@@ -41,7 +41,7 @@ import Testing
         #expect(error?.message?.contains("newer FareSync") == true)
     }
 
-    /// The sizes step counts what a store held before it, and the triggers follow every insert and
+    /// The sizes step counts what a store held before it, and the writes follow every insert and
     /// delete after it, not the updates; the counts equal a scan of the paths.
     @Test func collectionSizesCountStoredDocumentsAndFollowChanges() async throws {
         let tmp = try TemporaryStore()
@@ -50,7 +50,7 @@ import Testing
         try await before.write { tx in for path in paths { try tx.setDocument(path, .object(JSONObject())) } }
         let queue = try DatabaseQueue(path: tmp.path)
         try await queue.write { db in
-            try db.execute(sql: "DROP TRIGGER documents_counted; DROP TRIGGER documents_uncounted; DROP TABLE collection_sizes")
+            try db.execute(sql: "DROP TABLE collection_sizes")
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'collection sizes'")
         }
         try queue.close()
