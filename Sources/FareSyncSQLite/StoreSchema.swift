@@ -85,6 +85,19 @@ enum StoreSchema {
             try db.execute(sql: "CREATE TABLE collection_sizes(collection TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID")
             try CollectionSizes.countStored(db)
         }
+        // The journal's keys grouped by a range of sequence numbers, and the newest number handed
+        // out, kept apart so that none is handed out twice when the newest entries are pruned
+        // (`SQLiteTransaction.appendJournal`).
+        migrator.registerMigration("journal key groups") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE journal_head(one INTEGER PRIMARY KEY CHECK (one = 1), seq INTEGER NOT NULL);
+                    INSERT INTO journal_head SELECT 1, coalesce(max(seq), 0) FROM journal;
+                    CREATE TABLE journal_index(grp INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(grp, key, seq)) WITHOUT ROWID;
+                    INSERT INTO journal_index SELECT seq >> \(SQLiteTransaction.journalGroupShift), key, seq FROM journal_keys ORDER BY 1, 2, 3;
+                    DROP TABLE journal_keys;
+                    """)
+        }
     }
 
     /// Brings the store's schema up to date; refuses a store written by a newer FareSync.
