@@ -40,6 +40,64 @@ import Testing
         #expect(try await store.write { tx in try tx.pruneJournal(before: 101) } == 0)
     }
 
+    /// The stored text is canonical JSON (written again from its parse, the same bytes) and reads
+    /// back as the entry, with every optional member present or left out, and strings to escape.
+    @Test func anEntrysTextIsCanonicalAndReadsBack() throws {
+        let full = Self.entry("e\"1", time: -3, keys: ["a\\b", "ü\n"], outcome: .deadLettered)
+        var bare = JournalEntry(subject: "s", kind: "sweep", source: nil, eventTime: nil, applied: 0, outcome: .expired)
+        bare.keys = []
+        let noCoordinates = JournalEntry(
+            subject: "deadLetters/x", kind: "undecodable", source: JournalSource(topic: "t\u{1}", coordinates: nil), eventTime: nil,
+            applied: Int64.max, outcome: .deadLettered, written: ["deadLetters/x"], reason: "malformed", error: "", keys: ["deadLetters/x"])
+        for entry in [full, bare, noCoordinates] {
+            let text = entry.text
+            #expect(JSONWriter.string(try JSONParser.parse(text)) == text)
+            #expect(try JournalEntry(subject: entry.subject, text: text) == entry)
+        }
+    }
+
+    /// Pruning the newest entries (their event times the oldest) gives none of their numbers to
+    /// later entries: a reader past them sees every later one, and their keys lead to nothing.
+    @Test(arguments: StoreKinds.all)
+    func numbersOfPrunedEntriesAreNotHandedOutAgain(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store = try await StoreKinds.open(kind, tmp)
+        let kept = Self.entry("e1", time: 500, keys: ["e1", "u1"])
+        let pruned = Self.entry("e2", time: 10, keys: ["e2", "u2"])
+        try await store.write { tx in try tx.appendJournal([kept, pruned]) }
+        let read = try await store.read { tx in try tx.journalEntries(after: 0, limit: 10) }
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 100) } == 1)
+        let later = Self.entry("e3", time: 600, keys: ["e3", "u1"])
+        try await store.write { tx in try tx.appendJournal([later]) }
+        #expect(try await store.read { tx in try tx.journalEntries(after: read[1].sequence, limit: 10) }.map(\.entry) == [later])
+        #expect(try await store.trace("u2").isEmpty)
+        #expect(try await store.trace("e2").isEmpty)
+        #expect(try await store.trace("u1") == [kept, later])
+    }
+
+    /// A key named by entries far apart (thousands of entries between them) is traced whole, in the
+    /// order appended, and its newest `limit` are the newest; pruning all but the newest keeps those.
+    @Test(arguments: StoreKinds.all)
+    func aKeyIsTracedAcrossTheWholeJournal(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store = try await StoreKinds.open(kind, tmp)
+        var mine: [JournalEntry] = []
+        for batch in 0..<10 {
+            let entries = (0..<1500).map { i in
+                Self.entry("e\(batch)-\(i)", time: Int64(batch), keys: i % 700 == 0 ? ["e\(batch)-\(i)", "mine"] : ["e\(batch)-\(i)"])
+            }
+            mine += entries.filter { $0.keys.contains("mine") }
+            try await store.write { tx in try tx.appendJournal(entries) }
+        }
+        #expect(mine.count == 30)
+        #expect(try await store.trace("mine") == mine)
+        #expect(try await store.trace("mine", limit: 4) == Array(mine.suffix(4)))
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 9, limit: 100_000) } == 13_500)
+        #expect(try await store.trace("mine") == Array(mine.suffix(3)))
+        #expect(try await store.trace("e0-0").isEmpty)
+        #expect(try await store.trace("e9-1499").count == 1)
+    }
+
     /// Writers appending at once (PostgreSQL's concurrent workers, the SQLite writer's queue) each
     /// get entries of their own: none lost, none numbered twice.
     @Test(arguments: StoreKinds.all)

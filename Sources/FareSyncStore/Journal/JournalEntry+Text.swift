@@ -4,25 +4,54 @@ import FareSyncEvents
 /// by the stores (a column; the keys are also an index of their own). Members that say nothing (no
 /// paths, no reason, not re-driven) are left out.
 extension JournalEntry {
-    /// `{"k":kind,"t":eventTime,"a":applied,"o":outcome,"s":[topic,partition,offset],"w":[…],"d":[…],"r":reason,"e":error,"x":1,"i":[keys]}`.
+    /// `{"a":applied,"d":[…],"e":error,"i":[keys],"k":kind,"o":outcome,"r":reason,"s":[topic,partition,offset],"t":eventTime,"w":[…],"x":1}`:
+    /// canonical JSON (members in the order of their names), written member by member rather than
+    /// through a `JSONValue` tree, as every step of the worker writes one.
     package var text: String {
-        var o = JSONObject()
-        o["k"] = .string(kind)
-        if let eventTime { o["t"] = .int(eventTime) }
-        o["a"] = .int(applied)
-        o["o"] = .string(outcome.rawValue)
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out.append(contentsOf: #"{"a":"#.utf8)
+        out.append(contentsOf: String(applied).utf8)
+        if !deleted.isEmpty { Self.member("d", deleted, into: &out) }
+        if let error { Self.member("e", error, into: &out) }
+        Self.member("i", keys, into: &out)
+        Self.member("k", kind, into: &out)
+        Self.member("o", outcome.rawValue, into: &out)
+        if let reason { Self.member("r", reason, into: &out) }
         if let source {
-            var s: [JSONValue] = [.string(source.topic)]
-            if let c = source.coordinates { s += [.int(Int64(c.partition)), .int(c.offset)] }
-            o["s"] = .array(s)
+            out.append(contentsOf: #","s":["#.utf8)
+            JSONWriter.writeString(source.topic, into: &out)
+            if let c = source.coordinates {
+                out.append(contentsOf: ",\(c.partition),\(c.offset)".utf8)
+            }
+            out.append(UInt8(ascii: "]"))
         }
-        if !written.isEmpty { o["w"] = .array(written.map(JSONValue.string)) }
-        if !deleted.isEmpty { o["d"] = .array(deleted.map(JSONValue.string)) }
-        if let reason { o["r"] = .string(reason) }
-        if let error { o["e"] = .string(error) }
-        if redriven { o["x"] = .int(1) }
-        o["i"] = .array(keys.map(JSONValue.string))
-        return JSONWriter.string(.object(o))
+        if let eventTime { out.append(contentsOf: #","t":\#(eventTime)"#.utf8) }
+        if !written.isEmpty { Self.member("w", written, into: &out) }
+        if redriven { out.append(contentsOf: #","x":1"#.utf8) }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func member(_ name: StaticString, _ value: String, into out: inout [UInt8]) {
+        memberName(name, into: &out)
+        JSONWriter.writeString(value, into: &out)
+    }
+
+    private static func member(_ name: StaticString, _ values: [String], into out: inout [UInt8]) {
+        memberName(name, into: &out)
+        out.append(UInt8(ascii: "["))
+        for (i, value) in values.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(value, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private static func memberName(_ name: StaticString, into out: inout [UInt8]) {
+        out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
+        name.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
     /// The entry of `subject` stored as `text`.
