@@ -80,4 +80,13 @@ import Testing
         }
         #expect(try await h.store.trace("u1").map(\.subject) == ["user-u1"])
     }
+
+    /// An entry's keys (and every other set of ids) are distinct by their bytes and in byte order:
+    /// strings that Swift calls equal but that differ in bytes (é composed and decomposed) are both kept.
+    @Test func distinctKeepsOneOfEachByteStringInByteOrder() {
+        #expect(Triggers.distinct([]) == [])
+        #expect(Triggers.distinct(["b", "a", "b", "c", "a", "a"]) == ["a", "b", "c"])
+        let (composed, decomposed) = ("\u{E9}", "e\u{301}")
+        #expect(Triggers.distinct([composed, "z", decomposed, composed]) == [decomposed, "z", composed])
+    }
 }

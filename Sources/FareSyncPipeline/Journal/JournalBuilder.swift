@@ -9,8 +9,9 @@ struct JournalBuilder {
     let applied: Int64
     private(set) var entries: [JournalEntry] = []
     /// The open entries, innermost last: their index in `entries` and the paths noted (true: set;
-    /// false: deleted; the last note of a path wins).
-    private var open: [(index: Int, paths: [String: Bool])] = []
+    /// false: deleted; the last note of a path wins). A step notes a few paths, so a list searched
+    /// from its end costs less than hashing them.
+    private var open: [(index: Int, paths: [(path: String, set: Bool)])] = []
 
     init(applied: Int64) { self.applied = applied }
 
@@ -18,7 +19,7 @@ struct JournalBuilder {
     mutating func begin(subject: String, kind: String, source: JournalSource?, eventTime: Int64?, keys: [String]) {
         entries.append(
             JournalEntry(subject: subject, kind: kind, source: source, eventTime: eventTime, applied: applied, outcome: .applied, keys: keys))
-        open.append((entries.count - 1, [:]))
+        open.append((entries.count - 1, []))
     }
 
     /// Ends the innermost open entry: its paths sorted into `written` and `deleted`, its keys made
@@ -28,7 +29,7 @@ struct JournalBuilder {
         let (index, paths) = open.removeLast()
         var written: [String] = []
         var deleted: [String] = []
-        for (path, set) in paths {
+        for (i, (path, set)) in paths.enumerated() where !paths[(i + 1)...].contains(where: { $0.path == path }) {
             if set { written.append(path) } else { deleted.append(path) }
         }
         entries[index].written = written.sorted(by: UTF8Order.less)
@@ -40,7 +41,7 @@ struct JournalBuilder {
     /// Notes a document set (or deleted) by the innermost open entry, or else by the entry at `index`.
     mutating func touch(_ path: String, set: Bool, orEntry index: Int? = nil) {
         if !open.isEmpty {
-            open[open.count - 1].paths[path] = set
+            open[open.count - 1].paths.append((path, set))
         } else if let index {
             if set { entries[index].written.append(path) } else { entries[index].deleted.append(path) }
         }

@@ -177,9 +177,17 @@ package struct Triggers {
         if let best { try set(path, .object(best.data)) } else { try delete(path, orEntry: journalEntry) }
     }
 
-    /// The distinct strings (byte-wise), sorted.
+    /// The distinct strings (byte-wise), sorted: sorted, then each equal to the one before dropped
+    /// (a journal entry's few keys need no hashing).
     package static func distinct(_ strings: [String]) -> [String] {
-        Set(strings.map(ByteKey.init)).map(\.string).sorted(by: UTF8Order.less)
+        var sorted = strings.sorted(by: UTF8Order.less)
+        var kept = 0
+        for i in sorted.indices where kept == 0 || UTF8Order.compare(sorted[kept - 1], sorted[i]) != .orderedSame {
+            sorted.swapAt(kept, i)
+            kept += 1
+        }
+        sorted.removeSubrange(kept...)
+        return sorted
     }
 
     // MARK: Sweep (docs/reference.md#delivery-and-determinism)
