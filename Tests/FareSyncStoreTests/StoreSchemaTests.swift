@@ -1,4 +1,5 @@
 import FareSyncEvents
+import FareSyncStore
 import Foundation
 import GRDB
 import Synchronization
@@ -14,16 +15,18 @@ import Testing
         try await store.write { try $0.setDocument("c/a", .object(JSONObject([("n", .int(1))]))) }
     }
 
+    /// Runs `statements` on the store at `path` past FareSync, as an older or newer FareSync left it.
+    func alter(_ path: String, _ statements: String...) async throws {
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in for sql in statements { try db.execute(sql: sql) } }
+        try queue.close()
+    }
+
     @Test func aStoreCountedByUserVersionIsAdoptedAndKeepsItsDocuments() async throws {
         let tmp = try TemporaryStore()
         try await writeOneDocument(tmp.path)
         // What a store written before the migrator looks like: every step applied, counted in user_version.
-        let queue = try DatabaseQueue(path: tmp.path)
-        try await queue.write { db in
-            try db.execute(sql: "DROP TABLE grdb_migrations")
-            try db.execute(sql: "PRAGMA user_version = \(StoreSchema.migrator.migrations.count)")
-        }
-        try queue.close()
+        try await alter(tmp.path, "DROP TABLE grdb_migrations", "PRAGMA user_version = \(StoreSchema.migrator.migrations.count)")
         let store = try SQLiteStore(path: tmp.path)
         #expect(try await store.read { try $0.document("c/a") } == .object(JSONObject([("n", .int(1))])))
         let check = try DatabaseQueue(path: tmp.path)
@@ -34,9 +37,7 @@ import Testing
     @Test func aStoreFromANewerFareSyncIsRefused() async throws {
         let tmp = try TemporaryStore()
         try await writeOneDocument(tmp.path)
-        let queue = try DatabaseQueue(path: tmp.path)
-        try await queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('a step from the future')") }
-        try queue.close()
+        try await alter(tmp.path, "INSERT INTO grdb_migrations VALUES ('a step from the future')")
         let error = #expect(throws: DatabaseError.self) { try SQLiteStore(path: tmp.path) }
         #expect(error?.message?.contains("newer FareSync") == true)
     }
@@ -48,12 +49,7 @@ import Testing
         let paths = ["c/a", "c/b", "customers/u1", "customers/u1/fareContracts/f1", "customers/ü2/fareContracts/f/2", "x/y/z/fareContracts/é"]
         let before = try SQLiteStore(path: tmp.path)
         try await before.write { tx in for path in paths { try tx.setDocument(path, .object(JSONObject())) } }
-        let queue = try DatabaseQueue(path: tmp.path)
-        try await queue.write { db in
-            try db.execute(sql: "DROP TABLE collection_sizes")
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'collection sizes'")
-        }
-        try queue.close()
+        try await alter(tmp.path, "DROP TABLE collection_sizes", "DELETE FROM grdb_migrations WHERE identifier = 'collection sizes'")
         let store = try SQLiteStore(path: tmp.path)
         let check = try DatabaseQueue(path: tmp.path)
         func expectCountsEqualAScan() async throws {
@@ -79,6 +75,27 @@ import Testing
         try await expectCountsEqualAScan()
         #expect(try await store.read { try $0.countDocuments(inCollection: "c") } == 1)
         #expect(try await store.read { try $0.countDocuments(inCollection: "fareContracts") } == 3)
+    }
+
+    /// A journal kept with its keys by key alone is traced the same once its keys are grouped, and
+    /// its numbers go on after the newest entry.
+    @Test func aJournalKeyedByKeyAloneIsGroupedAndTracedTheSame() async throws {
+        let tmp = try TemporaryStore()
+        let before = try SQLiteStore(path: tmp.path)
+        let entries = (0..<5000).map { i in
+            JournalEntry(subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % 3)"])
+        }
+        try await before.write { tx in try tx.appendJournal(entries) }
+        try await alter(
+            tmp.path, "CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID",
+            "INSERT INTO journal_keys SELECT key, seq FROM journal_index", "DROP TABLE journal_index", "DROP TABLE journal_head",
+            "DELETE FROM grdb_migrations WHERE identifier = 'journal key groups'")
+        let store = try SQLiteStore(path: tmp.path)
+        #expect(try await store.trace("u1", limit: 10_000) == entries.filter { $0.keys.contains("u1") })
+        #expect(try await store.trace("e4999") == [entries[4999]])
+        let next = JournalEntry(subject: "e5000", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e5000"])
+        try await store.write { tx in try tx.appendJournal([next]) }
+        #expect(try await store.read { tx in try tx.journalEntries(after: 5000, limit: 10) }.map(\.entry) == [next])
     }
 
     /// Openers on threads of their own, released together, race for the first steps of new stores.
