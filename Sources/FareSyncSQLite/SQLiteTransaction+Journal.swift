@@ -4,9 +4,8 @@ import GRDB
 
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered in the order
 /// appended (the newest number in `journal_head`), and a row per key of it in `journal_index`,
-/// grouped by a range of sequence numbers.
-/// Written straight to SQL, like the claims, with one prepared statement per table stepped once per
-/// row: a batch's entries cost two statements' steps, in the batch's transaction.
+/// grouped by a range of sequence numbers. Written straight to SQL, like the claims, with one
+/// prepared statement per table stepped once per row, in the batch's transaction.
 ///
 /// Why groups: the keys are ids, random strings, so an index ordered by key alone takes a batch's
 /// keys to nearly every one of its pages, and each commit writes every page it dirtied. Ordered by
