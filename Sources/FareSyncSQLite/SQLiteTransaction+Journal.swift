@@ -31,8 +31,8 @@ extension SQLiteTransaction {
 
     /// Seeks `key` in each group, newest first, until `limit` entries are found.
     func journal(key: String, limit: Int) throws -> [JournalEntry] {
-        guard let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(grp) FROM journal_index")),
-            let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT min(grp) FROM journal_index"))
+        guard let groups = try Row.fetchOne(db.cachedStatement(sql: "SELECT min(grp), max(grp) FROM journal_index")),
+            let oldest = groups[0] as Int64?, let newest = groups[1] as Int64?
         else { return [] }
         let group = try db.cachedStatement(
             sql: """
