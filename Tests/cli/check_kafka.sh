@@ -61,7 +61,8 @@ TWO_FLAGS=(--kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.int
 A=$!
 "$FARESYNC" run --brokers @boot2.txt --group g-two --store sqlite:two.sqlite --batch-size 20 "${TWO_FLAGS[@]}" 2>two-b.err &
 B=$!
-for _ in $(seq 300); do grep -q "assigned" two-a.err && grep -q "assigned" two-b.err && break; sleep 0.1; done
+deadline=$((SECONDS + 60))
+while [ $SECONDS -lt $deadline ]; do grep -q "assigned" two-a.err && grep -q "assigned" two-b.err && break; sleep 0.1; done
 setup "replay --brokers to the second broker" "$FARESYNC" replay s.jsonl --brokers @boot2.txt >publish2.out
 published=$(sed -n 's/^published \([0-9]*\) messages.*/\1/p' publish2.out)
 # Until every published message's position is committed (up to 60 s), then a graceful stop.
@@ -92,7 +93,10 @@ A=$!
 "$FARESYNC" run --brokers @boot.txt --group g-kill --store sqlite:kill.sqlite --exit-at-end --batch-size 1 "${TWO_FLAGS[@]}" 2>kill-b.err &
 B=$!
 both_assigned() { grep -q "assigned [1-9]" kill-a.err && grep -q "assigned [1-9]" kill-b.err; }
-for _ in $(seq 600); do both_assigned && break; sleep 0.02; done
+# (The mock cluster refuses a member's SyncGroup that arrives before the leader's, and each rejoin
+# waits out another join round: a group of two can take several rounds to settle.)
+deadline=$((SECONDS + 60))
+while [ $SECONDS -lt $deadline ]; do both_assigned && break; sleep 0.02; done
 # What the store holds when the kill lands: the kill counts only while both have a share and the
 # group has not yet applied every message.
 at_kill=$(sqlite3 -cmd ".timeout 5000" kill.sqlite "SELECT coalesce(sum(next), 0) FROM offsets WHERE consumer = 'g-kill'" 2>&1)
