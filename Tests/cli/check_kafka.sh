@@ -93,8 +93,8 @@ A=$!
 "$FARESYNC" run --brokers @boot.txt --group g-kill --store sqlite:kill.sqlite --exit-at-end --batch-size 1 "${TWO_FLAGS[@]}" 2>kill-b.err &
 B=$!
 both_assigned() { grep -q "assigned [1-9]" kill-a.err && grep -q "assigned [1-9]" kill-b.err; }
-# (The mock cluster refuses a member's SyncGroup that arrives before the leader's, and each rejoin
-# waits out another join round: a group of two can take several rounds to settle.)
+# (The mock cluster can answer a member's SyncGroup with "Invalid request", and each rejoin waits
+# out another join round: a group of two can take several rounds to settle.)
 deadline=$((SECONDS + 60))
 while [ $SECONDS -lt $deadline ]; do both_assigned && break; sleep 0.02; done
 # What the store holds when the kill lands: the kill counts only while both have a share and the
