@@ -190,7 +190,9 @@ final class SQLiteTransaction: WriteBackTransaction {
 
     /// Claims ids one step of a prepared insert each into `recent_events`, unless `processed_events`
     /// holds the id; SQLite's count of changed rows says whether the id was new. Of equal ids only
-    /// the first can be new. Then settles the recent claims once there are `recentClaims` of them.
+    /// the first can be new. Then settles the recent claims once there are `recentClaims` of them,
+    /// as `recent_claims` counts them: counting the table's rows would read every page of it on
+    /// each batch, and keep them all in the writer's cache.
     ///
     /// Why two tables: ids are random keys, so a batch's claims land on nearly every page of a
     /// large index, and each commit writes every page it dirtied. The recent table stays small, so
@@ -200,8 +202,16 @@ final class SQLiteTransaction: WriteBackTransaction {
         let insert = try db.cachedStatement(
             sql: "INSERT OR IGNORE INTO recent_events(id) SELECT ?1 WHERE NOT EXISTS (SELECT 1 FROM processed_events WHERE id = ?1)")
         let fresh = try ids.map { try StatementStep.run(insert, .text($0), in: db) > 0 }
-        if fresh.contains(true), try Int.fetchOne(db, sql: "SELECT count(*) FROM recent_events") ?? 0 >= Self.recentClaims {
-            try db.execute(sql: "INSERT OR IGNORE INTO processed_events SELECT id FROM recent_events; DELETE FROM recent_events")
+        let added = fresh.count { $0 }
+        guard added > 0 else { return fresh }
+        let count = try db.cachedStatement(sql: "UPDATE recent_claims SET count = count + ? RETURNING count")
+        if try Int.fetchOne(count, arguments: [added]) ?? 0 >= Self.recentClaims {
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO processed_events SELECT id FROM recent_events;
+                    DELETE FROM recent_events;
+                    UPDATE recent_claims SET count = 0
+                    """)
         }
         return fresh
     }

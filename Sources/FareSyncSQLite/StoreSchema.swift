@@ -98,6 +98,14 @@ enum StoreSchema {
                     DROP TABLE journal_keys;
                     """)
         }
+        // How many claims wait in `recent_events` (`SQLiteTransaction.claimEvents`).
+        migrator.registerMigration("recent claims count") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE recent_claims(one INTEGER PRIMARY KEY CHECK (one = 1), count INTEGER NOT NULL);
+                    INSERT INTO recent_claims SELECT 1, count(*) FROM recent_events;
+                    """)
+        }
     }
 
     /// Brings the store's schema up to date; refuses a store written by a newer FareSync.

@@ -7,13 +7,18 @@ import Testing
 /// The SQLite store's claims in two tables: ids stay claimed while they wait in `recent_events`,
 /// after they move to `processed_events`, and across the move.
 @Suite struct RecentClaimsTests {
+    /// The rows of both tables, and the count of recent claims the store keeps, which must equal
+    /// the recent table's rows.
     func counts(_ path: String) throws -> (recent: Int, settled: Int) {
-        try DatabaseQueue(path: path).read { db in
+        let (recent, settled, kept) = try DatabaseQueue(path: path).read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM recent_events") ?? -1,
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM processed_events") ?? -1
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM processed_events") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count FROM recent_claims") ?? -1
             )
         }
+        #expect(kept == recent)
+        return (recent, settled)
     }
 
     @Test func claimsStayClaimedWhenTheyMoveToTheLargeTable() async throws {
@@ -46,5 +51,21 @@ import Testing
         #expect(again == [false, true, false, false])
         let once = try await store.write { tx in try tx.claimEvent("new") }
         #expect(!once)
+    }
+
+    /// A store whose recent claims were counted by scanning the table keeps on counting from what
+    /// the table holds, and settles when the count reaches the limit.
+    @Test func aStoreWithoutTheCountCountsItsRecentClaimsOnOpening() async throws {
+        let tmp = try TemporaryStore()
+        let before = try SQLiteStore(path: tmp.path)
+        _ = try await before.write { tx in try tx.claimEvents((0..<100).map { "id-\($0)" }) }
+        try await DatabaseQueue(path: tmp.path).write { db in
+            try db.execute(sql: "DROP TABLE recent_claims; DELETE FROM grdb_migrations WHERE identifier = 'recent claims count'")
+        }
+        let store = try SQLiteStore(path: tmp.path)
+        #expect(try counts(tmp.path) == (100, 0))
+        let rest = (100..<SQLiteTransaction.recentClaims).map { "id-\($0)" }
+        #expect(try await store.write { tx in try tx.claimEvents(rest) }.allSatisfy { $0 })
+        #expect(try counts(tmp.path) == (0, SQLiteTransaction.recentClaims))
     }
 }
