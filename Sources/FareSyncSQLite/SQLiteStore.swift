@@ -65,6 +65,12 @@ public final class SQLiteStore: DocumentStore {
         }
     }
 
+    /// The page cache of the writer and of each reader (`configuration()`), and the writer's while it
+    /// settles the claims (`SQLiteTransaction.settleClaims`), in KiB.
+    static let writerCacheKiB = 32768
+    static let readerCacheKiB = 2048
+    static let settlingCacheKiB = 2048
+
     /// The connection settings of every FareSync store (the benchmark's raw floor uses them too).
     public static func configuration() -> Configuration {
         var config = Configuration()
@@ -74,7 +80,7 @@ public final class SQLiteStore: DocumentStore {
             // ids, accounts) stay in memory on large replays. Readers only look up a few rows
             // (2 MiB each). Memory stays bounded however large the store grows (no memory-mapped
             // I/O, whose pages would count against the process).
-            try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -2048" : "PRAGMA cache_size = -32768")
+            try db.execute(sql: "PRAGMA cache_size = -\(db.configuration.readonly ? readerCacheKiB : writerCacheKiB)")
         }
         config.busyMode = .timeout(10)
         // A commit group (`withGroupedCommits`) keeps its transaction open across write calls.

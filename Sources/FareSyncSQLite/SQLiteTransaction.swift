@@ -205,15 +205,24 @@ final class SQLiteTransaction: WriteBackTransaction {
         let added = fresh.count { $0 }
         guard added > 0 else { return fresh }
         let count = try db.cachedStatement(sql: "UPDATE recent_claims SET count = count + ? RETURNING count")
-        if try Int.fetchOne(count, arguments: [added]) ?? 0 >= Self.recentClaims {
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO processed_events SELECT id FROM recent_events;
-                    DELETE FROM recent_events;
-                    UPDATE recent_claims SET count = 0
-                    """)
-        }
+        if try Int.fetchOne(count, arguments: [added]) ?? 0 >= Self.recentClaims { try settleClaims() }
         return fresh
+    }
+
+    /// Moves the recent claims into `processed_events`, in key order, with the writer's cache held
+    /// to `SQLiteStore.settlingCacheKiB` meanwhile: the move dirties nearly every page of the large
+    /// table, which would otherwise fill the cache to its bound once per settling, and the
+    /// allocator keep that memory. Pages over the smaller bound are written to the log as the move
+    /// goes (SQLite's cache spill), once each, as the commit would write them.
+    private func settleClaims() throws {
+        try db.execute(sql: "PRAGMA cache_size = -\(SQLiteStore.settlingCacheKiB)")
+        defer { try? db.execute(sql: "PRAGMA cache_size = -\(SQLiteStore.writerCacheKiB)") }
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO processed_events SELECT id FROM recent_events;
+                DELETE FROM recent_events;
+                UPDATE recent_claims SET count = 0
+                """)
     }
 
     /// Claims held in `recent_events` before they move to `processed_events`: the recent table stays

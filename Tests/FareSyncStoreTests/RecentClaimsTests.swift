@@ -45,6 +45,9 @@ import Testing
         let after = try counts(tmp.path)
         #expect(after.recent == 0)
         #expect(after.settled == limit)
+        // The move held the writer's cache smaller; the writer has its own bound again after it.
+        let cache = try await store.write { tx in try Int.fetchOne((tx as! SQLiteTransaction).db, sql: "PRAGMA cache_size") }
+        #expect(cache == -SQLiteStore.writerCacheKiB)
 
         // Moved ids are still claimed; new ones are new once.
         let again = try await store.write { tx in try tx.claimEvents(["id-5", "new", "new", "id-\(limit - 1)"]) }
