@@ -210,10 +210,11 @@ final class SQLiteTransaction: WriteBackTransaction {
     }
 
     /// Moves the recent claims into `processed_events`, in key order, with the writer's cache held
-    /// to `SQLiteStore.settlingCacheKiB` meanwhile: the move dirties nearly every page of the large
-    /// table, which would otherwise fill the cache to its bound once per settling, and the
-    /// allocator keep that memory. Pages over the smaller bound are written to the log as the move
-    /// goes (SQLite's cache spill), once each, as the commit would write them.
+    /// to `SQLiteStore.settlingCacheKiB` meanwhile. The move dirties nearly every page of the large
+    /// table: at the writer's own bound it would fill the cache with them, more as the table grows,
+    /// and the allocator would keep part of that memory after the cache lets it go. Over the smaller
+    /// bound SQLite writes dirty pages to the log as the move goes (its cache spill) instead of at
+    /// the commit; a page dirtied again later in the same transaction is written again then.
     private func settleClaims() throws {
         try db.execute(sql: "PRAGMA cache_size = -\(SQLiteStore.settlingCacheKiB)")
         defer { try? db.execute(sql: "PRAGMA cache_size = -\(SQLiteStore.writerCacheKiB)") }
