@@ -176,9 +176,8 @@ public final class SQLiteStore: DocumentStore {
 }
 
 extension SQLiteStore {
-    /// The bytes SQLite holds in this process's heap (`sqlite3_memory_used`): prepared statements,
-    /// the rest of its own, and every connection's cached pages unless the process gave SQLite a
-    /// page buffer (`SQLITE_CONFIG_PAGECACHE`), which holds them instead up to its size. `/metrics` reports it as
+    /// The bytes SQLite holds in this process (`sqlite3_memory_used`): every connection's page
+    /// cache, prepared statements and the rest of its heap. `/metrics` reports it as
     /// `faresync_sqlite_memory_bytes`, so that a growing resident set can be told apart from the
     /// caches filling up to their bounds.
     public static var memoryUsed: Int64 { sqlite3_memory_used() }

@@ -20,14 +20,17 @@ import ServiceLifecycle
 ///   without the arena's lock. `Trimmer` gives the free pages back every few seconds
 ///   (`malloc_trim`), so that the resident set follows what is in use instead of the highest the
 ///   arenas ever held.
-/// - SQLite's cached pages live in a buffer of their own (`SQLITE_CONFIG_PAGECACHE`), not in the
-///   arenas. A connection drops its whole cache whenever another connection or process has written
+/// - Each SQLite connection takes a block for its first `sqlitePageBlock` cached pages at once
+///   (`SQLITE_CONFIG_PAGECACHE` without a buffer), one mapping of its own, and keeps it until it
+///   closes. A connection drops its whole cache whenever another connection or process has written
 ///   the file since its last transaction, and reads the pages again: with the worker and `serve` on
-///   one file that is every transaction. Each page is a block of 4 KiB and a little more, and
-///   thousands of them would come and go in the arenas every second, leaving holes that small
+///   one file that is every transaction. Each page is a block of 4 KiB and a little more, and out
+///   of the arenas thousands of them would come and go every second, leaving holes that small
 ///   blocks take and keep: the arenas would spread, and the allocator would touch more of their
-///   trimmed pages again between two trims. In the buffer a page takes a slot and gives it back;
-///   only pages beyond its slots come from the heap (`sqlitePages` says how many of each).
+///   trimmed pages again between two trims. In its block a page takes a line and gives it back;
+///   only pages beyond it come from the heap (`sqlitePageOverflow`). A buffer shared by every
+///   connection would not do: once it is nearly full SQLite stops growing every cache, and a
+///   large transaction writes its pages out early.
 ///
 /// ```swift
 /// ProcessMemory.configure()                                   // first thing in main
@@ -39,24 +42,22 @@ enum ProcessMemory {
             _ = mallopt(M_MMAP_THRESHOLD, 128 * 1024)
             _ = mallopt(M_ARENA_MAX, 2)
         #endif
-        configureSQLitePages()
+        _ = sqlitePageBlockAccepted
     }
 
-    /// Slots of SQLite's page buffer, a page of 4 KiB each (the store's page size), shared by every
-    /// connection of the process: room for what a worker's and its readers' transactions read at once.
-    static let sqlitePageSlots = 1024
+    /// Pages in each SQLite connection's block: about 1.1 MiB, enough for what one transaction
+    /// reads; SQLite's default is 20.
+    static let sqlitePageBlock = 256
 
-    /// Gives SQLite its page buffer; must run before SQLite is first used, and does nothing after.
-    private static func configureSQLitePages() {
+    /// The pages SQLite accepted for each connection's block, 0 if it refused (it had started).
+    /// Set on first use, which `configure()` makes before SQLite is used.
+    static let sqlitePageBlockAccepted: Int = {
         #if canImport(CSQLitePageCache)
-            let header = faresync_sqlite_page_header_size()
-            guard header >= 0 else { return }
-            let slotSize = (4096 + Int(header) + 7) & ~7
-            // Never freed: SQLite holds it for the life of the process.
-            let buffer = UnsafeMutableRawPointer.allocate(byteCount: slotSize * sqlitePageSlots, alignment: 4096)
-            if faresync_sqlite_page_cache(buffer, Int32(slotSize), Int32(sqlitePageSlots)) != SQLITE_OK { buffer.deallocate() }
+            faresync_sqlite_page_blocks(Int32(sqlitePageBlock)) == SQLITE_OK ? sqlitePageBlock : 0
+        #else
+            0
         #endif
-    }
+    }()
 
     /// The heap's bytes in use (allocated and not freed) and held (taken from the system, in use or
     /// not), nil where the allocator does not say.
@@ -69,17 +70,14 @@ enum ProcessMemory {
         #endif
     }
 
-    /// SQLite's page buffer: the slots in use and the bytes of pages that did not fit (from the
-    /// heap); nil where this build has no SQLite module of its own.
-    static var sqlitePages: (slotsUsed: Int, overflowBytes: Int)? {
+    /// The bytes of SQLite's cached pages beyond the connections' blocks (from the heap), nil
+    /// where this build has no SQLite module of its own.
+    static var sqlitePageOverflow: Int? {
         #if canImport(CSQLitePageCache)
-            var used: Int32 = 0
             var overflow: Int32 = 0
             var highest: Int32 = 0
-            guard sqlite3_status(SQLITE_STATUS_PAGECACHE_USED, &used, &highest, 0) == SQLITE_OK,
-                sqlite3_status(SQLITE_STATUS_PAGECACHE_OVERFLOW, &overflow, &highest, 0) == SQLITE_OK
-            else { return nil }
-            return (Int(used), Int(overflow))
+            guard sqlite3_status(SQLITE_STATUS_PAGECACHE_OVERFLOW, &overflow, &highest, 0) == SQLITE_OK else { return nil }
+            return Int(overflow)
         #else
             return nil
         #endif

@@ -8,7 +8,7 @@ enum ProcessMetrics {
     static let sqliteMemory = Gauge(label: "faresync_sqlite_memory_bytes")
     static let heapInUse = Gauge(label: "faresync_heap_in_use_bytes")
     static let heapHeld = Gauge(label: "faresync_heap_held_bytes")
-    static let sqlitePageSlotsUsed = Gauge(label: "faresync_sqlite_page_slots_used")
+    static let sqlitePageBlock = Gauge(label: "faresync_sqlite_page_block_pages")
     static let sqlitePageOverflow = Gauge(label: "faresync_sqlite_page_overflow_bytes")
 
     /// The registry's Prometheus text, read after the process gauges are recorded.
@@ -18,10 +18,8 @@ enum ProcessMetrics {
             heapInUse.record(heap.inUse)
             heapHeld.record(heap.held)
         }
-        if let pages = ProcessMemory.sqlitePages {
-            sqlitePageSlotsUsed.record(pages.slotsUsed)
-            sqlitePageOverflow.record(pages.overflowBytes)
-        }
+        sqlitePageBlock.record(ProcessMemory.sqlitePageBlockAccepted)
+        if let overflow = ProcessMemory.sqlitePageOverflow { sqlitePageOverflow.record(overflow) }
         return registry.emitToString()
     }
 }
