@@ -201,7 +201,7 @@ let package = Package(
         // glibc's <malloc.h> (`mallopt`, `malloc_trim`, `mallinfo2`), imported by the faresync executable
         // only: the allocator is the process's to tune, not a library's.
         .systemLibrary(name: "CMalloc"),
-        // SQLite's page-cache buffer (the variadic `sqlite3_config`), imported by the faresync
+        // SQLite's page-cache setting (the variadic `sqlite3_config`), imported by the faresync
         // executable only, for the same reason.
         .systemLibrary(name: "CSQLitePageCache"),
         // librdkafka (Debian: librdkafka-dev) and its mock cluster, imported by FareSyncKafka and by
