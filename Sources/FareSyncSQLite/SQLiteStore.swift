@@ -181,6 +181,15 @@ extension SQLiteStore {
     /// `faresync_sqlite_memory_bytes`, so that a growing resident set can be told apart from the
     /// caches filling up to their bounds.
     public static var memoryUsed: Int64 { sqlite3_memory_used() }
+
+    /// The bytes of cached pages SQLite took from the heap because they did not fit where the process
+    /// set pages to go (`SQLITE_STATUS_PAGECACHE_OVERFLOW`: beyond each connection's block of
+    /// `SQLITE_CONFIG_PAGECACHE`). `/metrics` reports it as `faresync_sqlite_page_overflow_bytes`.
+    public static var pageOverflow: Int {
+        var overflow: Int32 = 0
+        var highest: Int32 = 0
+        return sqlite3_status(SQLITE_STATUS_PAGECACHE_OVERFLOW, &overflow, &highest, 0) == SQLITE_OK ? Int(overflow) : 0
+    }
 }
 
 extension SQLiteStore {

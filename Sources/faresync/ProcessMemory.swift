@@ -28,7 +28,7 @@ import ServiceLifecycle
 ///   of the arenas thousands of them would come and go every second, leaving holes that small
 ///   blocks take and keep: the arenas would spread, and the allocator would touch more of their
 ///   trimmed pages again between two trims. In its block a page takes a line and gives it back;
-///   only pages beyond it come from the heap (`sqlitePageOverflow`). A buffer shared by every
+///   only pages beyond it come from the heap (`SQLiteStore.pageOverflow`). A buffer shared by every
 ///   connection would not do: once it is nearly full SQLite stops growing every cache, and a
 ///   large transaction writes its pages out early.
 ///
@@ -65,19 +65,6 @@ enum ProcessMemory {
         #if canImport(CMalloc) && os(Linux)
             let info = mallinfo2()
             return (Int(info.uordblks + info.hblkhd), Int(info.arena + info.hblkhd))
-        #else
-            return nil
-        #endif
-    }
-
-    /// The bytes of SQLite's cached pages beyond the connections' blocks (from the heap), nil
-    /// where this build has no SQLite module of its own.
-    static var sqlitePageOverflow: Int? {
-        #if canImport(CSQLitePageCache)
-            var overflow: Int32 = 0
-            var highest: Int32 = 0
-            guard sqlite3_status(SQLITE_STATUS_PAGECACHE_OVERFLOW, &overflow, &highest, 0) == SQLITE_OK else { return nil }
-            return Int(overflow)
         #else
             return nil
         #endif

@@ -19,7 +19,7 @@ enum ProcessMetrics {
             heapHeld.record(heap.held)
         }
         sqlitePageBlock.record(ProcessMemory.sqlitePageBlockAccepted)
-        if let overflow = ProcessMemory.sqlitePageOverflow { sqlitePageOverflow.record(overflow) }
+        sqlitePageOverflow.record(SQLiteStore.pageOverflow)
         return registry.emitToString()
     }
 }
