@@ -182,13 +182,18 @@ extension SQLiteStore {
     /// caches filling up to their bounds.
     public static var memoryUsed: Int64 { sqlite3_memory_used() }
 
-    /// The bytes of cached pages SQLite took from the heap because they did not fit where the process
-    /// set pages to go (`SQLITE_STATUS_PAGECACHE_OVERFLOW`: beyond each connection's block of
-    /// `SQLITE_CONFIG_PAGECACHE`). `/metrics` reports it as `faresync_sqlite_page_overflow_bytes`.
-    public static var pageOverflow: Int {
+    /// The process's page buffer (`SQLITE_CONFIG_PAGECACHE`, where the process gave SQLite one): the
+    /// slots in use (`SQLITE_STATUS_PAGECACHE_USED`), and the bytes of cached pages SQLite took from
+    /// the heap because they did not fit (`SQLITE_STATUS_PAGECACHE_OVERFLOW`). `/metrics` reports them
+    /// as `faresync_sqlite_page_slots_used` and `faresync_sqlite_page_overflow_bytes`.
+    public static var pageBuffer: (slotsUsed: Int, overflowBytes: Int) {
+        var used: Int32 = 0
         var overflow: Int32 = 0
         var highest: Int32 = 0
-        return sqlite3_status(SQLITE_STATUS_PAGECACHE_OVERFLOW, &overflow, &highest, 0) == SQLITE_OK ? Int(overflow) : 0
+        guard sqlite3_status(SQLITE_STATUS_PAGECACHE_USED, &used, &highest, 0) == SQLITE_OK,
+            sqlite3_status(SQLITE_STATUS_PAGECACHE_OVERFLOW, &overflow, &highest, 0) == SQLITE_OK
+        else { return (0, 0) }
+        return (Int(used), Int(overflow))
     }
 }
 

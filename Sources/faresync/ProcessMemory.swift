@@ -17,20 +17,17 @@ import ServiceLifecycle
 ///   librdkafka's) gets an arena of its own, up to eight per core, so the resident set is the sum of
 ///   a dozen peaks, each thread's at another moment. Two arenas (`M_ARENA_MAX`) hold what the
 ///   threads allocate together; each thread's cache of small blocks (tcache) takes most allocations
-///   without the arena's lock. `Trimmer` gives the free pages back every few seconds
+///   without the arena's lock. `Trimmer` gives the free pages back every second
 ///   (`malloc_trim`), so that the resident set follows what is in use instead of the highest the
 ///   arenas ever held.
-/// - Each SQLite connection takes a block for its first `sqlitePageBlock` cached pages at once
-///   (`SQLITE_CONFIG_PAGECACHE` without a buffer), one mapping of its own, and keeps it until it
-///   closes. A connection drops its whole cache whenever another connection or process has written
+/// - SQLite's cached pages live in a buffer of their own (`SQLITE_CONFIG_PAGECACHE`), not in the
+///   arenas. A connection drops its whole cache whenever another connection or process has written
 ///   the file since its last transaction, and reads the pages again: with the worker and `serve` on
-///   one file that is every transaction. Each page is a block of 4 KiB and a little more, and out
-///   of the arenas thousands of them would come and go every second, leaving holes that small
+///   one file that is every transaction. Each page is a block of 4 KiB and a little more, and
+///   thousands of them would come and go in the arenas every second, leaving holes that small
 ///   blocks take and keep: the arenas would spread, and the allocator would touch more of their
-///   trimmed pages again between two trims. In its block a page takes a line and gives it back;
-///   only pages beyond it come from the heap (`SQLiteStore.pageOverflow`). A buffer shared by every
-///   connection would not do: once it is nearly full SQLite stops growing every cache, and a
-///   large transaction writes its pages out early.
+///   trimmed pages again between two trims. In the buffer a page takes a slot and gives it back;
+///   only pages beyond its slots come from the heap (`SQLiteStore.pageBuffer` says how many of each).
 ///
 /// ```swift
 /// ProcessMemory.configure()                                   // first thing in main
@@ -42,22 +39,24 @@ enum ProcessMemory {
             _ = mallopt(M_MMAP_THRESHOLD, 128 * 1024)
             _ = mallopt(M_ARENA_MAX, 2)
         #endif
-        _ = sqlitePageBlockAccepted
+        configureSQLitePages()
     }
 
-    /// Pages in each SQLite connection's block: about 1.1 MiB, enough for what one transaction
-    /// reads; SQLite's default is 20.
-    static let sqlitePageBlock = 256
+    /// Slots of SQLite's page buffer, a page of 4 KiB each (the store's page size), shared by every
+    /// connection of the process: room for what a worker's and its readers' transactions read at once.
+    static let sqlitePageSlots = 1024
 
-    /// The pages SQLite accepted for each connection's block, 0 if it refused (it had started).
-    /// Set on first use, which `configure()` makes before SQLite is used.
-    static let sqlitePageBlockAccepted: Int = {
+    /// Gives SQLite its page buffer; must run before SQLite is first used, and does nothing after.
+    private static func configureSQLitePages() {
         #if canImport(CSQLitePageCache)
-            faresync_sqlite_page_blocks(Int32(sqlitePageBlock)) == SQLITE_OK ? sqlitePageBlock : 0
-        #else
-            0
+            let header = faresync_sqlite_page_header_size()
+            guard header >= 0 else { return }
+            let slotSize = (4096 + Int(header) + 7) & ~7
+            // Never freed: SQLite holds it for the life of the process.
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: slotSize * sqlitePageSlots, alignment: 4096)
+            if faresync_sqlite_page_cache(buffer, Int32(slotSize), Int32(sqlitePageSlots)) != SQLITE_OK { buffer.deallocate() }
         #endif
-    }()
+    }
 
     /// The heap's bytes in use (allocated and not freed) and held (taken from the system, in use or
     /// not), nil where the allocator does not say.
@@ -79,7 +78,7 @@ enum ProcessMemory {
 
     /// Trims the heap every `interval` while the process runs.
     struct Trimmer: Service {
-        var interval: Duration = .seconds(5)
+        var interval: Duration = .seconds(1)
 
         func run() async throws {
             while !Task.isShuttingDownGracefully {

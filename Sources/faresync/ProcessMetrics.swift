@@ -8,7 +8,7 @@ enum ProcessMetrics {
     static let sqliteMemory = Gauge(label: "faresync_sqlite_memory_bytes")
     static let heapInUse = Gauge(label: "faresync_heap_in_use_bytes")
     static let heapHeld = Gauge(label: "faresync_heap_held_bytes")
-    static let sqlitePageBlock = Gauge(label: "faresync_sqlite_page_block_pages")
+    static let sqlitePageSlotsUsed = Gauge(label: "faresync_sqlite_page_slots_used")
     static let sqlitePageOverflow = Gauge(label: "faresync_sqlite_page_overflow_bytes")
 
     /// The registry's Prometheus text, read after the process gauges are recorded.
@@ -18,8 +18,9 @@ enum ProcessMetrics {
             heapInUse.record(heap.inUse)
             heapHeld.record(heap.held)
         }
-        sqlitePageBlock.record(ProcessMemory.sqlitePageBlockAccepted)
-        sqlitePageOverflow.record(SQLiteStore.pageOverflow)
+        let pages = SQLiteStore.pageBuffer
+        sqlitePageSlotsUsed.record(pages.slotsUsed)
+        sqlitePageOverflow.record(pages.overflowBytes)
         return registry.emitToString()
     }
 }
