@@ -1,49 +1,77 @@
 import FareSyncEvents
 import FareSyncStore
+import Foundation
 import GRDB
 
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered in the order
-/// appended (the newest number in `journal_head`), and a row per key of it in `journal_index`,
-/// grouped by a range of sequence numbers. Written straight to SQL, like the claims, with one
-/// prepared statement per table stepped once per row, in the batch's transaction.
+/// appended (the newest number in `journal_head`), and for each group of numbers a filter of the
+/// keys its entries name in `journal_filter` (`JournalKeyFilter`). Entries are written straight to
+/// SQL, like the claims, with one prepared statement stepped once per entry, in the batch's
+/// transaction; the filter of each group the batch reaches is read, given the batch's keys and
+/// written back once.
 ///
-/// Why groups: the keys are ids, random strings, so an index ordered by key alone takes a batch's
-/// keys to nearly every one of its pages, and each commit writes every page it dirtied. Ordered by
-/// group first, a batch's keys land in the newest group or two, a few hundred pages; a trace seeks
-/// its key once per group, and the prune drops whole groups.
+/// Why filters and not a row per key: the keys are three or four ids per entry, and each row of an
+/// index is a B-tree insert on the writer, which holds up every batch behind it. A trace reads the
+/// filters instead, and in the groups whose filter may hold its key, only the entries whose text
+/// names it (`instr` over the stored JSON, then the keys checked exactly); the prune drops whole
+/// groups.
 extension SQLiteTransaction {
-    /// Sequence numbers per group of `journal_index`: a power of two, `seq >> groupShift`.
+    /// Sequence numbers per group of `journal_filter`: a power of two, `seq >> groupShift`.
     static let journalGroupShift: Int64 = 12
 
     func appendJournal(_ entries: [JournalEntry]) throws {
         guard !entries.isEmpty else { return }
         var sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
         let entry = try db.cachedStatement(sql: "INSERT INTO journal(seq, subject, time, entry) VALUES (?1, ?2, ?3, ?4)")
-        let key = try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO journal_index(grp, key, seq) VALUES (?1 >> \(Self.journalGroupShift), ?2, ?1)")
+        var group: (number: Int64, filter: JournalKeyFilter)?
         for e in entries {
             sequence += 1
             try StatementStep.run(entry, .int(sequence), .text(e.subject), .int(e.retentionTime), .text(e.text), in: db)
-            for k in e.keys { try StatementStep.run(key, .int(sequence), .text(k), in: db) }
+            let number = sequence >> Self.journalGroupShift
+            if group?.number != number {
+                if let group { try storeJournalFilter(group.filter, group: group.number) }
+                group = (number, try journalFilter(group: number) ?? JournalKeyFilter())
+            }
+            for k in e.keys { group?.filter.insert(k) }
         }
+        if let group { try storeJournalFilter(group.filter, group: group.number) }
         try StatementStep.run(db.cachedStatement(sql: "UPDATE journal_head SET seq = ?"), .int(sequence), in: db)
     }
 
-    /// Seeks `key` in each group, newest first, until `limit` entries are found.
+    private func journalFilter(group: Int64) throws -> JournalKeyFilter? {
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT bits FROM journal_filter WHERE grp = ?"), arguments: [group])
+            .flatMap { JournalKeyFilter(bytes: [UInt8]($0)) }
+    }
+
+    private func storeJournalFilter(_ filter: JournalKeyFilter, group: Int64) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO journal_filter(grp, bits) VALUES (?, ?)")
+            .execute(arguments: [group, Data(filter.bytes)])
+    }
+
+    /// Tests `key` against each group's filter, newest first, and reads the entries of the groups
+    /// that may hold it until `limit` entries are found.
     func journal(key: String, limit: Int) throws -> [JournalEntry] {
-        guard let groups = try Row.fetchOne(db.cachedStatement(sql: "SELECT min(grp), max(grp) FROM journal_index")),
-            let oldest = groups[0] as Int64?, let newest = groups[1] as Int64?
-        else { return [] }
-        let group = try db.cachedStatement(
-            sql: """
-                SELECT j.subject, j.entry FROM journal_index k JOIN journal j ON j.seq = k.seq
-                WHERE k.grp = ? AND k.key = ? ORDER BY k.seq DESC LIMIT ?
-                """)
-        var rows: [Row] = []
-        for g in stride(from: newest, through: oldest, by: -1) where rows.count < limit {
-            rows += try Row.fetchAll(group, arguments: [g, key, Int64(clamping: limit - rows.count)])
+        guard limit > 0 else { return [] }
+        let probe = JournalKeyFilter.Probe(key)
+        var quoted: [UInt8] = []
+        JSONWriter.writeString(key, into: &quoted)
+        let needle = String(decoding: quoted, as: UTF8.self)
+        let entries = try db.cachedStatement(
+            sql: "SELECT subject, entry FROM journal WHERE seq BETWEEN ?1 AND ?2 AND instr(entry, ?3) > 0 ORDER BY seq DESC")
+        let filters = try Row.fetchCursor(db.cachedStatement(sql: "SELECT grp, bits FROM journal_filter ORDER BY grp DESC"))
+        var found: [JournalEntry] = []
+        while found.count < limit, let row = try filters.next() {
+            let group: Int64 = row[0]
+            let bits: Data = row[1]
+            guard let filter = JournalKeyFilter(bytes: [UInt8](bits)), filter.mayContain(probe) else { continue }
+            let first = group << Self.journalGroupShift
+            let rows = try Row.fetchCursor(entries, arguments: [first, first + (1 << Self.journalGroupShift) - 1, needle])
+            while found.count < limit, let row = try rows.next() {
+                let e = try JournalEntry(subject: row[0], text: row[1])
+                if e.keys.contains(key) { found.append(e) }
+            }
         }
-        return try rows.reversed().map { try JournalEntry(subject: $0[0], text: $0[1]) }
+        return found.reversed()
     }
 
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
@@ -53,9 +81,9 @@ extension SQLiteTransaction {
         ).map { (sequence: $0[0], entry: try JournalEntry(subject: $0[1], text: $0[2])) }
     }
 
-    /// Deletes at most `limit` old entries, oldest first, then the groups of keys below the oldest
-    /// entry left. Keys of entries deleted from a group that stays lead nowhere: a trace joins
-    /// them to their entries.
+    /// Deletes at most `limit` old entries, oldest first, then the filters of the groups below the
+    /// oldest entry left. The keys of entries deleted from a group that stays lead nowhere: a trace
+    /// reads the entries that are left.
     func pruneJournal(before time: Int64, limit: Int) throws -> Int {
         let pruned = try StatementStep.run(
             db.cachedStatement(sql: "DELETE FROM journal WHERE seq IN (SELECT seq FROM journal WHERE time < ?1 ORDER BY time LIMIT ?2)"),
@@ -63,8 +91,8 @@ extension SQLiteTransaction {
         guard pruned > 0 else { return 0 }
         try db.execute(
             sql: """
-                DELETE FROM journal_index
-                WHERE grp < coalesce((SELECT min(seq) FROM journal) >> \(Self.journalGroupShift), (SELECT max(grp) + 1 FROM journal_index))
+                DELETE FROM journal_filter
+                WHERE grp < coalesce((SELECT min(seq) FROM journal) >> \(Self.journalGroupShift), (SELECT max(grp) + 1 FROM journal_filter))
                 """)
         return pruned
     }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The SQLite store's schema, one `DatabaseMigrator` migration per step.
@@ -105,6 +106,26 @@ enum StoreSchema {
                     CREATE TABLE recent_claims(one INTEGER PRIMARY KEY CHECK (one = 1), count INTEGER NOT NULL);
                     INSERT INTO recent_claims SELECT 1, count(*) FROM recent_events;
                     """)
+        }
+        // The journal's keys as a filter per group instead of a row per key (`JournalKeyFilter`).
+        migrator.registerMigration("journal key filters") { db in
+            try db.execute(sql: "CREATE TABLE journal_filter(grp INTEGER PRIMARY KEY, bits BLOB NOT NULL)")
+            let keys = try Row.fetchCursor(db, sql: "SELECT grp, key FROM journal_index ORDER BY grp")
+            var group: (number: Int64, filter: JournalKeyFilter)?
+            func store() throws {
+                guard let group else { return }
+                try db.execute(sql: "INSERT INTO journal_filter(grp, bits) VALUES (?, ?)", arguments: [group.number, Data(group.filter.bytes)])
+            }
+            while let row = try keys.next() {
+                let number: Int64 = row[0]
+                if group?.number != number {
+                    try store()
+                    group = (number, JournalKeyFilter())
+                }
+                group?.filter.insert(row[1])
+            }
+            try store()
+            try db.execute(sql: "DROP TABLE journal_index")
         }
     }
 

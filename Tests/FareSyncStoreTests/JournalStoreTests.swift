@@ -40,6 +40,30 @@ import Testing
         #expect(try await store.write { tx in try tx.pruneJournal(before: 101) } == 0)
     }
 
+    /// A key is found in every group of entries it is in, newest first up to the limit, and only
+    /// where it is a key: not where another key contains it, nor where the entry names it otherwise.
+    @Test(arguments: StoreKinds.all)
+    func aKeyIsFoundOnlyWhereItIsAKeyAcrossGroups(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store = try await StoreKinds.open(kind, tmp)
+        let keys = ["u1", "u12", "a\\b", "ü\n", "\"q\""]
+        let entries = (0..<10_000).map { i in
+            var e = Self.entry("e\(i)", time: Int64(i), keys: ["e\(i)", keys[i % keys.count]])
+            e.written = [keys[(i + 1) % keys.count]]
+            return e
+        }
+        for batch in stride(from: 0, to: entries.count, by: 3000) {
+            try await store.write { tx in try tx.appendJournal(Array(entries[batch..<min(batch + 3000, entries.count)])) }
+        }
+        for key in keys {
+            let expected = entries.filter { $0.keys.contains(key) }
+            #expect(try await store.trace(key, limit: 10_000) == expected, "\(key)")
+            #expect(try await store.trace(key, limit: 3) == Array(expected.suffix(3)), "\(key)")
+        }
+        #expect(try await store.trace("u").isEmpty)
+        #expect(try await store.trace("e9999") == [entries[9999]])
+    }
+
     /// The stored text is canonical JSON (written again from its parse, the same bytes) and reads
     /// back as the entry, with every optional member present or left out, and strings to escape.
     @Test func anEntrysTextIsCanonicalAndReadsBack() throws {

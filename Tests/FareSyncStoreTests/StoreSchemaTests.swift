@@ -88,14 +88,40 @@ import Testing
         try await before.write { tx in try tx.appendJournal(entries) }
         try await alter(
             tmp.path, "CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID",
-            "INSERT INTO journal_keys SELECT key, seq FROM journal_index", "DROP TABLE journal_index", "DROP TABLE journal_head",
-            "DELETE FROM grdb_migrations WHERE identifier = 'journal key groups'")
+            "INSERT INTO journal_keys SELECT DISTINCT k.value, j.seq FROM journal j, json_each(j.entry, '$.i') k",
+            "DROP TABLE journal_filter", "DROP TABLE journal_head",
+            "DELETE FROM grdb_migrations WHERE identifier IN ('journal key groups', 'journal key filters')")
         let store = try SQLiteStore(path: tmp.path)
         #expect(try await store.trace("u1", limit: 10_000) == entries.filter { $0.keys.contains("u1") })
         #expect(try await store.trace("e4999") == [entries[4999]])
         let next = JournalEntry(subject: "e5000", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e5000"])
         try await store.write { tx in try tx.appendJournal([next]) }
         #expect(try await store.read { tx in try tx.journalEntries(after: 5000, limit: 10) }.map(\.entry) == [next])
+    }
+
+    /// A journal whose keys are rows grouped by sequence number is traced the same once its keys
+    /// are filters, and its numbers go on after the newest entry.
+    @Test func aJournalWithAKeyRowPerKeyIsFilteredAndTracedTheSame() async throws {
+        let tmp = try TemporaryStore()
+        let before = try SQLiteStore(path: tmp.path)
+        let entries = (0..<9000).map { i in
+            JournalEntry(subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % 7)"])
+        }
+        try await before.write { tx in try tx.appendJournal(entries) }
+        try await alter(
+            tmp.path,
+            "CREATE TABLE journal_index(grp INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(grp, key, seq)) WITHOUT ROWID",
+            "INSERT INTO journal_index SELECT DISTINCT j.seq >> 12, k.value, j.seq FROM journal j, json_each(j.entry, '$.i') k",
+            "DROP TABLE journal_filter", "DELETE FROM grdb_migrations WHERE identifier = 'journal key filters'")
+        let store = try SQLiteStore(path: tmp.path)
+        #expect(try await store.trace("u3", limit: 10_000) == entries.filter { $0.keys.contains("u3") })
+        #expect(try await store.trace("e8999") == [entries[8999]])
+        #expect(try await store.trace("e1") == [entries[1]])
+        #expect(try await store.trace("u7").isEmpty)
+        let next = JournalEntry(subject: "e9000", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e9000"])
+        try await store.write { tx in try tx.appendJournal([next]) }
+        #expect(try await store.read { tx in try tx.journalEntries(after: 9000, limit: 10) }.map(\.entry) == [next])
+        #expect(try await store.trace("e9000") == [next])
     }
 
     /// Openers on threads of their own, released together, race for the first steps of new stores.

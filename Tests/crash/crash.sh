@@ -86,7 +86,7 @@ setup "its export" "$FARESYNC" export --store sqlite:clean.sqlite --out clean.ex
 "$FARESYNC" trace --comparable --store sqlite:clean.sqlite >clean.settled
 setup "its journal's settlements" test -s clean.settled
 total=$(applied clean.sqlite)
-total_journal=$(rows clean.sqlite journal journal_index)
+total_journal=$(rows clean.sqlite journal journal_filter)
 total_documents=$(documents clean.sqlite)
 setup "an uninterrupted replay applies events and writes documents ($total, $total_documents)" \
   test "$total" -gt 0 -a "$total_documents" -gt 0 2>/dev/null
@@ -145,7 +145,7 @@ for i in $(seq "$KILLS"); do
     landed=$((landed + 1))
     n=$(applied "loaded-$i.sqlite")
     d=$(documents "loaded-$i.sqlite")
-    j=$(rows "loaded-$i.sqlite" journal journal_index)
+    j=$(rows "loaded-$i.sqlite" journal journal_filter)
     points="$points ${at_ms}ms:$n/$d/$j"
     # Empty: no event claimed, no document, no journal; complete: every event, document and journal row.
     { [ "$n" = 0 ] && [ "$d" = 0 ] && [ "$j" = 0 ]; } || { [ "$n" = "$total" ] && [ "$d" = "$total_documents" ] && [ "$j" = "$total_journal" ]; } || whole=no
