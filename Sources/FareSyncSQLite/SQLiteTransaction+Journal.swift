@@ -4,14 +4,15 @@ import Foundation
 import GRDB
 
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered in the order
-/// appended (the newest number in `journal_head`), and for each group of numbers a filter of the
-/// keys its entries name in `journal_filter` (`JournalKeyFilter`). Entries are written straight to
+/// appended (the newest number in `journal_head`), and for each group of numbers a row in
+/// `journal_filter`: a filter of the keys its entries name (`JournalKeyFilter`) and their oldest time. Entries are written straight to
 /// SQL, like the claims, with one prepared statement stepped once per entry, in the batch's
 /// transaction; the filter of each group the batch reaches is read, given the batch's keys and
 /// written back once.
 ///
-/// Why filters and not a row per key: the keys are three or four ids per entry, and each row of an
-/// index is a B-tree insert on the writer, which holds up every batch behind it. A trace reads the
+/// Why filters and not a row per key, and an oldest time per group and not an index of times: the
+/// keys are three or four ids per entry, and each row of an index is a B-tree insert on the writer,
+/// which holds up every batch behind it. A trace reads the
 /// filters instead, and in the groups whose filter may hold its key, only the entries whose text
 /// names it (`instr` over the stored JSON, then the keys checked exactly); the prune drops whole
 /// groups.
@@ -23,29 +24,41 @@ extension SQLiteTransaction {
         guard !entries.isEmpty else { return }
         var sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
         let entry = try db.cachedStatement(sql: "INSERT INTO journal(seq, subject, time, entry) VALUES (?1, ?2, ?3, ?4)")
-        var group: (number: Int64, filter: JournalKeyFilter)?
+        var group: JournalGroup?
         for e in entries {
             sequence += 1
             try StatementStep.run(entry, .int(sequence), .text(e.subject), .int(e.retentionTime), .text(e.text), in: db)
             let number = sequence >> Self.journalGroupShift
             if group?.number != number {
-                if let group { try storeJournalFilter(group.filter, group: group.number) }
-                group = (number, try journalFilter(group: number) ?? JournalKeyFilter())
+                if let group { try store(group) }
+                group = try journalGroup(number) ?? JournalGroup(number: number, oldest: .max, filter: JournalKeyFilter())
             }
+            let oldest = min(group?.oldest ?? .max, e.retentionTime)
+            group?.oldest = oldest
             for k in e.keys { group?.filter.insert(k) }
         }
-        if let group { try storeJournalFilter(group.filter, group: group.number) }
+        if let group { try store(group) }
         try StatementStep.run(db.cachedStatement(sql: "UPDATE journal_head SET seq = ?"), .int(sequence), in: db)
     }
 
-    private func journalFilter(group: Int64) throws -> JournalKeyFilter? {
-        try Data.fetchOne(db.cachedStatement(sql: "SELECT bits FROM journal_filter WHERE grp = ?"), arguments: [group])
-            .flatMap { JournalKeyFilter(bytes: [UInt8]($0)) }
+    /// A row of `journal_filter`: a group's filter, and the oldest time of its entries, which the
+    /// prune reads instead of an index of every entry's time.
+    private struct JournalGroup {
+        let number: Int64
+        var oldest: Int64
+        var filter: JournalKeyFilter
     }
 
-    private func storeJournalFilter(_ filter: JournalKeyFilter, group: Int64) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO journal_filter(grp, bits) VALUES (?, ?)")
-            .execute(arguments: [group, Data(filter.bytes)])
+    private func journalGroup(_ number: Int64) throws -> JournalGroup? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT oldest, bits FROM journal_filter WHERE grp = ?"), arguments: [number]),
+            let filter = JournalKeyFilter(bytes: [UInt8](row[1] as Data))
+        else { return nil }
+        return JournalGroup(number: number, oldest: row[0], filter: filter)
+    }
+
+    private func store(_ group: JournalGroup) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO journal_filter(grp, oldest, bits) VALUES (?, ?, ?)")
+            .execute(arguments: [group.number, group.oldest, Data(group.filter.bytes)])
     }
 
     /// Tests `key` against each group's filter, newest first, and reads the entries of the groups
@@ -81,19 +94,29 @@ extension SQLiteTransaction {
         ).map { (sequence: $0[0], entry: try JournalEntry(subject: $0[1], text: $0[2])) }
     }
 
-    /// Deletes at most `limit` old entries, oldest first, then the filters of the groups below the
-    /// oldest entry left. The keys of entries deleted from a group that stays lead nowhere: a trace
-    /// reads the entries that are left.
+    /// Deletes at most `limit` old entries, oldest first, from the groups whose oldest time is
+    /// before `time`; then brings those groups' oldest times up to date, and drops the filters of
+    /// the groups below the oldest entry left. The keys of entries deleted from a group that stays
+    /// lead nowhere: a trace reads the entries that are left.
     func pruneJournal(before time: Int64, limit: Int) throws -> Int {
+        let shift = Self.journalGroupShift
         let pruned = try StatementStep.run(
-            db.cachedStatement(sql: "DELETE FROM journal WHERE seq IN (SELECT seq FROM journal WHERE time < ?1 ORDER BY time LIMIT ?2)"),
+            db.cachedStatement(
+                sql: """
+                    DELETE FROM journal WHERE seq IN (
+                        SELECT j.seq FROM journal_filter f JOIN journal j ON j.seq BETWEEN f.grp << \(shift) AND ((f.grp + 1) << \(shift)) - 1
+                        WHERE f.oldest < ?1 AND j.time < ?1 ORDER BY j.time LIMIT ?2)
+                    """),
             .int(time), .int(Int64(clamping: limit)), in: db)
         guard pruned > 0 else { return 0 }
         try db.execute(
             sql: """
+                UPDATE journal_filter SET oldest = coalesce(
+                    (SELECT min(time) FROM journal WHERE seq BETWEEN grp << \(shift) AND ((grp + 1) << \(shift)) - 1), \(Int64.max))
+                WHERE oldest < ?;
                 DELETE FROM journal_filter
-                WHERE grp < coalesce((SELECT min(seq) FROM journal) >> \(Self.journalGroupShift), (SELECT max(grp) + 1 FROM journal_filter))
-                """)
+                WHERE grp < coalesce((SELECT min(seq) FROM journal) >> \(shift), (SELECT max(grp) + 1 FROM journal_filter));
+                """, arguments: [time])
         return pruned
     }
 }

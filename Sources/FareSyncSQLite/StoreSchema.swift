@@ -107,25 +107,22 @@ enum StoreSchema {
                     INSERT INTO recent_claims SELECT 1, count(*) FROM recent_events;
                     """)
         }
-        // The journal's keys as a filter per group instead of a row per key (`JournalKeyFilter`).
+        // The journal's keys as a filter per group instead of a row per key, and each group's oldest
+        // time instead of an index of every entry's (`JournalKeyFilter`, `SQLiteTransaction.pruneJournal`).
         migrator.registerMigration("journal key filters") { db in
-            try db.execute(sql: "CREATE TABLE journal_filter(grp INTEGER PRIMARY KEY, bits BLOB NOT NULL)")
-            let keys = try Row.fetchCursor(db, sql: "SELECT grp, key FROM journal_index ORDER BY grp")
-            var group: (number: Int64, filter: JournalKeyFilter)?
-            func store() throws {
-                guard let group else { return }
-                try db.execute(sql: "INSERT INTO journal_filter(grp, bits) VALUES (?, ?)", arguments: [group.number, Data(group.filter.bytes)])
+            let shift = SQLiteTransaction.journalGroupShift
+            try db.execute(sql: "CREATE TABLE journal_filter(grp INTEGER PRIMARY KEY, oldest INTEGER NOT NULL, bits BLOB NOT NULL)")
+            var filters: [Int64: JournalKeyFilter] = [:]
+            let keys = try Row.fetchCursor(db, sql: "SELECT grp, key FROM journal_index")
+            while let row = try keys.next() { filters[row[0], default: JournalKeyFilter()].insert(row[1]) }
+            let groups = try Row.fetchAll(db, sql: "SELECT seq >> \(shift), min(time) FROM journal GROUP BY 1")
+            for group in groups {
+                let number: Int64 = group[0]
+                try db.execute(
+                    sql: "INSERT INTO journal_filter(grp, oldest, bits) VALUES (?, ?, ?)",
+                    arguments: [number, group[1] as Int64, Data((filters[number] ?? JournalKeyFilter()).bytes)])
             }
-            while let row = try keys.next() {
-                let number: Int64 = row[0]
-                if group?.number != number {
-                    try store()
-                    group = (number, JournalKeyFilter())
-                }
-                group?.filter.insert(row[1])
-            }
-            try store()
-            try db.execute(sql: "DROP TABLE journal_index")
+            try db.execute(sql: "DROP TABLE journal_index; DROP INDEX journal_time")
         }
     }
 

@@ -18,4 +18,24 @@ import Testing
         #expect(try await store.write { tx in try tx.pruneJournal(before: 100, limit: 2) } == 0)
         #expect(try await store.journal().map(\.subject) == ["e500"])
     }
+
+    /// Oldest first by time, whatever the order appended: here the newest entries are the oldest,
+    /// and the entries span several thousand numbers.
+    @Test(arguments: StoreKinds.all)
+    func pruningFollowsTimeAcrossTheOrderAppended(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store = try await StoreKinds.open(kind, tmp)
+        let entries = (0..<9000).map { i in JournalStoreTests.entry("e\(i)", time: Int64(9000 - i), keys: ["k", "e\(i)"]) }
+        try await store.write { tx in try tx.appendJournal(entries) }
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 1001, limit: 600) } == 600)
+        #expect(try await store.trace("e8399") == [entries[8399]])
+        #expect(try await store.trace("e8400").isEmpty, "time 600")
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 1001, limit: 600) } == 400)
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 1001, limit: 600) } == 0)
+        #expect(try await store.trace("k", limit: 10_000) == Array(entries[0..<8000]))
+        let late = JournalStoreTests.entry("late", time: 5, keys: ["k", "late"])
+        try await store.write { tx in try tx.appendJournal([late]) }
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 1001, limit: 600) } == 1)
+        #expect(try await store.journal() == Array(entries[0..<8000]))
+    }
 }

@@ -89,7 +89,7 @@ import Testing
         try await alter(
             tmp.path, "CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID",
             "INSERT INTO journal_keys SELECT DISTINCT k.value, j.seq FROM journal j, json_each(j.entry, '$.i') k",
-            "DROP TABLE journal_filter", "DROP TABLE journal_head",
+            "DROP TABLE journal_filter", "CREATE INDEX journal_time ON journal(time)", "DROP TABLE journal_head",
             "DELETE FROM grdb_migrations WHERE identifier IN ('journal key groups', 'journal key filters')")
         let store = try SQLiteStore(path: tmp.path)
         #expect(try await store.trace("u1", limit: 10_000) == entries.filter { $0.keys.contains("u1") })
@@ -112,12 +112,16 @@ import Testing
             tmp.path,
             "CREATE TABLE journal_index(grp INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(grp, key, seq)) WITHOUT ROWID",
             "INSERT INTO journal_index SELECT DISTINCT j.seq >> 12, k.value, j.seq FROM journal j, json_each(j.entry, '$.i') k",
-            "DROP TABLE journal_filter", "DELETE FROM grdb_migrations WHERE identifier = 'journal key filters'")
+            "DROP TABLE journal_filter", "CREATE INDEX journal_time ON journal(time)",
+            "DELETE FROM grdb_migrations WHERE identifier = 'journal key filters'")
         let store = try SQLiteStore(path: tmp.path)
         #expect(try await store.trace("u3", limit: 10_000) == entries.filter { $0.keys.contains("u3") })
         #expect(try await store.trace("e8999") == [entries[8999]])
         #expect(try await store.trace("e1") == [entries[1]])
         #expect(try await store.trace("u7").isEmpty)
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 100) } == 100, "each group's oldest time is known")
+        #expect(try await store.trace("e5").isEmpty)
+        #expect(try await store.trace("e100") == [entries[100]])
         let next = JournalEntry(subject: "e9000", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e9000"])
         try await store.write { tx in try tx.appendJournal([next]) }
         #expect(try await store.read { tx in try tx.journalEntries(after: 9000, limit: 10) }.map(\.entry) == [next])
