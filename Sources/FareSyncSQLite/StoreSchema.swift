@@ -109,21 +109,24 @@ enum StoreSchema {
         }
         // The journal's keys as a filter per group instead of a row per key, and each group's oldest
         // time instead of an index of every entry's (`JournalKeyFilter`, `SQLiteTransaction.pruneJournal`).
-        migrator.registerMigration("journal key filters") { db in
-            let shift = SQLiteTransaction.journalGroupShift
-            try db.execute(sql: "CREATE TABLE journal_filter(grp INTEGER PRIMARY KEY, oldest INTEGER NOT NULL, bits BLOB NOT NULL)")
-            var filters: [Int64: JournalKeyFilter] = [:]
-            let keys = try Row.fetchCursor(db, sql: "SELECT grp, key FROM journal_index")
-            while let row = try keys.next() { filters[row[0], default: JournalKeyFilter()].insert(row[1]) }
-            let groups = try Row.fetchAll(db, sql: "SELECT seq >> \(shift), min(time) FROM journal GROUP BY 1")
-            for group in groups {
-                let number: Int64 = group[0]
-                try db.execute(
-                    sql: "INSERT INTO journal_filter(grp, oldest, bits) VALUES (?, ?, ?)",
-                    arguments: [number, group[1] as Int64, Data((filters[number] ?? JournalKeyFilter()).bytes)])
-            }
-            try db.execute(sql: "DROP TABLE journal_index; DROP INDEX journal_time")
+        migrator.registerMigration("journal key filters", migrate: filterJournalKeys)
+    }
+
+    /// Builds `journal_filter` from `journal_index` and each group's oldest time from `journal`.
+    private static func filterJournalKeys(_ db: Database) throws {
+        let shift = SQLiteTransaction.journalGroupShift
+        try db.execute(sql: "CREATE TABLE journal_filter(grp INTEGER PRIMARY KEY, oldest INTEGER NOT NULL, bits BLOB NOT NULL)")
+        var filters: [Int64: JournalKeyFilter] = [:]
+        let keys = try Row.fetchCursor(db, sql: "SELECT grp, key FROM journal_index")
+        while let row = try keys.next() { filters[row[0], default: JournalKeyFilter()].insert(row[1]) }
+        let groups = try Row.fetchAll(db, sql: "SELECT seq >> \(shift), min(time) FROM journal GROUP BY 1")
+        for group in groups {
+            let number: Int64 = group[0]
+            try db.execute(
+                sql: "INSERT INTO journal_filter(grp, oldest, bits) VALUES (?, ?, ?)",
+                arguments: [number, group[1] as Int64, Data((filters[number] ?? JournalKeyFilter()).bytes)])
         }
+        try db.execute(sql: "DROP TABLE journal_index; DROP INDEX journal_time")
     }
 
     /// Brings the store's schema up to date; refuses a store written by a newer FareSync.
