@@ -35,7 +35,7 @@ enum ConsoleBench {
         try waitUntilServing(base + "/readyz")
         let paths = [
             "/console/", "/console/users", "/console/users/\(uid)", "/console/documents?path=customers",
-            "/console/documents?path=customers/\(uid)", "/console/feed",
+            "/console/documents?path=customers/\(uid)", "/console/feed", "/console/trace?q=\(uid)",
         ]
         return try paths.map { path in
             let report = try HTTPBench.output([wrk, "-t1", "-c4", "-d\(seconds)s", "--latency", base + path])
