@@ -5,17 +5,16 @@ import GRDB
 
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered in the order
 /// appended (the newest number in `journal_head`), and for each group of numbers a row in
-/// `journal_filter`: a filter of the keys its entries name (`JournalKeyFilter`) and their oldest time. Entries are written straight to
-/// SQL, like the claims, with one prepared statement stepped once per entry, in the batch's
-/// transaction; the filter of each group the batch reaches is read, given the batch's keys and
-/// written back once.
+/// `journal_filter`: a filter of the keys its entries name (`JournalKeyFilter`) and their oldest
+/// time. Entries are written straight to SQL, like the claims, with one prepared statement stepped
+/// once per entry, in the batch's transaction; the row of each group the batch reaches is read, given
+/// the batch's keys and times, and written back once.
 ///
-/// Why filters and not a row per key, and an oldest time per group and not an index of times: the
-/// keys are three or four ids per entry, and each row of an index is a B-tree insert on the writer,
-/// which holds up every batch behind it. A trace reads the
-/// filters instead, and in the groups whose filter may hold its key, only the entries whose text
-/// names it (`instr` over the stored JSON, then the keys checked exactly); the prune drops whole
-/// groups.
+/// Why filters and not a row per key, and an oldest time per group and not an index of times: an
+/// entry names three or four ids, and each row of an index is a B-tree insert on the writer, which
+/// holds up every batch behind it. A trace reads the filters instead, and in the groups whose filter
+/// may hold its key, only the entries whose text names it (`instr` over the stored JSON, then the
+/// keys checked exactly); the prune looks only in the groups whose oldest time is before its cut.
 extension SQLiteTransaction {
     /// Sequence numbers per group of `journal_filter`: a power of two, `seq >> groupShift`.
     static let journalGroupShift: Int64 = 12
