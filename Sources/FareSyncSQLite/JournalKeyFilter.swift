@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which keys a group of journal entries may name: a Bloom filter of the keys of the entries
 /// numbered in one group (`SQLiteTransaction.journalGroupShift`), stored as a blob in
 /// `journal_filter`, one row a group.
@@ -35,17 +37,28 @@ struct JournalKeyFilter {
     }
 
     mutating func insert(_ key: String) {
-        for bit in Probe(key).bits { bytes[bit >> 3] |= 1 << UInt8(bit & 7) }
+        let probe = Probe(key)
+        for i in 0..<Self.probeCount {
+            let bit = probe.bit(i)
+            bytes[bit >> 3] |= 1 << UInt8(bit & 7)
+        }
     }
 
     /// False when the key was never inserted; true when it was, or, rarely, when other keys set its bits.
     func mayContain(_ probe: Probe) -> Bool {
-        probe.bits.allSatisfy { bytes[$0 >> 3] & (1 << UInt8($0 & 7)) != 0 }
+        bytes.withUnsafeBytes { probe.isSet(in: $0) }
     }
 
-    /// A key's bit positions, computed once for a trace that tests many filters.
+    /// `mayContain` on a filter's stored bytes, read where they lie; false when they are not a filter.
+    static func mayContain(_ probe: Probe, in stored: Data) -> Bool {
+        stored.count == bitCount / 8 && stored.withUnsafeBytes { probe.isSet(in: $0) }
+    }
+
+    /// A key's bit positions, computed once for a trace that tests many filters: the first and the
+    /// step between them (double hashing), so that a probe holds two words and allocates nothing.
     struct Probe {
-        let bits: [Int]
+        private let first: UInt64
+        private let step: UInt64
 
         init(_ key: String) {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -53,10 +66,20 @@ struct JournalKeyFilter {
                 hash ^= UInt64(byte)
                 hash = hash &* 0x0000_0100_0000_01b3
             }
-            let first = Self.mix(hash)
-            let step = Self.mix(first) | 1
-            let shift = UInt64(64 - JournalKeyFilter.bitCount.trailingZeroBitCount)
-            bits = (0..<JournalKeyFilter.probeCount).map { i in Int((first &+ UInt64(i) &* step) >> shift) }
+            first = Self.mix(hash)
+            step = Self.mix(first) | 1
+        }
+
+        /// The `i`th bit position, `0 ..< probeCount`.
+        func bit(_ i: Int) -> Int {
+            Int((first &+ UInt64(i) &* step) >> UInt64(64 - JournalKeyFilter.bitCount.trailingZeroBitCount))
+        }
+
+        fileprivate func isSet(in bytes: UnsafeRawBufferPointer) -> Bool {
+            (0..<JournalKeyFilter.probeCount).allSatisfy { i in
+                let bit = bit(i)
+                return bytes[bit >> 3] & (1 << UInt8(bit & 7)) != 0
+            }
         }
 
         /// SplitMix64's finalizer: every input bit moves every output bit.

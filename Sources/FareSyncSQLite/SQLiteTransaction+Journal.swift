@@ -75,7 +75,7 @@ extension SQLiteTransaction {
         while found.count < limit, let row = try filters.next() {
             let group: Int64 = row[0]
             let bits: Data = row[1]
-            guard let filter = JournalKeyFilter(bytes: [UInt8](bits)), filter.mayContain(probe) else { continue }
+            guard JournalKeyFilter.mayContain(probe, in: bits) else { continue }
             let first = group << Self.journalGroupShift
             let rows = try Row.fetchCursor(entries, arguments: [first, first + (1 << Self.journalGroupShift) - 1, needle])
             while found.count < limit, let row = try rows.next() {

@@ -77,15 +77,29 @@ import Testing
         #expect(try await store.read { try $0.countDocuments(inCollection: "fareContracts") } == 3)
     }
 
+    /// `count` journal entries written to a new store at `path`, each keyed by its own id and by
+    /// one of `users` users, in the store's current shape.
+    func journal(_ count: Int, users: Int, at path: String) async throws -> [JournalEntry] {
+        let entries = (0..<count).map { i in
+            JournalEntry(subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % users)"])
+        }
+        try await SQLiteStore(path: path).write { tx in try tx.appendJournal(entries) }
+        return entries
+    }
+
+    /// Appends one entry, expects it numbered after the `count` already there, and returns it.
+    func expectNumbersGoOn(in store: SQLiteStore, after count: Int) async throws -> JournalEntry {
+        let next = JournalEntry(subject: "e\(count)", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e\(count)"])
+        try await store.write { tx in try tx.appendJournal([next]) }
+        #expect(try await store.read { tx in try tx.journalEntries(after: Int64(count), limit: 10) }.map(\.entry) == [next])
+        return next
+    }
+
     /// A journal kept with its keys by key alone is traced the same once its keys are grouped, and
     /// its numbers go on after the newest entry.
     @Test func aJournalKeyedByKeyAloneIsGroupedAndTracedTheSame() async throws {
         let tmp = try TemporaryStore()
-        let before = try SQLiteStore(path: tmp.path)
-        let entries = (0..<5000).map { i in
-            JournalEntry(subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % 3)"])
-        }
-        try await before.write { tx in try tx.appendJournal(entries) }
+        let entries = try await journal(5000, users: 3, at: tmp.path)
         try await alter(
             tmp.path, "CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID",
             "INSERT INTO journal_keys SELECT DISTINCT k.value, j.seq FROM journal j, json_each(j.entry, '$.i') k",
@@ -94,20 +108,14 @@ import Testing
         let store = try SQLiteStore(path: tmp.path)
         #expect(try await store.trace("u1", limit: 10_000) == entries.filter { $0.keys.contains("u1") })
         #expect(try await store.trace("e4999") == [entries[4999]])
-        let next = JournalEntry(subject: "e5000", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e5000"])
-        try await store.write { tx in try tx.appendJournal([next]) }
-        #expect(try await store.read { tx in try tx.journalEntries(after: 5000, limit: 10) }.map(\.entry) == [next])
+        _ = try await expectNumbersGoOn(in: store, after: 5000)
     }
 
     /// A journal whose keys are rows grouped by sequence number is traced the same once its keys
     /// are filters, and its numbers go on after the newest entry.
     @Test func aJournalWithAKeyRowPerKeyIsFilteredAndTracedTheSame() async throws {
         let tmp = try TemporaryStore()
-        let before = try SQLiteStore(path: tmp.path)
-        let entries = (0..<9000).map { i in
-            JournalEntry(subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % 7)"])
-        }
-        try await before.write { tx in try tx.appendJournal(entries) }
+        let entries = try await journal(9000, users: 7, at: tmp.path)
         try await alter(
             tmp.path,
             "CREATE TABLE journal_index(grp INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(grp, key, seq)) WITHOUT ROWID",
@@ -122,9 +130,7 @@ import Testing
         #expect(try await store.write { tx in try tx.pruneJournal(before: 100) } == 100, "each group's oldest time is known")
         #expect(try await store.trace("e5").isEmpty)
         #expect(try await store.trace("e100") == [entries[100]])
-        let next = JournalEntry(subject: "e9000", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e9000"])
-        try await store.write { tx in try tx.appendJournal([next]) }
-        #expect(try await store.read { tx in try tx.journalEntries(after: 9000, limit: 10) }.map(\.entry) == [next])
+        let next = try await expectNumbersGoOn(in: store, after: 9000)
         #expect(try await store.trace("e9000") == [next])
     }
 
