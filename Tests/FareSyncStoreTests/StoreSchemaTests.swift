@@ -81,7 +81,8 @@ import Testing
     /// one of `users` users, in the store's current shape.
     func journal(_ count: Int, users: Int, at path: String) async throws -> [JournalEntry] {
         let entries = (0..<count).map { i in
-            JournalEntry(subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % users)"])
+            JournalEntry(
+                subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % users)"])
         }
         try await SQLiteStore(path: path).write { tx in try tx.appendJournal(entries) }
         return entries
