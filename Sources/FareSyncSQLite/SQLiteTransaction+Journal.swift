@@ -24,9 +24,15 @@ extension SQLiteTransaction {
         var sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
         let entry = try db.cachedStatement(sql: "INSERT INTO journal(seq, subject, time, entry) VALUES (?1, ?2, ?3, ?4)")
         var group: JournalGroup?
+        var text: [UInt8] = []
+        text.reserveCapacity(512)
         for e in entries {
             sequence += 1
-            try StatementStep.run(entry, .int(sequence), .text(e.subject), .int(e.retentionTime), .text(e.text), in: db)
+            text.removeAll(keepingCapacity: true)
+            e.write(into: &text)
+            try text.withUnsafeBufferPointer { utf8 in
+                try StatementStep.run(entry, .int(sequence), .text(e.subject), .int(e.retentionTime), .utf8(utf8), in: db)
+            }
             let number = sequence >> Self.journalGroupShift
             if group?.number != number {
                 if let group { try store(group) }

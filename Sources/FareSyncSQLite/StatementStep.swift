@@ -1,9 +1,11 @@
 import GRDB
 import GRDBSQLite
 
-/// A parameter of a `StatementStep`: text (nil binds NULL) or an integer.
+/// A parameter of a `StatementStep`: text (nil binds NULL), text as UTF-8 bytes that stay valid
+/// while the step runs (a writer's reused buffer), or an integer.
 enum StepValue {
     case text(String?)
+    case utf8(UnsafeBufferPointer<UInt8>)
     case int(Int64)
 }
 
@@ -50,16 +52,14 @@ enum StatementStep {
         switch value {
         case .text(.some(var text)):
             return try text.withUTF8 { utf8 in
-                // A zero-length text must not be bound from a null pointer, which would bind NULL.
-                let rc =
-                    utf8.baseAddress.map { base in
-                        base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                            sqlite3_bind_text(handle, index, $0, Int32(utf8.count), nil)
-                        }
-                    } ?? sqlite3_bind_text(handle, index, "", 0, transient)
+                let rc = bindText(utf8, at: index, handle)
                 guard rc == SQLITE_OK else { throw error(rc, statement, db) }
                 return try bind(rest, at: index + 1, handle, statement, db)
             }
+        case .utf8(let utf8):
+            let rc = bindText(utf8, at: index, handle)
+            guard rc == SQLITE_OK else { throw error(rc, statement, db) }
+            return try bind(rest, at: index + 1, handle, statement, db)
         case .text(.none):
             let rc = sqlite3_bind_null(handle, index)
             guard rc == SQLITE_OK else { throw error(rc, statement, db) }
@@ -69,6 +69,13 @@ enum StatementStep {
             guard rc == SQLITE_OK else { throw error(rc, statement, db) }
             return try bind(rest, at: index + 1, handle, statement, db)
         }
+    }
+
+    /// Binds `utf8` without a copy; a zero-length text must not be bound from a null pointer, which
+    /// would bind NULL.
+    private static func bindText(_ utf8: UnsafeBufferPointer<UInt8>, at index: Int32, _ handle: OpaquePointer?) -> Int32 {
+        guard let base = utf8.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, transient) }
+        return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { sqlite3_bind_text(handle, index, $0, Int32(utf8.count), nil) }
     }
 
     private static func error(_ rc: Int32, _ statement: Statement, _ db: Database) -> DatabaseError {

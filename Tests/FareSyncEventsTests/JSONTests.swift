@@ -9,6 +9,13 @@ import Testing
         #expect(JSONWriter.string(v) == #"{"big":123456789012345678901234567890,"e":-2E+3,"f":1.10}"#)
     }
 
+    @Test(arguments: [0, 7, -7, 10, 1_795_179_863_957, Int64.max, Int64.min])
+    func integersAreWrittenAsStringSpellsThem(_ n: Int64) {
+        var out: [UInt8] = Array("x".utf8)
+        JSONWriter.writeInteger(n, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "x" + String(n))
+    }
+
     @Test func membersSortByUTF8Bytes() throws {
         // "Z" < "a" < "é" (0xC3 0xA9) < "😀" (0xF0 …), whatever order they came in.
         let v = try JSONParser.parse(#"{"😀":1,"é":2,"a":3,"Z":4}"#)

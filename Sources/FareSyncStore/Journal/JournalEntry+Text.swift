@@ -10,8 +10,14 @@ extension JournalEntry {
     package var text: String {
         var out: [UInt8] = []
         out.reserveCapacity(256)
+        write(into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `text`'s UTF-8 bytes to `out`: a writer of many entries reuses one buffer.
+    package func write(into out: inout [UInt8]) {
         out.append(contentsOf: #"{"a":"#.utf8)
-        out.append(contentsOf: String(applied).utf8)
+        JSONWriter.writeInteger(applied, into: &out)
         if !deleted.isEmpty { Self.member("d", deleted, into: &out) }
         if let error { Self.member("e", error, into: &out) }
         Self.member("i", keys, into: &out)
@@ -22,15 +28,20 @@ extension JournalEntry {
             out.append(contentsOf: #","s":["#.utf8)
             JSONWriter.writeString(source.topic, into: &out)
             if let c = source.coordinates {
-                out.append(contentsOf: ",\(c.partition),\(c.offset)".utf8)
+                out.append(UInt8(ascii: ","))
+                JSONWriter.writeInteger(Int64(c.partition), into: &out)
+                out.append(UInt8(ascii: ","))
+                JSONWriter.writeInteger(c.offset, into: &out)
             }
             out.append(UInt8(ascii: "]"))
         }
-        if let eventTime { out.append(contentsOf: #","t":\#(eventTime)"#.utf8) }
+        if let eventTime {
+            out.append(contentsOf: #","t":"#.utf8)
+            JSONWriter.writeInteger(eventTime, into: &out)
+        }
         if !written.isEmpty { Self.member("w", written, into: &out) }
         if redriven { out.append(contentsOf: #","x":1"#.utf8) }
         out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static func member(_ name: StaticString, _ value: String, into out: inout [UInt8]) {
@@ -40,18 +51,22 @@ extension JournalEntry {
 
     private static func member(_ name: StaticString, _ values: [String], into out: inout [UInt8]) {
         memberName(name, into: &out)
-        out.append(UInt8(ascii: "["))
-        for (i, value) in values.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
+        var separator = UInt8(ascii: "[")
+        for value in values {
+            out.append(separator)
+            separator = UInt8(ascii: ",")
             JSONWriter.writeString(value, into: &out)
         }
+        if values.isEmpty { out.append(separator) }
         out.append(UInt8(ascii: "]"))
     }
 
     private static func memberName(_ name: StaticString, into out: inout [UInt8]) {
-        out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
+        out.append(UInt8(ascii: ","))
+        out.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
     }
 
     /// The entry of `subject` stored as `text`.
