@@ -74,6 +74,24 @@ enum PostgresSchema {
                 "ALTER TABLE parked ADD COLUMN event_id text",
             ]
         ),
+        (
+            // A filter of keys per transaction instead of a row per key, and each filter's oldest
+            // time instead of an index of every entry's (`JournalKeyFilter`). The entries already
+            // kept get a filter per 4096 numbers with every bit set: a trace reads those runs whole.
+            "journal key filters",
+            [
+                """
+                CREATE TABLE journal_filter(
+                    first bigint PRIMARY KEY, last bigint NOT NULL, oldest bigint NOT NULL, width int NOT NULL, bits bytea NOT NULL)
+                """,
+                """
+                INSERT INTO journal_filter(first, last, oldest, width, bits)
+                SELECT min(seq), max(seq), min(time), 17, decode(repeat('ff', 16384), 'hex') FROM journal GROUP BY seq >> 12
+                """,
+                "DROP TABLE journal_keys",
+                "DROP INDEX journal_time",
+            ]
+        ),
     ]
 
     /// The key of the advisory lock that migrating openers take in turn.

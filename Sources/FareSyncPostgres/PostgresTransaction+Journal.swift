@@ -3,10 +3,13 @@ import FareSyncStore
 import PostgresNIO
 
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered by the sequence
-/// `journal_seq`, and a row per key of it in `journal_keys`. Entries wait in the transaction until
-/// `flush()`, which numbers them under the feed's lock, held until the commit: numbers are handed
-/// out in commit order even with concurrent workers, so a reader that saw number `n` has seen every
-/// smaller number that will ever commit. A transaction's entries and keys go in one statement.
+/// `journal_seq`, and a row per transaction in `journal_filter`: the range of numbers its entries
+/// took, a filter of their keys (`JournalKeyFilter`, sized for them) and their oldest time. Entries
+/// wait in the transaction until `flush()`, which numbers them under the feed's lock, held until the
+/// commit: numbers are handed out in commit order even with concurrent workers, so a reader that saw
+/// number `n` has seen every smaller number that will ever commit. A transaction's entries and its
+/// filter go in one statement, and each transaction inserts a filter of its own rather than updating
+/// a shared one, so concurrent workers never write the same row.
 extension PostgresTransaction {
     func appendJournal(_ entries: [JournalEntry]) throws {
         journalPending += entries
@@ -17,38 +20,60 @@ extension PostgresTransaction {
         let entries = journalPending
         journalPending = []
         guard !entries.isEmpty else { return }
-        var keys: [String] = []
-        var owners: [Int64] = []
-        for (index, entry) in entries.enumerated() {
-            keys += entry.keys
-            owners += Array(repeating: Int64(index + 1), count: entry.keys.count)
-        }
-        let subjects = entries.map(\.subject)
+        var filter = JournalKeyFilter(forKeys: entries.reduce(0) { $0 + $1.keys.count })
+        for entry in entries { for key in entry.keys { filter.insert(key) } }
         let times = entries.map(\.retentionTime)
-        let texts = entries.map(\.text)
         try session.execute(
             """
             WITH s AS MATERIALIZED (SELECT ord, nextval('journal_seq') AS seq FROM generate_series(1, \(Int64(entries.count))::bigint) AS ord),
             e AS (INSERT INTO journal(seq, subject, time, entry)
                   SELECT s.seq, u.subject, u.time, u.entry
-                  FROM unnest(\(subjects)::text[], \(times)::int8[], \(texts)::text[]) WITH ORDINALITY AS u(subject, time, entry, ord)
-                  JOIN s USING (ord))
-            INSERT INTO journal_keys(key, seq)
-            SELECT k.key, s.seq FROM unnest(\(keys)::text[], \(owners)::int8[]) AS k(key, ord) JOIN s USING (ord)
-            ON CONFLICT DO NOTHING
+                  FROM unnest(\(entries.map(\.subject))::text[], \(times)::int8[], \(entries.map(\.text))::text[])
+                       WITH ORDINALITY AS u(subject, time, entry, ord)
+                  JOIN s USING (ord)
+                  RETURNING seq)
+            INSERT INTO journal_filter(first, last, oldest, width, bits)
+            SELECT min(seq), max(seq), \(times.min() ?? 0), \(Int32((filter.bytes.count * 8).trailingZeroBitCount)),
+                   \(ByteBuffer(bytes: filter.bytes))
+            FROM e
             """)
     }
 
+    /// Tests `key` against each transaction's filter where it lies (`get_bit` at the probe's
+    /// positions, each hash's high bits as the filter's `width` takes them), newest first, and reads
+    /// the entries of the ranges that may hold it (those whose text names it, then their keys checked
+    /// exactly) until `limit` entries are found.
     func journal(key: String, limit: Int) throws -> [JournalEntry] {
-        try session.query(
+        guard limit > 0 else { return [] }
+        let probe = JournalKeyFilter.Probe(key)
+        let hashes = (0..<JournalKeyFilter.probeCount).map { Int64(bitPattern: probe.hash($0)) }
+        var quoted: [UInt8] = []
+        JSONWriter.writeString(key, into: &quoted)
+        let needle = String(decoding: quoted, as: UTF8.self)
+        // `>>` on int8 copies the sign bit down; the mask leaves the bits a logical shift would.
+        let ranges = try session.query(
             """
-            SELECT j.subject, j.entry FROM journal_keys k JOIN journal j ON j.seq = k.seq
-            WHERE k.key = \(key) ORDER BY k.seq DESC LIMIT \(Int64(clamping: limit))
-            """
-        ).reversed().map {
-            let (subject, text) = try $0.decode((String, String).self)
-            return try JournalEntry(subject: subject, text: text)
+            SELECT f.first, f.last FROM journal_filter f
+            WHERE NOT EXISTS (SELECT FROM unnest(\(hashes)::int8[]) AS h
+                              WHERE get_bit(f.bits, (h >> (64 - f.width)) & ((1::int8 << f.width) - 1)) = 0)
+            ORDER BY f.first DESC
+            """)
+        var found: [JournalEntry] = []
+        for range in ranges {
+            guard found.count < limit else { break }
+            let (first, last) = try range.decode((Int64, Int64).self)
+            let rows = try session.query(
+                """
+                SELECT subject, entry FROM journal WHERE seq BETWEEN \(first) AND \(last) AND strpos(entry, \(needle)) > 0
+                ORDER BY seq DESC
+                """)
+            for row in rows where found.count < limit {
+                let (subject, text) = try row.decode((String, String).self)
+                let entry = try JournalEntry(subject: subject, text: text)
+                if entry.keys.contains(key) { found.append(entry) }
+            }
         }
+        return found.reversed()
     }
 
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
@@ -58,28 +83,25 @@ extension PostgresTransaction {
         }
     }
 
-    /// Deletes at most `limit` old entries, oldest first, then their keys (each entry lists its
-    /// own): no index by sequence number is needed for it.
+    /// Deletes at most `limit` old entries, oldest first, from the ranges whose oldest time is
+    /// before `time`; then brings those ranges' oldest times up to date and drops the filters of the
+    /// ranges left empty. The keys of entries deleted from a range that stays lead nowhere: a trace
+    /// reads the entries that are left.
     func pruneJournal(before time: Int64, limit: Int) throws -> Int {
-        var keys: [String] = []
-        var sequences: [Int64] = []
-        var count = 0
-        let deleted = try session.query(
+        let pruned = try session.execute(
             """
-            DELETE FROM journal WHERE seq IN (SELECT seq FROM journal WHERE time < \(time) ORDER BY time LIMIT \(Int64(clamping: limit)))
-            RETURNING seq, subject, entry
+            DELETE FROM journal WHERE seq IN (
+                SELECT j.seq FROM journal_filter f JOIN journal j ON j.seq BETWEEN f.first AND f.last
+                WHERE f.oldest < \(time) AND j.time < \(time) ORDER BY j.time LIMIT \(Int64(clamping: limit)))
             """)
-        for row in deleted {
-            let (sequence, subject, text) = try row.decode((Int64, String, String).self)
-            let entry = try JournalEntry(subject: subject, text: text)
-            keys += entry.keys
-            sequences += Array(repeating: sequence, count: entry.keys.count)
-            count += 1
-        }
-        if !keys.isEmpty {
-            try session.execute(
-                "DELETE FROM journal_keys WHERE (key, seq) IN (SELECT * FROM unnest(\(keys)::text[], \(sequences)::int8[]))")
-        }
-        return count
+        guard pruned > 0 else { return 0 }
+        try session.execute(
+            """
+            WITH o AS (SELECT f.first, (SELECT min(j.time) FROM journal j WHERE j.seq BETWEEN f.first AND f.last) AS oldest
+                       FROM journal_filter f WHERE f.oldest < \(time)),
+            d AS (DELETE FROM journal_filter f USING o WHERE f.first = o.first AND o.oldest IS NULL)
+            UPDATE journal_filter f SET oldest = o.oldest FROM o WHERE f.first = o.first AND o.oldest IS NOT NULL
+            """)
+        return pruned
     }
 }

@@ -1,3 +1,4 @@
+import FareSyncStore
 import Foundation
 import GRDB
 

@@ -1,14 +1,13 @@
+import FareSyncStore
 import Foundation
 import Testing
 
-@testable import FareSyncSQLite
-
 /// The journal's key filters: their bit positions are a stored format, which every process must
-/// compute alike, and a filter never misses a key it was given.
+/// compute alike, at every size, and a filter never misses a key it was given.
 @Suite struct JournalKeyFilterTests {
     /// The bytes of a filter with the bits at `positions` set.
-    func stored(_ positions: [Int]) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: JournalKeyFilter.bitCount / 8)
+    func stored(_ positions: [Int], bytes count: Int = JournalKeyFilter.bitCount / 8) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
         for bit in positions { bytes[bit >> 3] |= 1 << UInt8(bit & 7) }
         return bytes
     }
@@ -40,8 +39,23 @@ import Testing
         #expect(others < 400)
     }
 
+    /// A filter sized for its keys takes the same hash to its own size: its high bits.
+    @Test func aFilterSizedForItsKeysFindsThemAll() {
+        var filter = JournalKeyFilter(forKeys: 3)
+        #expect(filter.bytes.count == 8)
+        filter.insert("u1")
+        #expect(filter.bytes == stored([94388, 73375, 52362, 31350, 10337, 120396].map { $0 >> 11 }, bytes: 8))
+        let keys = (0..<1000).map { "key-\($0)" }
+        var sized = JournalKeyFilter(forKeys: keys.count)
+        #expect(sized.bytes.count == 2048)
+        for key in keys { sized.insert(key) }
+        #expect(keys.allSatisfy { JournalKeyFilter.mayContain(JournalKeyFilter.Probe($0), in: Data(sized.bytes)) })
+        #expect((0..<10_000).filter { sized.mayContain(JournalKeyFilter.Probe("other-\($0)")) }.count < 300)
+    }
+
     @Test func bytesOfAnotherSizeAreNoFilter() {
         #expect(JournalKeyFilter(bytes: [0, 1, 2]) == nil)
+        #expect(JournalKeyFilter(bytes: [UInt8](repeating: 0, count: 12)) == nil)
         #expect(!JournalKeyFilter.mayContain(JournalKeyFilter.Probe("u1"), in: Data([0xff, 0xff])))
     }
 }

@@ -221,6 +221,40 @@ struct PostgresStoreTests {
     }
 
     /// A database that records a schema step this FareSync does not know is refused with the reason.
+    /// A journal kept with a row per key is traced the same once its keys are filters (every bit
+    /// set for the entries already there), prunes by time, and numbers on after its newest entry.
+    @Test func aJournalWithAKeyRowPerKeyIsFilteredAndTracedTheSame() async throws {
+        let url = try await StoreKinds.freshDatabase()
+        let before = try await PostgresStore(url: url)
+        let entries = (0..<5000).map { i in
+            JournalEntry(
+                subject: "e\(i)", kind: "k", source: nil, eventTime: Int64(i), applied: 1, outcome: .applied, keys: ["e\(i)", "u\(i % 7)"])
+        }
+        try await before.write { tx in try tx.appendJournal(entries) }
+        let logger = Logger(label: "faresync.tests")
+        let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 1, logger: logger)
+        for statement in [
+            "CREATE TABLE journal_keys(key text COLLATE \"C\" NOT NULL, seq bigint NOT NULL, PRIMARY KEY(key, seq))",
+            "INSERT INTO journal_keys SELECT DISTINCT k, seq FROM journal, json_array_elements_text(entry::json->'i') AS k",
+            "CREATE INDEX journal_time ON journal(time)", "DROP TABLE journal_filter",
+            "DELETE FROM faresync_migrations WHERE identifier = 'journal key filters'",
+        ] {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.close()
+        let store = try await PostgresStore(url: url)
+        #expect(try await store.trace("u3", limit: 10_000) == entries.filter { $0.keys.contains("u3") })
+        #expect(try await store.trace("e4999") == [entries[4999]])
+        #expect(try await store.trace("u7").isEmpty)
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 100) } == 100)
+        #expect(try await store.trace("e5").isEmpty)
+        #expect(try await store.trace("e100") == [entries[100]])
+        let next = JournalEntry(subject: "e5000", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e5000"])
+        try await store.write { tx in try tx.appendJournal([next]) }
+        #expect(try await store.trace("e5000") == [next])
+        #expect(try await store.read { tx in try tx.journalEntries(after: 5000, limit: 10) }.map(\.entry) == [next])
+    }
+
     @Test func aDatabaseFromANewerFareSyncIsRefused() async throws {
         let url = try await StoreKinds.freshDatabase()
         _ = try await PostgresStore(url: url)
