@@ -47,9 +47,7 @@ extension PostgresTransaction {
         guard limit > 0 else { return [] }
         let probe = JournalKeyFilter.Probe(key)
         let hashes = (0..<JournalKeyFilter.probeCount).map { Int64(bitPattern: probe.hash($0)) }
-        var quoted: [UInt8] = []
-        JSONWriter.writeString(key, into: &quoted)
-        let needle = String(decoding: quoted, as: UTF8.self)
+        let needle = JournalEntry.quoted(key)
         // `>>` on int8 copies the sign bit down; the mask leaves the bits a logical shift would.
         let ranges = try session.query(
             """

@@ -71,9 +71,7 @@ extension SQLiteTransaction {
     func journal(key: String, limit: Int) throws -> [JournalEntry] {
         guard limit > 0 else { return [] }
         let probe = JournalKeyFilter.Probe(key)
-        var quoted: [UInt8] = []
-        JSONWriter.writeString(key, into: &quoted)
-        let needle = String(decoding: quoted, as: UTF8.self)
+        let needle = JournalEntry.quoted(key)
         let entries = try db.cachedStatement(
             sql: "SELECT subject, entry FROM journal WHERE seq BETWEEN ?1 AND ?2 AND instr(entry, ?3) > 0 ORDER BY seq DESC")
         let filters = try Row.fetchCursor(db.cachedStatement(sql: "SELECT grp, bits FROM journal_filter ORDER BY grp DESC"))

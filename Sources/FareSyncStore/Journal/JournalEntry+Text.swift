@@ -44,6 +44,14 @@ extension JournalEntry {
         out.append(UInt8(ascii: "}"))
     }
 
+    /// `key` as an entry's text quotes it among its keys: what a store looks for in the stored text
+    /// (`instr`, `strpos`) before reading an entry and checking its keys exactly.
+    package static func quoted(_ key: String) -> String {
+        var out: [UInt8] = []
+        JSONWriter.writeString(key, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
     private static func member(_ name: StaticString, _ value: String, into out: inout [UInt8]) {
         memberName(name, into: &out)
         JSONWriter.writeString(value, into: &out)
