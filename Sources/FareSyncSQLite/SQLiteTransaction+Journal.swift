@@ -3,47 +3,59 @@ import FareSyncStore
 import Foundation
 import GRDB
 
-/// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered in the order
-/// appended (the newest number in `journal_head`), and for each group of numbers a row in
-/// `journal_filter`: a filter of the keys its entries name (`JournalKeyFilter`) and their oldest
-/// time. Entries are written straight to SQL, like the claims, with one prepared statement stepped
-/// once per entry, in the batch's transaction; the row of each group the batch reaches is read, given
-/// the batch's keys and times, and written back once.
+/// The journal (docs/reference.md#journal): entries numbered in the order appended (the newest
+/// number in `journal_head`), stored as lines of text in `journal_block` rows (`JournalBlock`), a
+/// row per run of at most `journalBlockEntries` entries of one group of numbers, keyed by the
+/// newest number it was written with; and for each group a row in `journal_filter`: a filter of the
+/// keys its entries name (`JournalKeyFilter`) and their oldest time. A batch's entries are written
+/// as one row per run, in the batch's transaction; the row of each group the batch reaches is read,
+/// given the batch's keys and times, and written back once.
 ///
-/// Why filters and not a row per key, and an oldest time per group and not an index of times: an
-/// entry names three or four ids, and each row of an index is a B-tree insert on the writer, which
-/// holds up every batch behind it. A trace reads the filters instead, and in the groups whose filter
-/// may hold its key, only the entries whose text names it (`instr` over the stored JSON, then the
-/// keys checked exactly); the prune looks only in the groups whose oldest time is before its cut.
+/// Why rows of many entries, filters and not a row per key, and an oldest time per group and not an
+/// index of times: each row is a B-tree insert on the writer, which holds up every batch behind it,
+/// and a batch's entries are appended together. A trace reads the filters instead, and in the
+/// groups whose filter may hold its key, only the rows whose text names it (`instr`), and in them
+/// only the lines that do (the keys then checked exactly); the prune looks only in the groups whose
+/// oldest time is before its cut, and reads each line's time without parsing the entry.
 extension SQLiteTransaction {
     /// Sequence numbers per group of `journal_filter`: a power of two, `seq >> groupShift`.
     static let journalGroupShift: Int64 = 12
+    /// Entries per row of `journal_block` at most: a trace reads a whole row whose text names its key.
+    static let journalBlockEntries = 256
 
     func appendJournal(_ entries: [JournalEntry]) throws {
         guard !entries.isEmpty else { return }
         var sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
-        let entry = try db.cachedStatement(sql: "INSERT INTO journal(seq, subject, time, entry) VALUES (?1, ?2, ?3, ?4)")
+        let insert = try db.cachedStatement(sql: "INSERT INTO journal_block(last, entries) VALUES (?1, ?2)")
         var group: JournalGroup?
         var text: [UInt8] = []
-        text.reserveCapacity(512)
+        text.reserveCapacity(min(entries.count, Self.journalBlockEntries) * 512)
+        var lines = 0
         for e in entries {
-            sequence += 1
-            text.removeAll(keepingCapacity: true)
-            e.write(into: &text)
-            try text.withUnsafeBufferPointer { utf8 in
-                try StatementStep.run(entry, .int(sequence), .text(e.subject), .int(e.retentionTime), .utf8(utf8), in: db)
+            let number = (sequence + 1) >> Self.journalGroupShift
+            if lines == Self.journalBlockEntries || (lines > 0 && group?.number != number) {
+                try insertBlock(insert, last: sequence, text)
+                text.removeAll(keepingCapacity: true)
+                lines = 0
             }
-            let number = sequence >> Self.journalGroupShift
             if group?.number != number {
                 if let group { try store(group) }
                 group = try journalGroup(number) ?? JournalGroup(number: number, oldest: .max, filter: JournalKeyFilter())
             }
+            sequence += 1
+            JournalBlock.append(e, sequence: sequence, to: &text)
+            lines += 1
             let oldest = min(group?.oldest ?? .max, e.retentionTime)
             group?.oldest = oldest
             for k in e.keys { group?.filter.insert(k) }
         }
+        try insertBlock(insert, last: sequence, text)
         if let group { try store(group) }
         try StatementStep.run(db.cachedStatement(sql: "UPDATE journal_head SET seq = ?"), .int(sequence), in: db)
+    }
+
+    private func insertBlock(_ insert: Statement, last: Int64, _ text: [UInt8]) throws {
+        try text.withUnsafeBufferPointer { utf8 in try StatementStep.run(insert, .int(last), .utf8(utf8), in: db) }
     }
 
     /// A row of `journal_filter`: a group's filter, and the oldest time of its entries, which the
@@ -66,14 +78,15 @@ extension SQLiteTransaction {
             .execute(arguments: [group.number, group.oldest, Data(group.filter.bytes)])
     }
 
-    /// Tests `key` against each group's filter, newest first, and reads the entries of the groups
-    /// that may hold it until `limit` entries are found.
+    /// Tests `key` against each group's filter, newest first, and reads the lines that name it in
+    /// the groups that may hold it until `limit` entries are found.
     func journal(key: String, limit: Int) throws -> [JournalEntry] {
         guard limit > 0 else { return [] }
         let probe = JournalKeyFilter.Probe(key)
-        let needle = JournalEntry.quoted(key)
-        let entries = try db.cachedStatement(
-            sql: "SELECT subject, entry FROM journal WHERE seq BETWEEN ?1 AND ?2 AND instr(entry, ?3) > 0 ORDER BY seq DESC")
+        let quoted = JournalEntry.quoted(key)
+        let needle = Array(quoted.utf8)
+        let blocks = try db.cachedStatement(
+            sql: "SELECT entries FROM journal_block WHERE last BETWEEN ?1 AND ?2 AND instr(entries, ?3) > 0 ORDER BY last DESC")
         let filters = try Row.fetchCursor(db.cachedStatement(sql: "SELECT grp, bits FROM journal_filter ORDER BY grp DESC"))
         var found: [JournalEntry] = []
         while found.count < limit, let row = try filters.next() {
@@ -81,45 +94,103 @@ extension SQLiteTransaction {
             let bits: Data = row[1]
             guard JournalKeyFilter.mayContain(probe, in: bits) else { continue }
             let first = group << Self.journalGroupShift
-            let rows = try Row.fetchCursor(entries, arguments: [first, first + (1 << Self.journalGroupShift) - 1, needle])
+            let rows = try Row.fetchCursor(blocks, arguments: [first, first + (1 << Self.journalGroupShift) - 1, quoted])
             while found.count < limit, let row = try rows.next() {
-                let e = try JournalEntry(subject: row[0], text: row[1])
-                if e.keys.contains(key) { found.append(e) }
+                let matches = try Self.withLines(of: row) { text, lines in
+                    try lines.filter { JournalBlock.contains(needle, $0, in: text) }
+                        .map { try JournalBlock.entry($0, in: text) }.filter { $0.keys.contains(key) }
+                }
+                found += matches.reversed().prefix(limit - found.count)
             }
         }
         return found.reversed()
     }
 
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
-        try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT seq, subject, entry FROM journal WHERE seq > ? ORDER BY seq LIMIT ?"),
-            arguments: [after, Int64(clamping: limit)]
-        ).map { (sequence: $0[0], entry: try JournalEntry(subject: $0[1], text: $0[2])) }
+        guard limit > 0 else { return [] }
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT entries FROM journal_block WHERE last > ? ORDER BY last"), arguments: [after])
+        var page: [(sequence: Int64, entry: JournalEntry)] = []
+        while page.count < limit, let row = try rows.next() {
+            page += try Self.withLines(of: row) { text, lines in
+                try lines.lazy.filter { $0.sequence > after }.prefix(limit - page.count)
+                    .map { (sequence: $0.sequence, entry: try JournalBlock.entry($0, in: text)) }
+            }
+        }
+        return page
     }
 
-    /// Deletes at most `limit` old entries, oldest first, from the groups whose oldest time is
-    /// before `time`; then brings those groups' oldest times up to date, and drops the filters of
+    /// Deletes at most `limit` of the entries older than `time`, oldest first (by time, then number),
+    /// from the groups whose oldest time is before `time`: their rows are rewritten without them, or
+    /// deleted once empty. Then brings those groups' oldest times up to date, and drops the filters of
     /// the groups below the oldest entry left. The keys of entries deleted from a group that stays
     /// lead nowhere: a trace reads the entries that are left.
+    ///
+    /// The groups are read in the order of their oldest times; once `limit` older entries are found,
+    /// a group whose oldest time is after the last of them has none to take their place.
     func pruneJournal(before time: Int64, limit: Int) throws -> Int {
-        let shift = Self.journalGroupShift
-        let pruned = try StatementStep.run(
-            db.cachedStatement(
-                sql: """
-                    DELETE FROM journal WHERE seq IN (
-                        SELECT j.seq FROM journal_filter f JOIN journal j ON j.seq BETWEEN f.grp << \(shift) AND ((f.grp + 1) << \(shift)) - 1
-                        WHERE f.oldest < ?1 AND j.time < ?1 ORDER BY j.time LIMIT ?2)
-                    """),
-            .int(time), .int(Int64(clamping: limit)), in: db)
-        guard pruned > 0 else { return 0 }
+        guard limit > 0 else { return 0 }
+        let candidates = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT grp, oldest FROM journal_filter WHERE oldest < ? ORDER BY oldest, grp"), arguments: [time])
+        let blocks = try db.cachedStatement(sql: "SELECT last, entries FROM journal_block WHERE last BETWEEN ?1 AND ?2")
+        var read: [(group: Int64, blocks: [(last: Int64, text: [UInt8], lines: [JournalBlock.Line])])] = []
+        var old: [(time: Int64, sequence: Int64)] = []
+        for row in candidates {
+            let group: Int64 = row[0]
+            let oldest: Int64 = row[1]
+            if old.count >= limit {
+                old.sort { ($0.time, $0.sequence) < ($1.time, $1.sequence) }
+                old.removeLast(old.count - limit)
+                if let last = old.last, oldest > last.time { break }
+            }
+            let first = group << Self.journalGroupShift
+            let rows = try Row.fetchCursor(blocks, arguments: [first, first + (1 << Self.journalGroupShift) - 1])
+            var groupBlocks: [(last: Int64, text: [UInt8], lines: [JournalBlock.Line])] = []
+            while let row = try rows.next() {
+                let text = try row.withUnsafeData(atIndex: 1) { [UInt8]($0 ?? Data()) }
+                let lines = try text.withUnsafeBytes { try JournalBlock.lines($0) }
+                old += lines.lazy.filter { $0.time < time }.map { (time: $0.time, sequence: $0.sequence) }
+                groupBlocks.append((row[0], text, lines))
+            }
+            read.append((group, groupBlocks))
+        }
+        old.sort { ($0.time, $0.sequence) < ($1.time, $1.sequence) }
+        let pruned = Set(old.prefix(limit).map(\.sequence))
+        guard !pruned.isEmpty else { return 0 }
+        let update = try db.cachedStatement(sql: "UPDATE journal_block SET entries = ?2 WHERE last = ?1")
+        let delete = try db.cachedStatement(sql: "DELETE FROM journal_block WHERE last = ?")
+        let setOldest = try db.cachedStatement(sql: "UPDATE journal_filter SET oldest = ?2 WHERE grp = ?1")
+        for (group, groupBlocks) in read {
+            var oldest = Int64.max
+            for block in groupBlocks {
+                let kept = block.lines.filter { !pruned.contains($0.sequence) }
+                oldest = kept.reduce(oldest) { min($0, $1.time) }
+                guard kept.count < block.lines.count else { continue }
+                guard !kept.isEmpty else {
+                    try StatementStep.run(delete, .int(block.last), in: db)
+                    continue
+                }
+                var text: [UInt8] = []
+                for line in kept {
+                    text += block.text[line.bytes]
+                    text.append(UInt8(ascii: "\n"))
+                }
+                try insertBlock(update, last: block.last, text)
+            }
+            try StatementStep.run(setOldest, .int(group), .int(oldest), in: db)
+        }
         try db.execute(
             sql: """
-                UPDATE journal_filter SET oldest = coalesce(
-                    (SELECT min(time) FROM journal WHERE seq BETWEEN grp << \(shift) AND ((grp + 1) << \(shift)) - 1), \(Int64.max))
-                WHERE oldest < ?;
                 DELETE FROM journal_filter
-                WHERE grp < coalesce((SELECT min(seq) FROM journal) >> \(shift), (SELECT max(grp) + 1 FROM journal_filter));
-                """, arguments: [time])
-        return pruned
+                WHERE grp < coalesce((SELECT min(last) FROM journal_block) >> \(Self.journalGroupShift), (SELECT max(grp) + 1 FROM journal_filter))
+                """)
+        return pruned.count
+    }
+
+    /// Calls `body` with the bytes of the block in the first column of `row` and their lines.
+    private static func withLines<T>(of row: Row, _ body: (UnsafeRawBufferPointer, [JournalBlock.Line]) throws -> T) throws -> T {
+        try row.withUnsafeData(atIndex: 0) { data in
+            try (data ?? Data()).withUnsafeBytes { text in try body(text, try JournalBlock.lines(text)) }
+        }
     }
 }

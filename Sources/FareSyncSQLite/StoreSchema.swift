@@ -111,6 +111,8 @@ enum StoreSchema {
         // The journal's keys as a filter per group instead of a row per key, and each group's oldest
         // time instead of an index of every entry's (`JournalKeyFilter`, `SQLiteTransaction.pruneJournal`).
         migrator.registerMigration("journal key filters", migrate: filterJournalKeys)
+        // The journal's entries as lines of rows of many entries instead of a row each (`JournalBlock`).
+        migrator.registerMigration("journal blocks", migrate: blockJournal)
     }
 
     /// Builds `journal_filter` from `journal_index` and each group's oldest time from `journal`.
@@ -128,6 +130,31 @@ enum StoreSchema {
                 arguments: [number, group[1] as Int64, Data((filters[number] ?? JournalKeyFilter()).bytes)])
         }
         try db.execute(sql: "DROP TABLE journal_index; DROP INDEX journal_time")
+    }
+
+    /// Moves the entries of `journal` into `journal_block`, in runs of one group as the writer makes them.
+    private static func blockJournal(_ db: Database) throws {
+        try db.execute(sql: "CREATE TABLE journal_block(last INTEGER PRIMARY KEY, entries TEXT NOT NULL)")
+        let insert = try db.makeStatement(sql: "INSERT INTO journal_block(last, entries) VALUES (?, ?)")
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, subject, entry FROM journal ORDER BY seq")
+        var text: [UInt8] = []
+        var lines = 0
+        var last: Int64 = 0
+        while let row = try rows.next() {
+            let sequence: Int64 = row[0]
+            if lines == SQLiteTransaction.journalBlockEntries
+                || (lines > 0 && sequence >> SQLiteTransaction.journalGroupShift != last >> SQLiteTransaction.journalGroupShift)
+            {
+                try insert.execute(arguments: [last, String(decoding: text, as: UTF8.self)])
+                text.removeAll(keepingCapacity: true)
+                lines = 0
+            }
+            JournalBlock.append(try JournalEntry(subject: row[1], text: row[2]), sequence: sequence, to: &text)
+            lines += 1
+            last = sequence
+        }
+        if lines > 0 { try insert.execute(arguments: [last, String(decoding: text, as: UTF8.self)]) }
+        try db.execute(sql: "DROP TABLE journal")
     }
 
     /// Brings the store's schema up to date; refuses a store written by a newer FareSync.

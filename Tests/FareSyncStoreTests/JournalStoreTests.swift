@@ -40,6 +40,23 @@ import Testing
         #expect(try await store.write { tx in try tx.pruneJournal(before: 101) } == 0)
     }
 
+    /// A subject with the characters a store may separate its lines or fields with, and a time
+    /// before 1970, read back, page and trace as written.
+    @Test(arguments: StoreKinds.all)
+    func anyTextAndTimeReadBackAsWritten(kind: String) async throws {
+        let tmp = try TemporaryStore()
+        let store = try await StoreKinds.open(kind, tmp)
+        let odd = Self.entry("e\t1\n\"", time: -7, keys: ["e\t1\n\"", "u\t"])
+        let plain = Self.entry("e2", time: 3, keys: ["e2", "u\t"])
+        try await store.write { tx in try tx.appendJournal([odd, plain]) }
+        #expect(try await store.journal() == [odd, plain])
+        #expect(try await store.trace("e\t1\n\"") == [odd])
+        #expect(try await store.trace("u\t") == [odd, plain])
+        #expect(try await store.read { tx in try tx.journalEntries(after: 1, limit: 5) }.map(\.entry) == [plain])
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 0) } == 1)
+        #expect(try await store.journal() == [plain])
+    }
+
     /// A key is found in every group of entries it is in, newest first up to the limit, and only
     /// where it is a key: not where another key contains it, nor where the entry names it otherwise.
     @Test(arguments: StoreKinds.all)

@@ -88,6 +88,21 @@ import Testing
         return entries
     }
 
+    /// Turns the journal of the store at `path`, which holds `entries` and nothing else, back into a
+    /// row per entry, as it was kept before its entries were lines of blocks.
+    func keepARowPerEntry(_ entries: [JournalEntry], at path: String) async throws {
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TABLE journal(seq INTEGER PRIMARY KEY, subject TEXT NOT NULL, time INTEGER NOT NULL, entry TEXT NOT NULL)")
+            for (i, e) in entries.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO journal VALUES (?, ?, ?, ?)", arguments: [i + 1, e.subject, e.retentionTime, e.text])
+            }
+            try db.execute(sql: "DROP TABLE journal_block; DELETE FROM grdb_migrations WHERE identifier = 'journal blocks'")
+        }
+        try queue.close()
+    }
+
     /// Appends one entry, expects it numbered after the `count` already there, and returns it.
     func expectNumbersGoOn(in store: SQLiteStore, after count: Int) async throws -> JournalEntry {
         let next = JournalEntry(subject: "e\(count)", kind: "k", source: nil, eventTime: 1, applied: 1, outcome: .applied, keys: ["e\(count)"])
@@ -101,6 +116,7 @@ import Testing
     @Test func aJournalKeyedByKeyAloneIsGroupedAndTracedTheSame() async throws {
         let tmp = try TemporaryStore()
         let entries = try await journal(5000, users: 3, at: tmp.path)
+        try await keepARowPerEntry(entries, at: tmp.path)
         try await alter(
             tmp.path, "CREATE TABLE journal_keys(key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID",
             "INSERT INTO journal_keys SELECT DISTINCT k.value, j.seq FROM journal j, json_each(j.entry, '$.i') k",
@@ -117,6 +133,7 @@ import Testing
     @Test func aJournalWithAKeyRowPerKeyIsFilteredAndTracedTheSame() async throws {
         let tmp = try TemporaryStore()
         let entries = try await journal(9000, users: 7, at: tmp.path)
+        try await keepARowPerEntry(entries, at: tmp.path)
         try await alter(
             tmp.path,
             "CREATE TABLE journal_index(grp INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(grp, key, seq)) WITHOUT ROWID",
@@ -133,6 +150,24 @@ import Testing
         #expect(try await store.trace("e100") == [entries[100]])
         let next = try await expectNumbersGoOn(in: store, after: 9000)
         #expect(try await store.trace("e9000") == [next])
+    }
+
+    /// A journal kept as a row per entry is read, traced, pruned and numbered the same once its
+    /// entries are lines of blocks.
+    @Test func aJournalWithARowPerEntryIsMovedIntoBlocks() async throws {
+        let tmp = try TemporaryStore()
+        let entries = try await journal(9000, users: 5, at: tmp.path)
+        try await keepARowPerEntry(entries, at: tmp.path)
+        let store = try SQLiteStore(path: tmp.path)
+        #expect(try await store.journal() == entries)
+        #expect(try await store.read { tx in try tx.journalEntries(after: 4095, limit: 2) }.map(\.sequence) == [4096, 4097])
+        #expect(try await store.trace("u2", limit: 10_000) == entries.filter { $0.keys.contains("u2") })
+        #expect(try await store.trace("e4097") == [entries[4097]])
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 300) } == 300)
+        #expect(try await store.trace("e299").isEmpty)
+        #expect(try await store.trace("e300") == [entries[300]])
+        let next = try await expectNumbersGoOn(in: store, after: 9000)
+        #expect(try await store.journal() == Array(entries[300...]) + [next])
     }
 
     /// Openers on threads of their own, released together, race for the first steps of new stores.

@@ -33,8 +33,8 @@ trap cleanup EXIT
 cd "$WORK"
 RANDOM=$SEED
 . "$HERE/../lib/checks.sh"
-# rows STORE TABLE…: the rows of the TABLEs together, a table not created yet (or the whole store)
-# counting none. A store sqlite3 cannot read (locked past 5 s, malformed) answers with sqlite3's
+# rows STORE TABLE…: the rows of the TABLEs together — journal_block counting its entries, a line
+# each — a table not created yet (or the whole store) counting none. A store sqlite3 cannot read (locked past 5 s, malformed) answers with sqlite3's
 # error, which is not a number, rather than with 0, which would read as empty.
 rows() {
   local store=$1 present sum=0 table; shift
@@ -42,7 +42,12 @@ rows() {
   present=$(sqlite3 -cmd ".timeout 5000" "$store" \
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ($(printf "'%s'," "$@" | sed 's/,$//'))" 2>&1) \
     || { echo "unreadable store $store: $present"; return; }
-  for table in $present; do sum="$sum + (SELECT count(*) FROM $table)"; done
+  for table in $present; do
+    case $table in
+      journal_block) sum="$sum + (SELECT coalesce(sum(length(entries) - length(replace(entries, char(10), ''))), 0) FROM journal_block)" ;;
+      *) sum="$sum + (SELECT count(*) FROM $table)" ;;
+    esac
+  done
   sqlite3 -cmd ".timeout 5000" "$store" "SELECT $sum" 2>&1 || true
 }
 # applied STORE: the events STORE has claimed; documents STORE: the documents it holds.
@@ -86,7 +91,7 @@ setup "its export" "$FARESYNC" export --store sqlite:clean.sqlite --out clean.ex
 "$FARESYNC" trace --comparable --store sqlite:clean.sqlite >clean.settled
 setup "its journal's settlements" test -s clean.settled
 total=$(applied clean.sqlite)
-total_journal=$(rows clean.sqlite journal journal_filter)
+total_journal=$(rows clean.sqlite journal_block journal_filter)
 total_documents=$(documents clean.sqlite)
 setup "an uninterrupted replay applies events and writes documents ($total, $total_documents)" \
   test "$total" -gt 0 -a "$total_documents" -gt 0 2>/dev/null
@@ -145,7 +150,7 @@ for i in $(seq "$KILLS"); do
     landed=$((landed + 1))
     n=$(applied "loaded-$i.sqlite")
     d=$(documents "loaded-$i.sqlite")
-    j=$(rows "loaded-$i.sqlite" journal journal_filter)
+    j=$(rows "loaded-$i.sqlite" journal_block journal_filter)
     points="$points ${at_ms}ms:$n/$d/$j"
     # Empty: no event claimed, no document, no journal; complete: every event, document and journal row.
     { [ "$n" = 0 ] && [ "$d" = 0 ] && [ "$j" = 0 ]; } || { [ "$n" = "$total" ] && [ "$d" = "$total_documents" ] && [ "$j" = "$total_journal" ]; } || whole=no
