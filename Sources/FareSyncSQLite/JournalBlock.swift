@@ -20,14 +20,25 @@ import FareSyncStore
 enum JournalBlock {
     /// Appends `entry`'s line to `out`.
     static func append(_ entry: JournalEntry, sequence: Int64, to out: inout [UInt8]) {
-        JSONWriter.writeInteger(sequence, into: &out)
-        out.append(tab)
-        JSONWriter.writeInteger(entry.retentionTime, into: &out)
-        out.append(tab)
-        JSONWriter.writeString(entry.subject, into: &out)
-        out.append(tab)
+        appendFields(sequence: sequence, time: entry.retentionTime, subject: entry.subject, to: &out)
         entry.write(into: &out)
         out.append(lineFeed)
+    }
+
+    /// Appends the line of an entry already written as `text` (`JournalEntry.text`) to `out`.
+    static func append(sequence: Int64, time: Int64, subject: String, text: String, to out: inout [UInt8]) {
+        appendFields(sequence: sequence, time: time, subject: subject, to: &out)
+        out.append(contentsOf: text.utf8)
+        out.append(lineFeed)
+    }
+
+    private static func appendFields(sequence: Int64, time: Int64, subject: String, to out: inout [UInt8]) {
+        JSONWriter.writeInteger(sequence, into: &out)
+        out.append(tab)
+        JSONWriter.writeInteger(time, into: &out)
+        out.append(tab)
+        JSONWriter.writeString(subject, into: &out)
+        out.append(tab)
     }
 
     /// One line of a block: its number and time, and where it lies in the block's bytes (without
@@ -59,10 +70,10 @@ enum JournalBlock {
         var field = line.bytes.lowerBound
         _ = try integer(text, &field, line.bytes.upperBound)
         _ = try integer(text, &field, line.bytes.upperBound)
-        guard let tab = text[field..<line.bytes.upperBound].firstIndex(of: tab),
-            let subject = try JSONParser.parse(String(decoding: text[field..<tab], as: UTF8.self)).stringValue
+        guard let subjectEnd = text[field..<line.bytes.upperBound].firstIndex(of: tab),
+            let subject = try JSONParser.parse(String(decoding: text[field..<subjectEnd], as: UTF8.self)).stringValue
         else { throw unreadable(text, line.bytes) }
-        return try JournalEntry(subject: subject, text: String(decoding: text[(tab + 1)..<line.bytes.upperBound], as: UTF8.self))
+        return try JournalEntry(subject: subject, text: String(decoding: text[(subjectEnd + 1)..<line.bytes.upperBound], as: UTF8.self))
     }
 
     /// Whether `line` of `text` holds `needle`'s bytes: each place of its first byte (`memchr`)
@@ -89,6 +100,7 @@ enum JournalBlock {
             negative = true
             field += 1
         }
+        let digits = field
         var value: Int64 = 0
         while field < end, text[field] != tab {
             let digit = text[field] &- UInt8(ascii: "0")
@@ -96,9 +108,10 @@ enum JournalBlock {
             value = value &* 10 &+ Int64(digit)
             field += 1
         }
-        guard field < end, field > start else { throw unreadable(text, start..<end) }
+        guard field < end, field > digits else { throw unreadable(text, start..<end) }
         field += 1
-        return negative ? -value : value
+        // Wrapping: the digits of `Int64.min` read as itself.
+        return negative ? 0 &- value : value
     }
 
     private static func unreadable(_ text: UnsafeRawBufferPointer, _ bytes: Range<Int>) -> StoreError {

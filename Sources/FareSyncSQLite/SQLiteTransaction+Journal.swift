@@ -34,7 +34,7 @@ extension SQLiteTransaction {
         for e in entries {
             let number = (sequence + 1) >> Self.journalGroupShift
             if lines == Self.journalBlockEntries || (lines > 0 && group?.number != number) {
-                try insertBlock(insert, last: sequence, text)
+                try writeBlock(insert, last: sequence, text)
                 text.removeAll(keepingCapacity: true)
                 lines = 0
             }
@@ -49,13 +49,13 @@ extension SQLiteTransaction {
             group?.oldest = oldest
             for k in e.keys { group?.filter.insert(k) }
         }
-        try insertBlock(insert, last: sequence, text)
+        try writeBlock(insert, last: sequence, text)
         if let group { try store(group) }
         try StatementStep.run(db.cachedStatement(sql: "UPDATE journal_head SET seq = ?"), .int(sequence), in: db)
     }
 
-    private func insertBlock(_ insert: Statement, last: Int64, _ text: [UInt8]) throws {
-        try text.withUnsafeBufferPointer { utf8 in try StatementStep.run(insert, .int(last), .utf8(utf8), in: db) }
+    private func writeBlock(_ statement: Statement, last: Int64, _ text: [UInt8]) throws {
+        try text.withUnsafeBufferPointer { utf8 in try StatementStep.run(statement, .int(last), .utf8(utf8), in: db) }
     }
 
     /// A row of `journal_filter`: a group's filter, and the oldest time of its entries, which the
@@ -121,63 +121,23 @@ extension SQLiteTransaction {
     }
 
     /// Deletes at most `limit` of the entries older than `time`, oldest first (by time, then number),
-    /// from the groups whose oldest time is before `time`: their rows are rewritten without them, or
-    /// deleted once empty. Then brings those groups' oldest times up to date, and drops the filters of
-    /// the groups below the oldest entry left. The keys of entries deleted from a group that stays
-    /// lead nowhere: a trace reads the entries that are left.
+    /// from the groups whose oldest time is before `time`: the rows holding them are rewritten
+    /// without them, or deleted once empty. Then brings those groups' oldest times up to date, and
+    /// drops the filters of the groups below the oldest entry left. The keys of entries deleted from
+    /// a group that stays lead nowhere: a trace reads the entries that are left.
     ///
-    /// The groups are read in the order of their oldest times; once `limit` older entries are found,
-    /// a group whose oldest time is after the last of them has none to take their place.
+    /// The groups are read in the order of their oldest times, keeping only the numbers and times of
+    /// the old lines and each group's oldest time of the rest; once `limit` old entries are found, a
+    /// group whose oldest time is after the last of them has none to take their place.
     func pruneJournal(before time: Int64, limit: Int) throws -> Int {
         guard limit > 0 else { return 0 }
-        let candidates = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT grp, oldest FROM journal_filter WHERE oldest < ? ORDER BY oldest, grp"), arguments: [time])
-        let blocks = try db.cachedStatement(sql: "SELECT last, entries FROM journal_block WHERE last BETWEEN ?1 AND ?2")
-        var read: [(group: Int64, blocks: [(last: Int64, text: [UInt8], lines: [JournalBlock.Line])])] = []
-        var old: [(time: Int64, sequence: Int64)] = []
-        for row in candidates {
-            let group: Int64 = row[0]
-            let oldest: Int64 = row[1]
-            if old.count >= limit {
-                old.sort { ($0.time, $0.sequence) < ($1.time, $1.sequence) }
-                old.removeLast(old.count - limit)
-                if let last = old.last, oldest > last.time { break }
-            }
-            let first = group << Self.journalGroupShift
-            let rows = try Row.fetchCursor(blocks, arguments: [first, first + (1 << Self.journalGroupShift) - 1])
-            var groupBlocks: [(last: Int64, text: [UInt8], lines: [JournalBlock.Line])] = []
-            while let row = try rows.next() {
-                let text = try row.withUnsafeData(atIndex: 1) { [UInt8]($0 ?? Data()) }
-                let lines = try text.withUnsafeBytes { try JournalBlock.lines($0) }
-                old += lines.lazy.filter { $0.time < time }.map { (time: $0.time, sequence: $0.sequence) }
-                groupBlocks.append((row[0], text, lines))
-            }
-            read.append((group, groupBlocks))
-        }
-        old.sort { ($0.time, $0.sequence) < ($1.time, $1.sequence) }
-        let pruned = Set(old.prefix(limit).map(\.sequence))
-        guard !pruned.isEmpty else { return 0 }
-        let update = try db.cachedStatement(sql: "UPDATE journal_block SET entries = ?2 WHERE last = ?1")
-        let delete = try db.cachedStatement(sql: "DELETE FROM journal_block WHERE last = ?")
+        let (old, oldestLeft) = try oldestJournalLines(before: time, limit: limit)
+        guard !old.isEmpty else { return 0 }
+        let pruned = Set(old.map(\.sequence))
+        for last in Set(old.map(\.row)) { try removeJournalLines(pruned, fromRow: last) }
         let setOldest = try db.cachedStatement(sql: "UPDATE journal_filter SET oldest = ?2 WHERE grp = ?1")
-        for (group, groupBlocks) in read {
-            var oldest = Int64.max
-            for block in groupBlocks {
-                let kept = block.lines.filter { !pruned.contains($0.sequence) }
-                oldest = kept.reduce(oldest) { min($0, $1.time) }
-                guard kept.count < block.lines.count else { continue }
-                guard !kept.isEmpty else {
-                    try StatementStep.run(delete, .int(block.last), in: db)
-                    continue
-                }
-                var text: [UInt8] = []
-                for line in kept {
-                    text += block.text[line.bytes]
-                    text.append(UInt8(ascii: "\n"))
-                }
-                try insertBlock(update, last: block.last, text)
-            }
-            try StatementStep.run(setOldest, .int(group), .int(oldest), in: db)
+        for group in Set(old.map { $0.sequence >> Self.journalGroupShift }) {
+            try StatementStep.run(setOldest, .int(group), .int(oldestLeft[group] ?? .max), in: db)
         }
         try db.execute(
             sql: """
@@ -185,6 +145,66 @@ extension SQLiteTransaction {
                 WHERE grp < coalesce((SELECT min(last) FROM journal_block) >> \(Self.journalGroupShift), (SELECT max(grp) + 1 FROM journal_filter))
                 """)
         return pruned.count
+    }
+
+    /// A line `pruneJournal` takes: its time, its number, and the row that holds it.
+    private typealias OldLine = (time: Int64, sequence: Int64, row: Int64)
+
+    /// The `limit` oldest lines older than `time`, and for each group they lie in the oldest time of
+    /// the lines that stay.
+    private func oldestJournalLines(before time: Int64, limit: Int) throws -> ([OldLine], [Int64: Int64]) {
+        let shift = Self.journalGroupShift
+        let candidates = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT grp, oldest FROM journal_filter WHERE oldest < ? ORDER BY oldest, grp"), arguments: [time])
+        let groupRows = try db.cachedStatement(sql: "SELECT last, entries FROM journal_block WHERE last BETWEEN ?1 AND ?2")
+        var old: [OldLine] = []
+        var oldestLeft: [Int64: Int64] = [:]
+        func takeOldest() {
+            old.sort { ($0.time, $0.sequence) < ($1.time, $1.sequence) }
+            for e in old.dropFirst(limit) { oldestLeft[e.sequence >> shift] = min(oldestLeft[e.sequence >> shift] ?? .max, e.time) }
+            old.removeSubrange(min(limit, old.count)...)
+        }
+        for row in candidates {
+            let group: Int64 = row[0]
+            let oldest: Int64 = row[1]
+            if old.count >= limit {
+                takeOldest()
+                if let last = old.last, oldest > last.time { break }
+            }
+            let first = group << shift
+            let rows = try Row.fetchCursor(groupRows, arguments: [first, first + (1 << shift) - 1])
+            while let row = try rows.next() {
+                let last: Int64 = row[0]
+                for line in try row.withUnsafeData(atIndex: 1, { data in try (data ?? Data()).withUnsafeBytes { try JournalBlock.lines($0) } }) {
+                    if line.time < time {
+                        old.append((line.time, line.sequence, last))
+                    } else {
+                        oldestLeft[group] = min(oldestLeft[group] ?? .max, line.time)
+                    }
+                }
+            }
+        }
+        takeOldest()
+        return (old, oldestLeft)
+    }
+
+    /// Rewrites the row `last` without the lines numbered in `pruned`, or deletes it if none is left.
+    private func removeJournalLines(_ pruned: Set<Int64>, fromRow last: Int64) throws {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT entries FROM journal_block WHERE last = ?"), arguments: [last])
+        else { return }
+        let text = try Self.withLines(of: row) { text, lines in
+            var kept: [UInt8] = []
+            for line in lines where !pruned.contains(line.sequence) {
+                kept += text[line.bytes]
+                kept.append(UInt8(ascii: "\n"))
+            }
+            return kept
+        }
+        if text.isEmpty {
+            try StatementStep.run(db.cachedStatement(sql: "DELETE FROM journal_block WHERE last = ?"), .int(last), in: db)
+        } else {
+            try writeBlock(db.cachedStatement(sql: "UPDATE journal_block SET entries = ?2 WHERE last = ?1"), last: last, text)
+        }
     }
 
     /// Calls `body` with the bytes of the block in the first column of `row` and their lines.

@@ -132,11 +132,12 @@ enum StoreSchema {
         try db.execute(sql: "DROP TABLE journal_index; DROP INDEX journal_time")
     }
 
-    /// Moves the entries of `journal` into `journal_block`, in runs of one group as the writer makes them.
+    /// Moves the entries of `journal` into `journal_block`, in runs of one group as the writer makes
+    /// them, each entry's text as it is stored.
     private static func blockJournal(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE journal_block(last INTEGER PRIMARY KEY, entries TEXT NOT NULL)")
         let insert = try db.makeStatement(sql: "INSERT INTO journal_block(last, entries) VALUES (?, ?)")
-        let rows = try Row.fetchCursor(db, sql: "SELECT seq, subject, entry FROM journal ORDER BY seq")
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, time, subject, entry FROM journal ORDER BY seq")
         var text: [UInt8] = []
         var lines = 0
         var last: Int64 = 0
@@ -149,7 +150,7 @@ enum StoreSchema {
                 text.removeAll(keepingCapacity: true)
                 lines = 0
             }
-            JournalBlock.append(try JournalEntry(subject: row[1], text: row[2]), sequence: sequence, to: &text)
+            JournalBlock.append(sequence: sequence, time: row[1], subject: row[2], text: row[3], to: &text)
             lines += 1
             last = sequence
         }

@@ -79,6 +79,8 @@ import Testing
         }
         #expect(try await store.trace("u").isEmpty)
         #expect(try await store.trace("e9999") == [entries[9999]])
+        #expect(try await store.trace("e4094") == [entries[4094]], "the last number of a group")
+        #expect(try await store.trace("e4095") == [entries[4095]], "the first number of the next")
     }
 
     /// The stored text is canonical JSON (written again from its parse, the same bytes) and reads
@@ -137,6 +139,7 @@ import Testing
         #expect(try await store.trace("mine") == Array(mine.suffix(3)))
         #expect(try await store.trace("e0-0").isEmpty)
         #expect(try await store.trace("e9-1499").count == 1)
+        #expect(try await store.write { tx in try tx.pruneJournal(before: 10, limit: 100_000) } == 1500, "the oldest time left is known")
     }
 
     /// Writers appending at once (PostgreSQL's concurrent workers, the SQLite writer's queue) each

@@ -88,8 +88,8 @@ import Testing
         return entries
     }
 
-    /// Turns the journal of the store at `path`, which holds `entries` and nothing else, back into a
-    /// row per entry, as it was kept before its entries were lines of blocks.
+    /// Turns the journal of the store at `path`, which holds `entries` and nothing else, into a row
+    /// per entry: the shape the migration "journal blocks" starts from.
     func keepARowPerEntry(_ entries: [JournalEntry], at path: String) async throws {
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in
@@ -163,6 +163,7 @@ import Testing
         #expect(try await store.read { tx in try tx.journalEntries(after: 4095, limit: 2) }.map(\.sequence) == [4096, 4097])
         #expect(try await store.trace("u2", limit: 10_000) == entries.filter { $0.keys.contains("u2") })
         #expect(try await store.trace("e4097") == [entries[4097]])
+        #expect(try await store.trace("e4094") == [entries[4094]], "the last number of a group")
         #expect(try await store.write { tx in try tx.pruneJournal(before: 300) } == 300)
         #expect(try await store.trace("e299").isEmpty)
         #expect(try await store.trace("e300") == [entries[300]])

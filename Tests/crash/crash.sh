@@ -34,8 +34,9 @@ cd "$WORK"
 RANDOM=$SEED
 . "$HERE/../lib/checks.sh"
 # rows STORE TABLE…: the rows of the TABLEs together — journal_block counting its entries, a line
-# each — a table not created yet (or the whole store) counting none. A store sqlite3 cannot read (locked past 5 s, malformed) answers with sqlite3's
-# error, which is not a number, rather than with 0, which would read as empty.
+# each — a table not created yet (or the whole store) counting none. A store sqlite3 cannot read
+# (locked past 5 s, malformed) answers with sqlite3's error, which is not a number, rather than with
+# 0, which would read as empty.
 rows() {
   local store=$1 present sum=0 table; shift
   [ -e "$store" ] || { echo 0; return; }
@@ -152,7 +153,7 @@ for i in $(seq "$KILLS"); do
     d=$(documents "loaded-$i.sqlite")
     j=$(rows "loaded-$i.sqlite" journal_block journal_filter)
     points="$points ${at_ms}ms:$n/$d/$j"
-    # Empty: no event claimed, no document, no journal; complete: every event, document and journal row.
+    # Empty: no event claimed, no document, no journal; complete: every event, document and journal entry.
     { [ "$n" = 0 ] && [ "$d" = 0 ] && [ "$j" = 0 ]; } || { [ "$n" = "$total" ] && [ "$d" = "$total_documents" ] && [ "$j" = "$total_journal" ]; } || whole=no
   fi
   resumed_identical "loaded-$i" && identical=$((identical + 1))
