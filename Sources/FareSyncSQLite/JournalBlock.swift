@@ -41,12 +41,13 @@ enum JournalBlock {
         out.append(tab)
     }
 
-    /// One line of a block: its number and time, and where it lies in the block's bytes (without
-    /// its line feed).
+    /// One line of a block: its number and time, where it lies in the block's bytes (without its
+    /// line feed), and where its subject begins.
     struct Line {
         let sequence: Int64
         let time: Int64
         let bytes: Range<Int>
+        let subject: Int
     }
 
     /// The lines of `text`, in order.
@@ -59,7 +60,7 @@ enum JournalBlock {
             var field = start
             let sequence = try integer(text, &field, end)
             let time = try integer(text, &field, end)
-            lines.append(Line(sequence: sequence, time: time, bytes: start..<end))
+            lines.append(Line(sequence: sequence, time: time, bytes: start..<end, subject: field))
             start = end + 1
         }
         return lines
@@ -67,11 +68,8 @@ enum JournalBlock {
 
     /// The entry `line` of `text` holds.
     static func entry(_ line: Line, in text: UnsafeRawBufferPointer) throws -> JournalEntry {
-        var field = line.bytes.lowerBound
-        _ = try integer(text, &field, line.bytes.upperBound)
-        _ = try integer(text, &field, line.bytes.upperBound)
-        guard let subjectEnd = text[field..<line.bytes.upperBound].firstIndex(of: tab),
-            let subject = try JSONParser.parse(String(decoding: text[field..<subjectEnd], as: UTF8.self)).stringValue
+        guard let subjectEnd = text[line.subject..<line.bytes.upperBound].firstIndex(of: tab),
+            let subject = try JSONParser.parse(String(decoding: text[line.subject..<subjectEnd], as: UTF8.self)).stringValue
         else { throw unreadable(text, line.bytes) }
         return try JournalEntry(subject: subject, text: String(decoding: text[(subjectEnd + 1)..<line.bytes.upperBound], as: UTF8.self))
     }

@@ -175,7 +175,7 @@ extension SQLiteTransaction {
             let rows = try Row.fetchCursor(groupRows, arguments: [first, first + (1 << shift) - 1])
             while let row = try rows.next() {
                 let last: Int64 = row[0]
-                for line in try row.withUnsafeData(atIndex: 1, { data in try (data ?? Data()).withUnsafeBytes { try JournalBlock.lines($0) } }) {
+                for line in try Self.withLines(of: row, column: 1, { _, lines in lines }) {
                     if line.time < time {
                         old.append((line.time, line.sequence, last))
                     } else {
@@ -207,9 +207,11 @@ extension SQLiteTransaction {
         }
     }
 
-    /// Calls `body` with the bytes of the block in the first column of `row` and their lines.
-    private static func withLines<T>(of row: Row, _ body: (UnsafeRawBufferPointer, [JournalBlock.Line]) throws -> T) throws -> T {
-        try row.withUnsafeData(atIndex: 0) { data in
+    /// Calls `body` with the bytes of the block in `column` of `row` and their lines.
+    private static func withLines<T>(
+        of row: Row, column: Int = 0, _ body: (UnsafeRawBufferPointer, [JournalBlock.Line]) throws -> T
+    ) throws -> T {
+        try row.withUnsafeData(atIndex: column) { data in
             try (data ?? Data()).withUnsafeBytes { text in try body(text, try JournalBlock.lines(text)) }
         }
     }
