@@ -7,9 +7,9 @@ import GRDB
 /// number in `journal_head`), stored as lines of text in `journal_block` rows (`JournalBlock`), a
 /// row per run of at most `journalBlockEntries` entries of one group of numbers, keyed by the
 /// newest number it was written with; and for each group a row in `journal_filter`: a filter of the
-/// keys its entries name (`JournalKeyFilter`) and their oldest time. A batch's entries are written
-/// as one row per run, in the batch's transaction; the row of each group the batch reaches is read,
-/// given the batch's keys and times, and written back once.
+/// keys its entries name (`JournalKeyFilter`) and their oldest time. A batch's entries are made into
+/// rows beside the writer (`PendingJournal`) and written by the transaction's flush; the row of each
+/// group they reach is read, given their keys and times, and written back once a flush.
 ///
 /// Why rows of many entries, filters and not a row per key, and an oldest time per group and not an
 /// index of times: each row is a B-tree insert on the writer, which holds up every batch behind it,
@@ -23,57 +23,55 @@ extension SQLiteTransaction {
     /// Entries per row of `journal_block` at most: a trace reads a whole row whose text names its key.
     static let journalBlockEntries = 256
 
+    /// Numbers `entries` and leaves their text to be made beside the writer (`PendingJournal`);
+    /// `flushJournal()` writes it.
     func appendJournal(_ entries: [JournalEntry]) throws {
         guard !entries.isEmpty else { return }
-        var sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
+        let head = try journalHead ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
+        pendingJournal.add(entries, numberedFrom: head + 1)
+        journalHead = head + Int64(entries.count)
+    }
+
+    /// Writes the rows of the entries appended since the last flush, adds their keys and times to
+    /// their groups' rows of `journal_filter`, each read and written once, and sets `journal_head`.
+    func flushJournal() throws {
+        let runs = pendingJournal.take()
+        guard let head = journalHead, !runs.isEmpty else { return }
         let insert = try db.cachedStatement(sql: "INSERT INTO journal_block(last, entries) VALUES (?1, ?2)")
-        var group: JournalGroup?
-        var text: [UInt8] = []
-        text.reserveCapacity(min(entries.count, Self.journalBlockEntries) * 512)
-        var lines = 0
-        for e in entries {
-            let number = (sequence + 1) >> Self.journalGroupShift
-            if lines == Self.journalBlockEntries || (lines > 0 && group?.number != number) {
-                try writeBlock(insert, last: sequence, text)
-                text.removeAll(keepingCapacity: true)
-                lines = 0
+        var groups: [PendingJournal.Group] = []
+        for run in runs {
+            for row in run.rows { try writeBlock(insert, last: row.last, row.text) }
+            for added in run.groups {
+                if groups.last?.number == added.number {
+                    groups[groups.count - 1].oldest = min(groups[groups.count - 1].oldest, added.oldest)
+                    groups[groups.count - 1].filter.formUnion(added.filter)
+                } else {
+                    groups.append(added)
+                }
             }
-            if group?.number != number {
-                if let group { try store(group) }
-                group = try journalGroup(number) ?? JournalGroup(number: number, oldest: .max, filter: JournalKeyFilter())
-            }
-            sequence += 1
-            JournalBlock.append(e, sequence: sequence, to: &text)
-            lines += 1
-            let oldest = min(group?.oldest ?? .max, e.retentionTime)
-            group?.oldest = oldest
-            for k in e.keys { group?.filter.insert(k) }
         }
-        try writeBlock(insert, last: sequence, text)
-        if let group { try store(group) }
-        try StatementStep.run(db.cachedStatement(sql: "UPDATE journal_head SET seq = ?"), .int(sequence), in: db)
+        for var group in groups {
+            if let stored = try journalGroup(group.number) {
+                group.oldest = min(group.oldest, stored.oldest)
+                group.filter.formUnion(stored.filter)
+            }
+            try store(group)
+        }
+        try StatementStep.run(db.cachedStatement(sql: "UPDATE journal_head SET seq = ?"), .int(head), in: db)
     }
 
     private func writeBlock(_ statement: Statement, last: Int64, _ text: [UInt8]) throws {
         try text.withUnsafeBufferPointer { utf8 in try StatementStep.run(statement, .int(last), .utf8(utf8), in: db) }
     }
 
-    /// A row of `journal_filter`: a group's filter, and the oldest time of its entries, which the
-    /// prune reads instead of an index of every entry's time.
-    private struct JournalGroup {
-        let number: Int64
-        var oldest: Int64
-        var filter: JournalKeyFilter
-    }
-
-    private func journalGroup(_ number: Int64) throws -> JournalGroup? {
+    private func journalGroup(_ number: Int64) throws -> PendingJournal.Group? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT oldest, bits FROM journal_filter WHERE grp = ?"), arguments: [number]),
             let filter = JournalKeyFilter(bytes: [UInt8](row[1] as Data))
         else { return nil }
-        return JournalGroup(number: number, oldest: row[0], filter: filter)
+        return PendingJournal.Group(number: number, oldest: row[0], filter: filter)
     }
 
-    private func store(_ group: JournalGroup) throws {
+    private func store(_ group: PendingJournal.Group) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO journal_filter(grp, oldest, bits) VALUES (?, ?, ?)")
             .execute(arguments: [group.number, group.oldest, Data(group.filter.bytes)])
     }
@@ -82,6 +80,7 @@ extension SQLiteTransaction {
     /// the groups that may hold it until `limit` entries are found.
     func journal(key: String, limit: Int) throws -> [JournalEntry] {
         guard limit > 0 else { return [] }
+        try flushJournal()
         let probe = JournalKeyFilter.Probe(key)
         let quoted = JournalEntry.quoted(key)
         let needle = Array(quoted.utf8)
@@ -108,6 +107,7 @@ extension SQLiteTransaction {
 
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
         guard limit > 0 else { return [] }
+        try flushJournal()
         let rows = try Row.fetchCursor(
             db.cachedStatement(sql: "SELECT entries FROM journal_block WHERE last > ? ORDER BY last"), arguments: [after])
         var page: [(sequence: Int64, entry: JournalEntry)] = []
@@ -131,6 +131,7 @@ extension SQLiteTransaction {
     /// group whose oldest time is after the last of them has none to take their place.
     func pruneJournal(before time: Int64, limit: Int) throws -> Int {
         guard limit > 0 else { return 0 }
+        try flushJournal()
         let (old, oldestLeft) = try oldestJournalLines(before: time, limit: limit)
         guard !old.isEmpty else { return 0 }
         let pruned = Set(old.map(\.sequence))

@@ -16,6 +16,11 @@ final class SQLiteTransaction: WriteBackTransaction {
     /// The accounts that have parked events, read once per transaction when first needed.
     var parkedAccounts: Set<ByteKey>?
 
+    /// The journal entries appended and not yet written (`PendingJournal`), and the number of the
+    /// newest of them, or nil before the transaction's first append.
+    let pendingJournal = PendingJournal()
+    var journalHead: Int64?
+
     /// Counts the flushes and commits that make a read ahead stale (nil on a reader connection).
     let epochs: ReadAheadEpochs?
 
@@ -58,8 +63,10 @@ final class SQLiteTransaction: WriteBackTransaction {
     }
 
     /// Writes the overlay's changes to SQLite in key order: documents (with their feed positions
-    /// and tombstones), accounts, contract orders, open reservations, one prepared statement per row.
+    /// and tombstones), accounts, contract orders, open reservations, one prepared statement per row;
+    /// and the journal entries appended since the last flush.
     func flush() throws {
+        try flushJournal()
         epochs?.flushed()
         let changes = overlay.takeChanges()
         defer { leftovers.items.append(changes) }

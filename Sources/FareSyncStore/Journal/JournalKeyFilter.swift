@@ -59,6 +59,12 @@ package struct JournalKeyFilter: Sendable {
         }
     }
 
+    /// Adds the keys of `other`, a filter of the same size.
+    package mutating func formUnion(_ other: JournalKeyFilter) {
+        precondition(other.bytes.count == bytes.count, "filters of one size")
+        for i in bytes.indices { bytes[i] |= other.bytes[i] }
+    }
+
     /// False when the key was never inserted; true when it was, or, rarely, when other keys set its bits.
     package func mayContain(_ probe: Probe) -> Bool {
         bytes.withUnsafeBytes { probe.isSet(in: $0) }
