@@ -42,6 +42,10 @@ final class CommitGroup: @unchecked Sendable {
         do {
             let tx: SQLiteTransaction
             if let open {
+                // A flush that failed (a read's, between writes) lost what it took; a statement
+                // interrupted inside the transaction rolled it back: either way the group is lost.
+                if let failed = open.flushFailure { throw failed }
+                guard db.isInsideTransaction else { throw DatabaseError(message: "the commit group's transaction was rolled back") }
                 tx = open
             } else {
                 try db.beginTransaction(.immediate)
@@ -62,7 +66,12 @@ final class CommitGroup: @unchecked Sendable {
     func finish(_ db: Database) throws -> Leftovers? {
         ended = true
         if let failure { throw CommitGroupError(cause: failure) }
-        return try commit(db)
+        do {
+            return try commit(db)
+        } catch {
+            abandon(db)
+            throw error
+        }
     }
 
     /// Commits what the group holds, if anything, and goes on; whether it committed, and what the

@@ -7,8 +7,9 @@ import Synchronization
 /// on another thread, and written by the transaction's `flush()`.
 ///
 /// Why another thread: the store's writer applies one batch after another, and a batch's entries
-/// are only read again once committed; so their text is made beside the writer's next batch rather
-/// than in its way. What reaches SQLite, in which transaction, is the same as if the writer made it.
+/// are written only at the flush before the commit, or before a read of the journal on the same
+/// transaction; so their text is made beside the writer's next batch rather than in its way. They
+/// reach SQLite in the transaction of the batch that appended them.
 ///
 /// ```swift
 /// let pending = PendingJournal()
@@ -30,6 +31,9 @@ final class PendingJournal: Sendable {
         var oldest: Int64
         var filter: JournalKeyFilter
     }
+
+    /// The most entries an append leaves to be made beside the writer: a worker's batch makes fewer.
+    static let mostBeside = 2 << SQLiteTransaction.journalGroupShift
 
     private let encoding = DispatchGroup()
     /// The runs made so far, by the number of their first entry.

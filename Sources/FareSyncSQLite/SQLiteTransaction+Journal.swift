@@ -23,19 +23,37 @@ extension SQLiteTransaction {
     /// Entries per row of `journal_block` at most: a trace reads a whole row whose text names its key.
     static let journalBlockEntries = 256
 
-    /// Numbers `entries` and leaves their text to be made beside the writer (`PendingJournal`);
-    /// `flushJournal()` writes it.
+    /// Numbers `entries` and leaves their text to be made beside the writer (`PendingJournal`) for
+    /// the next flush to write. An append of more than `PendingJournal.mostBeside` entries (a
+    /// load's shard) is written at once instead, a group of numbers at a time: made beside the
+    /// writer, its whole text would be held until the flush.
     func appendJournal(_ entries: [JournalEntry]) throws {
         guard !entries.isEmpty else { return }
         let head = try journalHead ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
-        pendingJournal.add(entries, numberedFrom: head + 1)
         journalHead = head + Int64(entries.count)
+        guard entries.count > PendingJournal.mostBeside else {
+            pendingJournal.add(entries, numberedFrom: head + 1)
+            return
+        }
+        var start = 0
+        while start < entries.count {
+            let first = head + 1 + Int64(start)
+            let groupEnd = ((first >> Self.journalGroupShift) + 1) << Self.journalGroupShift
+            let end = min(entries.count, start + Int(groupEnd - first))
+            try writeJournal([PendingJournal.run(Array(entries[start..<end]), numberedFrom: first)])
+            start = end
+        }
     }
 
-    /// Writes the rows of the entries appended since the last flush, adds their keys and times to
-    /// their groups' rows of `journal_filter`, each read and written once, and sets `journal_head`.
+    /// Writes the entries appended since the last flush: what a read of the journal on this
+    /// transaction must see first.
     func flushJournal() throws {
-        let runs = pendingJournal.take()
+        try holdingFailure { try writeJournal(pendingJournal.take()) }
+    }
+
+    /// Writes `runs`' rows, adds their keys and times to their groups' rows of `journal_filter`, each
+    /// read and written once, and sets `journal_head` to the newest number appended.
+    func writeJournal(_ runs: [PendingJournal.Run]) throws {
         guard let head = journalHead, !runs.isEmpty else { return }
         let insert = try db.cachedStatement(sql: "INSERT INTO journal_block(last, entries) VALUES (?1, ?2)")
         var groups: [PendingJournal.Group] = []

@@ -17,9 +17,13 @@ final class SQLiteTransaction: WriteBackTransaction {
     var parkedAccounts: Set<ByteKey>?
 
     /// The journal entries appended and not yet written (`PendingJournal`), and the number of the
-    /// newest of them, or nil before the transaction's first append.
+    /// newest entry appended, or nil before the transaction's first append.
     let pendingJournal = PendingJournal()
     var journalHead: Int64?
+
+    /// Set once a flush failed: what it took from the overlay or the pending journal is gone, so the
+    /// transaction can only roll back, and every later flush fails with the same error.
+    private(set) var flushFailure: (any Error)?
 
     /// Counts the flushes and commits that make a read ahead stale (nil on a reader connection).
     let epochs: ReadAheadEpochs?
@@ -64,9 +68,26 @@ final class SQLiteTransaction: WriteBackTransaction {
 
     /// Writes the overlay's changes to SQLite in key order: documents (with their feed positions
     /// and tombstones), accounts, contract orders, open reservations, one prepared statement per row;
-    /// and the journal entries appended since the last flush.
+    /// then the journal entries appended since the last flush, whose text was made meanwhile.
     func flush() throws {
-        try flushJournal()
+        try holdingFailure {
+            try writeOverlay()
+            try writeJournal(pendingJournal.take())
+        }
+    }
+
+    /// Runs a write of what the transaction held back; a failure is kept (`flushFailure`).
+    func holdingFailure(_ write: () throws -> Void) throws {
+        if let flushFailure { throw flushFailure }
+        do {
+            try write()
+        } catch {
+            flushFailure = error
+            throw error
+        }
+    }
+
+    private func writeOverlay() throws {
         epochs?.flushed()
         let changes = overlay.takeChanges()
         defer { leftovers.items.append(changes) }

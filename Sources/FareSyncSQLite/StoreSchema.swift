@@ -132,8 +132,8 @@ enum StoreSchema {
         try db.execute(sql: "DROP TABLE journal_index; DROP INDEX journal_time")
     }
 
-    /// Moves the entries of `journal` into `journal_block`, in runs of one group as the writer makes
-    /// them, each entry's text as it is stored.
+    /// Moves the entries of `journal` into `journal_block`, in runs of at most `journalBlockEntries`
+    /// of one group as `appendJournal` writes them, each entry's text as it is stored.
     private static func blockJournal(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE journal_block(last INTEGER PRIMARY KEY, entries TEXT NOT NULL)")
         let insert = try db.makeStatement(sql: "INSERT INTO journal_block(last, entries) VALUES (?, ?)")
