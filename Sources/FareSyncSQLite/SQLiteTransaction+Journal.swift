@@ -32,23 +32,27 @@ extension SQLiteTransaction {
         let head = try journalHead ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM journal_head")) ?? 0
         journalHead = head + Int64(entries.count)
         guard entries.count > PendingJournal.mostBeside else {
-            pendingJournal.add(entries, numberedFrom: head + 1)
+            let pending = pendingJournal ?? PendingJournal()
+            pendingJournal = pending
+            pending.add(entries, numberedFrom: head + 1)
             return
         }
-        var start = 0
-        while start < entries.count {
-            let first = head + 1 + Int64(start)
-            let groupEnd = ((first >> Self.journalGroupShift) + 1) << Self.journalGroupShift
-            let end = min(entries.count, start + Int(groupEnd - first))
-            try writeJournal([PendingJournal.run(Array(entries[start..<end]), numberedFrom: first)])
-            start = end
+        try holdingFailure {
+            var start = 0
+            while start < entries.count {
+                let first = head + 1 + Int64(start)
+                let groupEnd = ((first >> Self.journalGroupShift) + 1) << Self.journalGroupShift
+                let end = min(entries.count, start + Int(groupEnd - first))
+                try writeJournal([PendingJournal.run(Array(entries[start..<end]), numberedFrom: first)])
+                start = end
+            }
         }
     }
 
     /// Writes the entries appended since the last flush: what a read of the journal on this
     /// transaction must see first.
     func flushJournal() throws {
-        try holdingFailure { try writeJournal(pendingJournal.take()) }
+        try holdingFailure { try writeJournal(pendingJournal?.take() ?? []) }
     }
 
     /// Writes `runs`' rows, adds their keys and times to their groups' rows of `journal_filter`, each

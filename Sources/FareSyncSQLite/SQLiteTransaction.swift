@@ -17,8 +17,9 @@ final class SQLiteTransaction: WriteBackTransaction {
     var parkedAccounts: Set<ByteKey>?
 
     /// The journal entries appended and not yet written (`PendingJournal`), and the number of the
-    /// newest entry appended, or nil before the transaction's first append.
-    let pendingJournal = PendingJournal()
+    /// newest entry appended: both nil before the transaction's first append, so that a reader's
+    /// transaction holds neither.
+    var pendingJournal: PendingJournal?
     var journalHead: Int64?
 
     /// Set once a flush failed: what it took from the overlay or the pending journal is gone, so the
@@ -72,7 +73,7 @@ final class SQLiteTransaction: WriteBackTransaction {
     func flush() throws {
         try holdingFailure {
             try writeOverlay()
-            try writeJournal(pendingJournal.take())
+            try writeJournal(pendingJournal?.take() ?? [])
         }
     }
 

@@ -1,5 +1,6 @@
 import FareSyncSQLite
 import FareSyncStore
+import GRDB
 import Testing
 
 /// SQLite's journal within a transaction: made beside the writer (`PendingJournal`), written by the
@@ -86,5 +87,43 @@ import Testing
         // The large append's times are the oldest: its first 5000 go first.
         #expect(try await store.write { tx in try tx.pruneJournal(before: 1_000_000, limit: 5000) } == 5000)
         #expect(try await store.journal() == small + large[5000...] + [all[13_000]])
+    }
+
+    /// A flush that fails, here a read's flush in the middle of a commit group whose journal row a
+    /// trigger refuses, leaves the group only to roll back: the next write of the group fails with it
+    /// even though its own entry is fine, the group fails, and none of its entries or numbers stay.
+    @Test func aFailedFlushLeavesItsCommitGroupOnlyToRollBack() async throws {
+        let tmp = try TemporaryStore()
+        let store = try SQLiteStore(path: tmp.path)
+        let first = Self.entry("e1", time: 10, keys: ["e1", "u1"])
+        try await store.write { tx in try tx.appendJournal([first]) }
+        let refusing = try DatabaseQueue(path: tmp.path)
+        try await refusing.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER refuse BEFORE INSERT ON journal_block WHEN instr(NEW.entries, 'poison') > 0
+                    BEGIN SELECT RAISE(ABORT, 'refused'); END
+                    """)
+        }
+        try refusing.close()
+
+        var traced = false
+        var wroteAfter = false
+        await #expect(throws: (any Error).self) {
+            try await store.withGroupedCommits(.max) {
+                try await store.write { tx in try tx.appendJournal([Self.entry("poison", time: 20, keys: ["poison", "u1"])]) }
+                traced = (try? await store.trace("u1")) != nil
+                wroteAfter = (try? await store.write { tx in try tx.appendJournal([Self.entry("e3", time: 30, keys: ["e3", "u1"])]) }) != nil
+            }
+        }
+        #expect(!traced, "the read whose flush failed fails")
+        #expect(!wroteAfter, "a write after a failed flush fails, though its own entry is fine")
+        #expect(try await store.journal() == [first])
+
+        let next = Self.entry("e4", time: 40, keys: ["e4", "u1"])
+        try await store.write { tx in try tx.appendJournal([next]) }
+        let numbered = try await store.read { tx in try tx.journalEntries(after: 0, limit: 10) }
+        #expect(numbered.map(\.sequence) == [1, 2], "the group rolled back leaves no number taken")
+        #expect(try await store.trace("u1") == [first, next])
     }
 }
