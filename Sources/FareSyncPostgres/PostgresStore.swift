@@ -34,6 +34,14 @@ public final class PostgresStore: DocumentStore {
     /// The write transactions run again after a serialization failure or deadlock.
     public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
 
+    /// How often this store's write transactions took the feed's lock, how long they waited for it
+    /// and held it.
+    public let feedLock = FeedLockTimes()
+
+    /// The key of the transaction-scoped advisory lock under which feed positions are handed out
+    /// (`PostgresTransaction.lockFeed()`).
+    package static let feedLockKey: Int64 = 0x4661_7265_5379_6E63  // "FareSync"
+
     /// Connects, and brings the schema up to date.
     public init(url: PostgresURL, reconnectFor: Duration = .seconds(60), logger: Logger = Logger(label: "faresync.postgres")) async throws {
         self.url = url
@@ -108,7 +116,7 @@ public final class PostgresStore: DocumentStore {
                 return try await client.withConnection { connection in
                     waiting.cancel()
                     let session = PostgresSession(connection: connection, logger: logger)
-                    return try await NIOThreadPool.singleton.runIfActive { try Self.run(begin, body, in: session) }
+                    return try await NIOThreadPool.singleton.runIfActive { [feedLock] in try Self.run(begin, body, in: session, feedLock: feedLock) }
                 }
             } catch let failure as BodyFailure {
                 throw failure.error
@@ -132,11 +140,17 @@ public final class PostgresStore: DocumentStore {
         let error: any Error
     }
 
-    /// One attempt: begin, the body, the overlay's flush, commit; rollback if anything throws.
-    private static func run<T>(_ begin: PostgresQuery, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession) throws -> T {
+    /// One attempt: begin, the body, the overlay's flush, commit; rollback if anything throws. The
+    /// time it waited for the feed's lock and held it, to its end, is added to `feedLock`.
+    private static func run<T>(
+        _ begin: PostgresQuery, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, feedLock: FeedLockTimes
+    ) throws -> T {
         try session.execute(begin)
+        let tx = PostgresTransaction(session)
+        defer {
+            if let taken = tx.feedLockTaken { feedLock.add(waited: taken.waited, held: ContinuousClock.now - taken.at) }
+        }
         do {
-            let tx = PostgresTransaction(session)
             let result: T
             do {
                 result = try body(tx)

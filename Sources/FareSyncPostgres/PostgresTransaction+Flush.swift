@@ -3,8 +3,6 @@ import FareSyncStore
 import PostgresNIO
 
 extension PostgresTransaction {
-    /// The key of the transaction-scoped advisory lock under which feed positions are handed out.
-    static let feedLock: Int64 = 0x4661_7265_5379_6E63  // "FareSync"
 
     /// Writes the overlay: documents (with their feed positions and tombstones), accounts, contract
     /// orders, open reservations, the park and the journal, each kind as one set statement in key order.
@@ -44,9 +42,11 @@ extension PostgresTransaction {
 
     /// Takes the feed's lock, once per transaction; it is held until the transaction ends.
     func lockFeed() throws {
-        guard !holdsFeedLock else { return }
-        try session.execute("SELECT pg_advisory_xact_lock(\(Self.feedLock))")
-        holdsFeedLock = true
+        guard feedLockTaken == nil else { return }
+        let asked = ContinuousClock.now
+        try session.execute("SELECT pg_advisory_xact_lock(\(PostgresStore.feedLockKey))")
+        let taken = ContinuousClock.now
+        feedLockTaken = (taken, taken - asked)
     }
 
     /// Deletes, then upserts, and gives each document that changed (set, or deleted while stored)

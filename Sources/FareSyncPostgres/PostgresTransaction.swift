@@ -20,8 +20,9 @@ final class PostgresTransaction: WriteBackTransaction {
     /// The journal entries appended in this transaction, written and numbered by `flush()`.
     var journalPending: [JournalEntry] = []
 
-    /// Whether the transaction holds the feed's lock (`lockFeed()`).
-    var holdsFeedLock = false
+    /// When the transaction took the feed's lock (`lockFeed()`), and how long it waited for it; nil
+    /// while it does not hold it.
+    var feedLockTaken: (at: ContinuousClock.Instant, waited: Duration)?
 
     init(_ session: PostgresSession) { self.session = session }
 

@@ -33,7 +33,8 @@ extension Bench {
         // What the broker holds (the log's unreadable lines are not published), which the groups
         // below commit positions past.
         let messages = Int(try Self.workerSummary(drainErrors).messages)
-        let (rates, busyCores, conflicts) = try await groupRates(command: command, messages: messages, server: serverURL, directory: run.dir)
+        let groups = try await groupDrains(command: command, messages: messages, server: serverURL, directory: run.dir)
+        let rates = groups.rates
         let (documents, floorTime) = try await PostgresBench.rawFloor(finalDocumentsOf: drained, server: serverURL)
         let floorRate = rate(events, floorTime)
         let writes = try ContractFloor.writes(ofLog: log)
@@ -49,17 +50,7 @@ extension Bench {
             String(
                 format: "  INSERT … ON CONFLICT of its %d final documents %8.0f events/s   pg_final_ratio %.3f",
                 documents, floorRate, workerRate / floorRate))
-        run.say(
-            String(
-                format:
-                    "  1, 2, 3 workers in one group, first commit to last: %.0f, %.0f, %.0f messages/s (the server shares the machine's cores)   pg_scaling %.3f (goal >= 0.9)",
-                rates[0], rates[1], rates[2], rates[2] / rates[0]))
-        // Whether adding workers found idle cores to use: the cores busy at normal priority (the
-        // workers, the server, the broker) while each group drained.
-        run.say(
-            "  cores busy while they drained: "
-                + busyCores.map { $0.map { String(format: "%.2f", $0) } ?? "?" }.joined(separator: ", ") + " of \(MachineCPU.cores)"
-                + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
+        groups.say(run, messages: messages)
         run.field("pg_ratio", "%.3f", workerRate / contractFloorRate)
         run.field("pg_final_ratio", "%.3f", workerRate / floorRate)
         run.field("pg_scaling", "%.3f", rates[2] / rates[0])
@@ -73,13 +64,14 @@ extension Bench {
     /// and the cores busy meanwhile (`MachineCPU`). Without --exit-at-end, whose first member to
     /// finish would leave and stall the others in a rebalance, and timed from the group's first
     /// commit to the commit of the last position.
-    /// The workers' summaries say how many transactions they ran again after a conflict.
-    func groupRates(
-        command: [String], messages: Int, server serverURL: PostgresURL, directory: String
-    ) async throws -> (rates: [Double], busyCores: [Double?], conflicts: [Int]) {
+    /// The workers' summaries say how many transactions they ran again after a conflict, and how
+    /// long they held the feed's lock and waited for it: summed over the workers, as shares of the
+    /// group's time (the waits per worker); and the messages per transaction that took it.
+    func groupDrains(command: [String], messages: Int, server serverURL: PostgresURL, directory: String) async throws -> GroupDrains {
         var rates: [Double] = []
         var busyCores: [Double?] = []
         var conflicts: [Int] = []
+        var feedLock: [(held: Double, waited: Double, batch: Double)] = []
         for workers in 1...3 {
             let url = try await PostgresBench.freshDatabase(on: serverURL, name: "faresync_bench_\(getpid())_\(workers)")
             _ = try await PostgresStore(url: url)  // the schema, which the polling below reads
@@ -95,8 +87,55 @@ extension Bench {
             rates.append(rate(messages, elapsed))
             busyCores.append(cpu)
             conflicts.append(errors.map(PostgresBench.conflictsRetried).reduce(0, +))
+            let times = errors.map(PostgresBench.feedLockTimes)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let held: Double = times.map(\.held).reduce(0, +)
+            let waited: Double = times.map(\.waited).reduce(0, +)
+            let taken = times.map(\.taken).reduce(0, +)
+            feedLock.append((held / seconds, waited / (Double(workers) * seconds), taken > 0 ? Double(messages) / Double(taken) : 0))
         }
-        return (rates, busyCores, conflicts)
+        return GroupDrains(rates: rates, busyCores: busyCores, conflicts: conflicts, feedLock: feedLock)
+    }
+}
+
+/// What 1, 2 and 3 workers in one group did with the same backlog (`Bench.groupDrains`).
+struct GroupDrains {
+    /// Messages/s from the group's first commit to its last.
+    let rates: [Double]
+    /// The cores busy at normal priority meanwhile (`MachineCPU`).
+    let busyCores: [Double?]
+    /// The transactions the workers ran again after a serialization conflict.
+    let conflicts: [Int]
+    /// The feed's lock: the share of the group's time some worker held it, the share of each
+    /// worker's time spent waiting for it, and the messages per transaction that took it.
+    let feedLock: [(held: Double, waited: Double, batch: Double)]
+
+    func say(_ run: Bench.Run, messages: Int) {
+        run.say(
+            String(
+                format:
+                    "  1, 2, 3 workers in one group, first commit to last: %.0f, %.0f, %.0f messages/s (the server shares the machine's cores)   pg_scaling %.3f (goal >= 0.9)",
+                rates[0], rates[1], rates[2], rates[2] / rates[0]))
+        // Whether adding workers found idle cores to use: the cores busy at normal priority (the
+        // workers, the server, the broker) while each group drained.
+        run.say(
+            "  cores busy while they drained: "
+                + busyCores.map { $0.map { String(format: "%.2f", $0) } ?? "?" }.joined(separator: ", ") + " of \(MachineCPU.cores)"
+                + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
+        // Whether the feed's lock bounds the group: the share of the group's time some worker held
+        // it (near 1, the workers' commits ran one after another), and the share of each worker's
+        // time spent waiting for it.
+        run.say(
+            "  the feed's lock held for "
+                + feedLock.map { String(format: "%.2f", $0.held) }.joined(separator: ", ")
+                + " of the group's time, each worker waiting for it "
+                + feedLock.map { String(format: "%.2f", $0.waited) }.joined(separator: ", ") + " of its time, "
+                + feedLock.map { String(format: "%.0f", $0.batch) }.joined(separator: ", ") + " messages a transaction")
+        // A transaction run again after a conflict applies its whole batch again: about that many
+        // messages' work, as a share of the backlog, done twice.
+        run.say(
+            "  work run again after the conflicts, as a share of the backlog: "
+                + zip(conflicts, feedLock).map { String(format: "%.2f", Double($0) * $1.batch / Double(messages)) }.joined(separator: ", "))
     }
 }
 
@@ -161,6 +200,15 @@ enum PostgresBench {
         let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
         guard let range = text.range(of: " transactions run again after a conflict", options: .backwards) else { return 0 }
         return text[..<range.lowerBound].split(whereSeparator: { !$0.isNumber }).last.flatMap { Int($0) } ?? 0
+    }
+
+    /// The "the feed's lock taken N times, waited for W s and held H s" of a PostgreSQL worker's
+    /// summary, the times in seconds (zeros without one).
+    static func feedLockTimes(_ standardErrorFile: String) -> (taken: Int, waited: Double, held: Double) {
+        let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
+        guard let range = text.range(of: "the feed's lock taken ", options: .backwards) else { return (0, 0, 0) }
+        let numbers = text[range.upperBound...].prefix(while: { $0 != "\n" }).split(separator: " ").compactMap { Double($0) }
+        return numbers.count == 3 ? (Int(numbers[0]), numbers[1], numbers[2]) : (0, 0, 0)
     }
 
     static func text(of url: PostgresURL) -> String {

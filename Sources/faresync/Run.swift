@@ -130,7 +130,7 @@ struct Run: AsyncParsableCommand {
         let fromFirst = worker.status.firstMessage.map { String(format: " (%.2f s from the first message)", (ended - $0).seconds) } ?? ""
         standardError(
             "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered"
-                + ((opened as? PostgresStore).map { ", \($0.retriedTransactions) transactions run again after a conflict" } ?? "")
+                + ((opened as? PostgresStore).map(Self.conflictsAndLock) ?? "")
         )
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its
         // position is safe in the emulator). The service group's signal handlers outlive it and
@@ -145,6 +145,16 @@ struct Run: AsyncParsableCommand {
                 "run: interrupted while the mirror caught up, at feed position \(status.position); `faresync mirror --store \(store) --firestore \(mirror.client.endpoint.host) --firestore-project \(mirror.client.endpoint.project)` goes on from there"
             )
         }
+    }
+
+    /// The end of a PostgreSQL worker's summary: its transactions run again, and how often they
+    /// took the feed's lock, how long they waited for it and held it (`FeedLockTimes`), which says
+    /// how much of the run workers in one group could not overlap.
+    static func conflictsAndLock(_ store: PostgresStore) -> String {
+        ", \(store.retriedTransactions) transactions run again after a conflict"
+            + String(
+                format: ", the feed's lock taken %d times, waited for %.2f s and held %.2f s", store.feedLock.taken,
+                store.feedLock.waited.seconds, store.feedLock.held.seconds)
     }
 
     /// Ready while the worker has partitions assigned and the store takes a write within two

@@ -255,6 +255,48 @@ struct PostgresStoreTests {
         #expect(try await store.read { tx in try tx.journalEntries(after: 5000, limit: 10) }.map(\.entry) == [next])
     }
 
+    /// The feed's lock is timed per store: a write that changes documents takes it once and holds
+    /// it to its commit; a read, or a write that changes nothing, does not take it; a write that
+    /// finds it held counts the time it waited, at least from when it was seen waiting to when the
+    /// holder let go.
+    @Test func theFeedsLockIsCountedAndTimed() async throws {
+        let url = try await StoreKinds.freshDatabase()
+        let store = try await PostgresStore(url: url)
+        try await store.write { tx in try tx.setDocument("c/a", .object(JSONObject([("n", .int(1))]))) }
+        #expect(store.feedLock.taken == 1 && store.feedLock.held > .zero)
+        #expect(store.feedLock.waited < .seconds(1), "nobody else held it")
+        _ = try await store.read { tx in try tx.document("c/a") }
+        try await store.write { _ in }
+        #expect(store.feedLock.taken == 1, "a read and an empty write do not take it")
+
+        let logger = Logger(label: "faresync.tests")
+        let holder = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 1, logger: logger)
+        let watcher = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 2, logger: logger)
+        try await holder.query("BEGIN", logger: logger)
+        try await holder.query("SELECT pg_advisory_xact_lock(\(PostgresStore.feedLockKey))", logger: logger)
+        let waiting = Task { try await store.write { tx in try tx.setDocument("c/b", .object(JSONObject([("n", .int(2))]))) } }
+        // Polled: the write is seen waiting for the advisory lock before the holder lets go.
+        let query: PostgresQuery = """
+            SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """
+        var seen = false
+        for _ in 0..<1500 where !seen {
+            for try await n in try await watcher.query(query, logger: logger).decode(Int64.self) { seen = n > 0 }
+            if !seen { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(seen, "the write waits for the lock")
+        let seenWaiting = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(200))
+        let released = ContinuousClock.now
+        try await holder.query("COMMIT", logger: logger)
+        try await waiting.value
+        #expect(store.feedLock.taken == 2)
+        #expect(store.feedLock.waited >= released - seenWaiting)
+        try await holder.close()
+        try await watcher.close()
+    }
+
     @Test func aDatabaseFromANewerFareSyncIsRefused() async throws {
         let url = try await StoreKinds.freshDatabase()
         _ = try await PostgresStore(url: url)
