@@ -8,15 +8,23 @@ import Synchronization
 /// The shared store, `postgres://…`: PostgreSQL through postgres-nio, for workers on many machines.
 ///
 /// Same meaning as the SQLite store (docs/reference.md#delivery-and-determinism): a write transaction commits its effects, claims and
-/// positions together or not at all. What PostgreSQL adds is concurrency: several workers commit at
-/// once. Write transactions run at `SERIALIZABLE`, so any two that touched the same account — a
-/// contract parked by one while another creates its owner, two reconcilers on one reservation —
-/// behave as if one ran after the other; when PostgreSQL cannot promise that, it aborts one
-/// (SQLSTATE 40001, or 40P01 for a deadlock) and the whole transaction runs again from its first
-/// statement (`retriedTransactions` counts them). A transaction body must therefore be safe to run
-/// twice, as the dispatcher's are: they compute from what they read and hold nothing outside.
+/// positions together or not at all. What PostgreSQL adds is sharing: workers on several machines
+/// apply their partitions to one database.
 ///
-/// Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no predicate locks, never aborted.
+/// Like SQLite's, FareSync's write transactions on one database run one at a time: each waits for
+/// the write lock (an advisory lock, `writeLockKey`) before its snapshot is taken and holds it to
+/// its commit. Run at once, the batches of different workers conflict under `SERIALIZABLE` even
+/// though their accounts differ (its locks on what a batch read cover index pages, and a batch
+/// reads thousands of random keys), and each conflict runs a whole batch again. One at a time,
+/// they cannot conflict with each other, the feed's positions and the journal's numbers follow
+/// commit order, and what workers share is the rest: fetching, decoding, reads. They still run at
+/// `SERIALIZABLE`, against writers outside FareSync: when PostgreSQL aborts one (SQLSTATE 40001,
+/// or 40P01 for a deadlock), the whole transaction runs again from its first statement
+/// (`retriedTransactions` counts them). A transaction body must therefore be safe to run twice, as
+/// the dispatcher's are: they compute from what they read and hold nothing outside.
+///
+/// Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no predicate locks, never aborted, and
+/// never wait for the write lock.
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: PostgresURL("postgres://faresync@127.0.0.1/faresync"))
@@ -34,13 +42,12 @@ public final class PostgresStore: DocumentStore {
     /// The write transactions run again after a serialization failure or deadlock.
     public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
 
-    /// How often this store's write transactions took the feed's lock, how long they waited for it
+    /// How often this store's write transactions took the write lock, how long they waited for it
     /// and held it.
-    public let feedLock = FeedLockTimes()
+    public let writeLock = WriteLockTimes()
 
-    /// The key of the transaction-scoped advisory lock under which feed positions are handed out
-    /// (`PostgresTransaction.lockFeed()`).
-    package static let feedLockKey: Int64 = 0x4661_7265_5379_6E63  // "FareSync"
+    /// The key of the advisory lock that every FareSync write transaction on a database holds.
+    package static let writeLockKey: Int64 = 0x4661_7265_5379_6E63  // "FareSync"
 
     /// Connects, and brings the schema up to date.
     public init(url: PostgresURL, reconnectFor: Duration = .seconds(60), logger: Logger = Logger(label: "faresync.postgres")) async throws {
@@ -78,13 +85,13 @@ public final class PostgresStore: DocumentStore {
     public let commits: CommitSignal? = CommitSignal()
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let result = try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+        let result = try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", holdingWriteLock: true, body)
         commits?.committed()
         return result
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", holdingWriteLock: false, body)
     }
 
     public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
@@ -99,7 +106,9 @@ public final class PostgresStore: DocumentStore {
     /// Runs `body` in a transaction opened by `begin`, on a thread of NIO's pool (see
     /// `PostgresSession`), again after a serialization failure, and again with backoff while the
     /// server cannot be reached, for up to `reconnectFor`.
-    private func transaction<T: Sendable>(_ begin: PostgresQuery, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    private func transaction<T: Sendable>(
+        _ begin: PostgresQuery, holdingWriteLock: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
+    ) async throws -> T {
         let deadline = ContinuousClock.now + reconnectFor
         var backoff = Duration.milliseconds(50)
         var conflicts = 0
@@ -116,7 +125,19 @@ public final class PostgresStore: DocumentStore {
                 return try await client.withConnection { connection in
                     waiting.cancel()
                     let session = PostgresSession(connection: connection, logger: logger)
-                    return try await NIOThreadPool.singleton.runIfActive { [feedLock] in try Self.run(begin, body, in: session, feedLock: feedLock) }
+                    // The write lock is waited for here, without a thread of the pool, which the
+                    // reads and the write that holds the lock need meanwhile.
+                    let taken = holdingWriteLock ? try await Self.waitForWriteLock(connection, logger: logger) : nil
+                    do {
+                        return try await NIOThreadPool.singleton.runIfActive { [writeLock] in
+                            try Self.run(begin, body, in: session, writeLock: taken.map { (writeLock, $0) })
+                        }
+                    } catch {
+                        // A session-level lock that was not handed to a transaction (the pool did not
+                        // run it) must not stay with the connection.
+                        if taken != nil { _ = try? await connection.query("SELECT pg_advisory_unlock_all()", logger: logger) }
+                        throw error
+                    }
                 }
             } catch let failure as BodyFailure {
                 throw failure.error
@@ -140,17 +161,27 @@ public final class PostgresStore: DocumentStore {
         let error: any Error
     }
 
-    /// One attempt: begin, the body, the overlay's flush, commit; rollback if anything throws. The
-    /// time it waited for the feed's lock and held it, to its end, is added to `feedLock`.
+    /// Waits for the write lock as the connection's session's (`run` hands it to the transaction).
+    private static func waitForWriteLock(
+        _ connection: PostgresConnection, logger: Logger
+    ) async throws -> (at: ContinuousClock.Instant, waited: Duration) {
+        let asked = ContinuousClock.now
+        try await connection.query("SELECT pg_advisory_lock(\(writeLockKey))", logger: logger)
+        let at = ContinuousClock.now
+        return (at, at - asked)
+    }
+
+    /// One attempt: begin, the body, the overlay's flush, commit; rollback if anything throws. With
+    /// `writeLock`, the session holds the write lock, which the transaction takes over; the time it
+    /// waited for the lock and held it, to the transaction's end, is added to the first.
     private static func run<T>(
-        _ begin: PostgresQuery, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, feedLock: FeedLockTimes
+        _ begin: PostgresQuery, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession,
+        writeLock: (times: WriteLockTimes, taken: (at: ContinuousClock.Instant, waited: Duration))?
     ) throws -> T {
-        try session.execute(begin)
-        let tx = PostgresTransaction(session)
-        defer {
-            if let taken = tx.feedLockTaken { feedLock.add(waited: taken.waited, held: ContinuousClock.now - taken.at) }
-        }
+        if writeLock != nil { try beginHoldingWriteLock(begin, in: session) } else { try session.execute(begin) }
+        defer { if let (times, taken) = writeLock { times.add(waited: taken.waited, held: ContinuousClock.now - taken.at) } }
         do {
+            let tx = PostgresTransaction(session)
             let result: T
             do {
                 result = try body(tx)
@@ -162,6 +193,23 @@ public final class PostgresStore: DocumentStore {
             return result
         } catch {
             _ = try? session.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Begins the transaction and hands it the write lock that the session holds (released by the
+    /// transaction's commit or rollback) in its first statement: so its snapshot is taken while it
+    /// holds the lock, and sees every write transaction that held it before. Taken inside the
+    /// transaction instead, the lock would be waited for under a snapshot taken before the wait,
+    /// and the transaction would read what the one before it committed as if it had not.
+    private static func beginHoldingWriteLock(_ begin: PostgresQuery, in session: PostgresSession) throws {
+        do {
+            try session.execute(begin)
+            try session.execute("SELECT pg_advisory_xact_lock(\(writeLockKey)), pg_advisory_unlock(\(writeLockKey))")
+        } catch {
+            // A session that is still open must not keep the lock for whatever it runs next.
+            _ = try? session.execute("ROLLBACK")
+            _ = try? session.execute("SELECT pg_advisory_unlock_all()")
             throw error
         }
     }

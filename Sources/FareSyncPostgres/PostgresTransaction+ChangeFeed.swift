@@ -71,11 +71,9 @@ extension PostgresTransaction {
     }
 
     /// Removes the tombstones every registered consumer has passed, the deletes of this
-    /// transaction included (it flushes first). Tombstones and the feed row change only under the
-    /// feed's lock, like every row `flush()` writes.
+    /// transaction included (it flushes first).
     func pruneTombstones() throws -> Int {
         try flush()
-        try lockFeed()
         let pruned = try session.query(
             """
             WITH gone AS (

@@ -7,15 +7,12 @@ extension PostgresTransaction {
     /// Writes the overlay: documents (with their feed positions and tombstones), accounts, contract
     /// orders, open reservations, the park and the journal, each kind as one set statement in key order.
     ///
-    /// Feed positions and journal numbers come from sequences, taken under an advisory lock that the
-    /// transaction holds until it ends. So both are handed out in commit order: a reader that sees
-    /// position `n` sees every position below it that will ever commit, which is what the feed
-    /// promises (`DocumentChange`) and `journalEntries(after:)` relies on. The lock is taken first, before any row of the overlay's tables is
-    /// written, and those rows are written nowhere else: a transaction that holds the lock never
-    /// waits for a row held by one that waits for the lock.
+    /// Feed positions and journal numbers come from sequences, taken while the transaction holds
+    /// the write lock (`PostgresStore`), which it holds to its end. So both are handed out in commit
+    /// order: a reader that sees position `n` sees every position below it that will ever commit,
+    /// which is what the feed promises (`DocumentChange`) and `journalEntries(after:)` relies on.
     func flush() throws {
         guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty else { return }
-        try lockFeed()
         try flushJournal()
         let changes = overlay.takeChanges()
         if !changes.reservations.isEmpty { try flushReservations(changes.reservations) }
@@ -38,15 +35,6 @@ extension PostgresTransaction {
                 ON CONFLICT DO NOTHING
                 """)
         }
-    }
-
-    /// Takes the feed's lock, once per transaction; it is held until the transaction ends.
-    func lockFeed() throws {
-        guard feedLockTaken == nil else { return }
-        let asked = ContinuousClock.now
-        try session.execute("SELECT pg_advisory_xact_lock(\(PostgresStore.feedLockKey))")
-        let taken = ContinuousClock.now
-        feedLockTaken = (taken, taken - asked)
     }
 
     /// Deletes, then upserts, and gives each document that changed (set, or deleted while stored)

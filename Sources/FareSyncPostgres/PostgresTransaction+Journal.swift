@@ -5,17 +5,17 @@ import PostgresNIO
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered by the sequence
 /// `journal_seq`, and a row per transaction in `journal_filter`: the range of numbers its entries
 /// took, a filter of their keys (`JournalKeyFilter`, sized for them) and their oldest time. Entries
-/// wait in the transaction until `flush()`, which numbers them under the feed's lock, held until the
-/// commit: numbers are handed out in commit order even with concurrent workers, so a reader that saw
-/// number `n` has seen every smaller number that will ever commit. A transaction's entries and its
-/// filter go in one statement, and each transaction inserts a filter of its own rather than updating
-/// a shared one, so concurrent workers never write the same row.
+/// wait in the transaction until `flush()`, which numbers them while the transaction holds the
+/// write lock (`PostgresStore`), held until the commit: numbers are handed out in commit order even
+/// with several workers, so a reader that saw number `n` has seen every smaller number that will
+/// ever commit. A transaction's entries and its filter go in one statement, and each transaction
+/// inserts a filter of its own rather than updating a shared one.
 extension PostgresTransaction {
     func appendJournal(_ entries: [JournalEntry]) throws {
         journalPending += entries
     }
 
-    /// Writes the entries appended in this transaction; the caller holds the feed's lock.
+    /// Writes the entries appended in this transaction; the transaction holds the write lock.
     func flushJournal() throws {
         let entries = journalPending
         journalPending = []

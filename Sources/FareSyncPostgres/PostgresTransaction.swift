@@ -6,10 +6,10 @@ import PostgresNIO
 ///
 /// Documents, accounts, contract orders and open reservations changed in the transaction live in a
 /// `WriteBackOverlay`, and the park in a `ParkOverlay`, which every read of the transaction sees
-/// first; `flush()` writes them with a few set statements just before the commit. Every row of
-/// those tables is therefore written inside `flush()`, after the feed's lock (see `flush()`), which
-/// is what keeps concurrent workers from deadlocking on them. The rest — claims, positions,
-/// records, feed consumers — is written at once, one statement per call.
+/// first; `flush()` writes them with a few set statements just before the commit. The rest —
+/// claims, positions, records, feed consumers — is written at once, one statement per call. A write
+/// transaction holds the database's write lock from before its snapshot to its end
+/// (`PostgresStore`), so no other FareSync write runs beside it.
 final class PostgresTransaction: WriteBackTransaction {
     let session: PostgresSession
     let overlay = WriteBackOverlay()
@@ -19,10 +19,6 @@ final class PostgresTransaction: WriteBackTransaction {
 
     /// The journal entries appended in this transaction, written and numbered by `flush()`.
     var journalPending: [JournalEntry] = []
-
-    /// When the transaction took the feed's lock (`lockFeed()`), and how long it waited for it; nil
-    /// while it does not hold it.
-    var feedLockTaken: (at: ContinuousClock.Instant, waited: Duration)?
 
     init(_ session: PostgresSession) { self.session = session }
 

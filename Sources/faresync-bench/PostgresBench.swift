@@ -65,13 +65,13 @@ extension Bench {
     /// finish would leave and stall the others in a rebalance, and timed from the group's first
     /// commit to the commit of the last position.
     /// The workers' summaries say how many transactions they ran again after a conflict, and how
-    /// long they held the feed's lock and waited for it: summed over the workers, as shares of the
+    /// long they held the write lock and waited for it: summed over the workers, as shares of the
     /// group's time (the waits per worker); and the messages per transaction that took it.
     func groupDrains(command: [String], messages: Int, server serverURL: PostgresURL, directory: String) async throws -> GroupDrains {
         var rates: [Double] = []
         var busyCores: [Double?] = []
         var conflicts: [Int] = []
-        var feedLock: [(held: Double, waited: Double, batch: Double)] = []
+        var writeLock: [(held: Double, waited: Double, batch: Double)] = []
         for workers in 1...3 {
             let url = try await PostgresBench.freshDatabase(on: serverURL, name: "faresync_bench_\(getpid())_\(workers)")
             _ = try await PostgresStore(url: url)  // the schema, which the polling below reads
@@ -87,14 +87,14 @@ extension Bench {
             rates.append(rate(messages, elapsed))
             busyCores.append(cpu)
             conflicts.append(errors.map(PostgresBench.conflictsRetried).reduce(0, +))
-            let times = errors.map(PostgresBench.feedLockTimes)
+            let times = errors.map(PostgresBench.writeLockTimes)
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             let held: Double = times.map(\.held).reduce(0, +)
             let waited: Double = times.map(\.waited).reduce(0, +)
             let taken = times.map(\.taken).reduce(0, +)
-            feedLock.append((held / seconds, waited / (Double(workers) * seconds), taken > 0 ? Double(messages) / Double(taken) : 0))
+            writeLock.append((held / seconds, waited / (Double(workers) * seconds), taken > 0 ? Double(messages) / Double(taken) : 0))
         }
-        return GroupDrains(rates: rates, busyCores: busyCores, conflicts: conflicts, feedLock: feedLock)
+        return GroupDrains(rates: rates, busyCores: busyCores, conflicts: conflicts, writeLock: writeLock)
     }
 }
 
@@ -106,9 +106,9 @@ struct GroupDrains {
     let busyCores: [Double?]
     /// The transactions the workers ran again after a serialization conflict.
     let conflicts: [Int]
-    /// The feed's lock: the share of the group's time some worker held it, the share of each
+    /// The write lock: the share of the group's time some worker held it, the share of each
     /// worker's time spent waiting for it, and the messages per transaction that took it.
-    let feedLock: [(held: Double, waited: Double, batch: Double)]
+    let writeLock: [(held: Double, waited: Double, batch: Double)]
 
     func say(_ run: Bench.Run, messages: Int) {
         run.say(
@@ -122,20 +122,19 @@ struct GroupDrains {
             "  cores busy while they drained: "
                 + busyCores.map { $0.map { String(format: "%.2f", $0) } ?? "?" }.joined(separator: ", ") + " of \(MachineCPU.cores)"
                 + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
-        // Whether the feed's lock bounds the group: the share of the group's time some worker held
-        // it (near 1, the workers' commits ran one after another), and the share of each worker's
-        // time spent waiting for it.
+        // How busy the database's one line of writes was: the share of the group's time some
+        // worker held the write lock, and the share of each worker's time spent waiting for it.
         run.say(
-            "  the feed's lock held for "
-                + feedLock.map { String(format: "%.2f", $0.held) }.joined(separator: ", ")
+            "  the write lock held for "
+                + writeLock.map { String(format: "%.2f", $0.held) }.joined(separator: ", ")
                 + " of the group's time, each worker waiting for it "
-                + feedLock.map { String(format: "%.2f", $0.waited) }.joined(separator: ", ") + " of its time, "
-                + feedLock.map { String(format: "%.0f", $0.batch) }.joined(separator: ", ") + " messages a transaction")
+                + writeLock.map { String(format: "%.2f", $0.waited) }.joined(separator: ", ") + " of its time, "
+                + writeLock.map { String(format: "%.0f", $0.batch) }.joined(separator: ", ") + " messages a transaction")
         // A transaction run again after a conflict applies its whole batch again: about that many
         // messages' work, as a share of the backlog, done twice.
         run.say(
             "  work run again after the conflicts, as a share of the backlog: "
-                + zip(conflicts, feedLock).map { String(format: "%.2f", Double($0) * $1.batch / Double(messages)) }.joined(separator: ", "))
+                + zip(conflicts, writeLock).map { String(format: "%.2f", Double($0) * $1.batch / Double(messages)) }.joined(separator: ", "))
     }
 }
 
@@ -202,11 +201,11 @@ enum PostgresBench {
         return text[..<range.lowerBound].split(whereSeparator: { !$0.isNumber }).last.flatMap { Int($0) } ?? 0
     }
 
-    /// The "the feed's lock taken N times, waited for W s and held H s" of a PostgreSQL worker's
+    /// The "the write lock taken N times, waited for W s and held H s" of a PostgreSQL worker's
     /// summary, the times in seconds (zeros without one).
-    static func feedLockTimes(_ standardErrorFile: String) -> (taken: Int, waited: Double, held: Double) {
+    static func writeLockTimes(_ standardErrorFile: String) -> (taken: Int, waited: Double, held: Double) {
         let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
-        guard let range = text.range(of: "the feed's lock taken ", options: .backwards) else { return (0, 0, 0) }
+        guard let range = text.range(of: "the write lock taken ", options: .backwards) else { return (0, 0, 0) }
         let numbers = text[range.upperBound...].prefix(while: { $0 != "\n" }).split(separator: " ").compactMap { Double($0) }
         return numbers.count == 3 ? (Int(numbers[0]), numbers[1], numbers[2]) : (0, 0, 0)
     }

@@ -148,13 +148,13 @@ struct Run: AsyncParsableCommand {
     }
 
     /// The end of a PostgreSQL worker's summary: its transactions run again, and how often they
-    /// took the feed's lock, how long they waited for it and held it (`FeedLockTimes`), which says
-    /// how much of the run workers in one group could not overlap.
+    /// took the write lock, how long they waited for it and held it (`WriteLockTimes`): how busy
+    /// the database's one line of writes was, and how long this worker waited in it.
     static func conflictsAndLock(_ store: PostgresStore) -> String {
         ", \(store.retriedTransactions) transactions run again after a conflict"
             + String(
-                format: ", the feed's lock taken %d times, waited for %.2f s and held %.2f s", store.feedLock.taken,
-                store.feedLock.waited.seconds, store.feedLock.held.seconds)
+                format: ", the write lock taken %d times, waited for %.2f s and held %.2f s", store.writeLock.taken,
+                store.writeLock.waited.seconds, store.writeLock.held.seconds)
     }
 
     /// Ready while the worker has partitions assigned and the store takes a write within two
