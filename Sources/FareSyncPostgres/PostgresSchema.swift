@@ -92,6 +92,12 @@ enum PostgresSchema {
                 "DROP INDEX journal_time",
             ]
         ),
+        (
+            // Locked by every write transaction as its first statement (`PostgresStore`), so that
+            // they take turns; it holds no rows.
+            "write lock",
+            ["CREATE TABLE faresync_write_lock()"]
+        ),
     ]
 
     /// The key of the advisory lock that migrating openers take in turn.

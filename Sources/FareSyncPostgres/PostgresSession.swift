@@ -22,6 +22,20 @@ struct PostgresSession {
         return try connection.query(query, logger: logger).wait()
     }
 
+    /// Runs `query` and returns every row, awaited rather than waited for: for what a transaction
+    /// runs before its body, off the thread pool. Like `query`, it fails on a connection already
+    /// closed, to which a query gets no answer.
+    @discardableResult
+    func awaitQuery(_ query: PostgresQuery) async throws -> PostgresQueryResult {
+        guard !connection.isClosed else { throw ConnectionClosed() }
+        return try await sent(query).get()
+    }
+
+    /// The query sent, as postgres-nio's future of its whole result (the synchronous overload).
+    private func sent(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
+        connection.query(query, logger: logger)
+    }
+
     /// The connection closed under the transaction (the server went away).
     struct ConnectionClosed: Error, CustomStringConvertible {
         var description: String { "the connection to PostgreSQL closed" }

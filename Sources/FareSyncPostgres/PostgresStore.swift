@@ -11,20 +11,22 @@ import Synchronization
 /// positions together or not at all. What PostgreSQL adds is sharing: workers on several machines
 /// apply their partitions to one database.
 ///
-/// Like SQLite's, FareSync's write transactions on one database run one at a time: each waits for
-/// the write lock (an advisory lock, `writeLockKey`) before its snapshot is taken and holds it to
-/// its commit. Run at once, the batches of different workers conflict under `SERIALIZABLE` even
-/// though their accounts differ (its locks on what a batch read cover index pages, and a batch
-/// reads thousands of random keys), and each conflict runs a whole batch again. One at a time,
-/// they cannot conflict with each other, the feed's positions and the journal's numbers follow
-/// commit order, and what workers share is the rest: fetching, decoding, reads. They still run at
-/// `SERIALIZABLE`, against writers outside FareSync: when PostgreSQL aborts one (SQLSTATE 40001,
-/// or 40P01 for a deadlock), the whole transaction runs again from its first statement
+/// Like SQLite's, FareSync's write transactions on one database run one at a time: each locks the
+/// table `faresync_write_lock` (the write lock) as its first statement, before its snapshot is
+/// taken, and holds it to its commit or rollback. Run at once, the batches of different workers
+/// conflict under `SERIALIZABLE` even though their accounts differ (its locks on what a batch reads
+/// cover index pages, and a batch reads thousands of random keys), and each conflict runs a whole
+/// batch again. One at a time, they cannot conflict with each other, the feed's positions and the
+/// journal's numbers follow commit order, and what workers share is the rest: fetching, decoding,
+/// reads. They still run at `SERIALIZABLE`, against writers outside FareSync: when PostgreSQL
+/// aborts one (SQLSTATE 40001, or 40P01 for a deadlock), or its wait for a lock runs past the
+/// role's `lock_timeout` (55P03), the whole transaction runs again from its first statement
 /// (`retriedTransactions` counts them). A transaction body must therefore be safe to run twice, as
 /// the dispatcher's are: they compute from what they read and hold nothing outside.
 ///
 /// Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no predicate locks, never aborted, and
-/// never wait for the write lock.
+/// never wait for the write lock (though a write waiting its turn holds one of the pool's
+/// connections).
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: PostgresURL("postgres://faresync@127.0.0.1/faresync"))
@@ -42,12 +44,12 @@ public final class PostgresStore: DocumentStore {
     /// The write transactions run again after a serialization failure or deadlock.
     public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
 
-    /// How often this store's write transactions took the write lock, how long they waited for it
-    /// and held it.
-    public let writeLock = WriteLockTimes()
+    /// How this store's write transactions used the write lock: turns, time waited and held.
+    public let writeLockUse = WriteLockUse()
 
-    /// The key of the advisory lock that every FareSync write transaction on a database holds.
-    package static let writeLockKey: Int64 = 0x4661_7265_5379_6E63  // "FareSync"
+    /// What a write transaction runs first: the write lock, taken before the snapshot, which a
+    /// `SERIALIZABLE` transaction takes at its first query (`LOCK TABLE` is not one).
+    package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
 
     /// Connects, and brings the schema up to date.
     public init(url: PostgresURL, reconnectFor: Duration = .seconds(60), logger: Logger = Logger(label: "faresync.postgres")) async throws {
@@ -125,17 +127,19 @@ public final class PostgresStore: DocumentStore {
                 return try await client.withConnection { connection in
                     waiting.cancel()
                     let session = PostgresSession(connection: connection, logger: logger)
-                    // The write lock is waited for here, without a thread of the pool, which the
-                    // reads and the write that holds the lock need meanwhile.
-                    let taken = holdingWriteLock ? try await Self.waitForWriteLock(connection, logger: logger) : nil
+                    // A write begins and waits for the write lock here, without a thread of the
+                    // pool, which the reads and the write that holds the lock need meanwhile.
+                    let granted = holdingWriteLock ? try await Self.beginHoldingWriteLock(begin, in: session) : nil
+                    defer {
+                        if let granted { writeLockUse.add(waited: granted.waited, held: ContinuousClock.now - granted.at) }
+                    }
                     do {
-                        return try await NIOThreadPool.singleton.runIfActive { [writeLock] in
-                            try Self.run(begin, body, in: session, writeLock: taken.map { (writeLock, $0) })
+                        return try await NIOThreadPool.singleton.runIfActive {
+                            try Self.run(granted == nil ? begin : nil, body, in: session)
                         }
                     } catch {
-                        // A session-level lock that was not handed to a transaction (the pool did not
-                        // run it) must not stay with the connection.
-                        if taken != nil { _ = try? await connection.query("SELECT pg_advisory_unlock_all()", logger: logger) }
+                        // A transaction the pool did not run must not stay open on the connection.
+                        if granted != nil { _ = try? await session.awaitQuery("ROLLBACK") }
                         throw error
                     }
                 }
@@ -161,25 +165,27 @@ public final class PostgresStore: DocumentStore {
         let error: any Error
     }
 
-    /// Waits for the write lock as the connection's session's (`run` hands it to the transaction).
-    private static func waitForWriteLock(
-        _ connection: PostgresConnection, logger: Logger
+    /// Begins a write transaction and waits for the write lock as its first statement; rolls back
+    /// if it cannot take it. Returns when it was granted and how long it took.
+    private static func beginHoldingWriteLock(
+        _ begin: PostgresQuery, in session: PostgresSession
     ) async throws -> (at: ContinuousClock.Instant, waited: Duration) {
         let asked = ContinuousClock.now
-        try await connection.query("SELECT pg_advisory_lock(\(writeLockKey))", logger: logger)
+        try await session.awaitQuery(begin)
+        do {
+            try await session.awaitQuery(takeWriteLock)
+        } catch {
+            _ = try? await session.awaitQuery("ROLLBACK")
+            throw error
+        }
         let at = ContinuousClock.now
         return (at, at - asked)
     }
 
-    /// One attempt: begin, the body, the overlay's flush, commit; rollback if anything throws. With
-    /// `writeLock`, the session holds the write lock, which the transaction takes over; the time it
-    /// waited for the lock and held it, to the transaction's end, is added to the first.
-    private static func run<T>(
-        _ begin: PostgresQuery, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession,
-        writeLock: (times: WriteLockTimes, taken: (at: ContinuousClock.Instant, waited: Duration))?
-    ) throws -> T {
-        if writeLock != nil { try beginHoldingWriteLock(begin, in: session) } else { try session.execute(begin) }
-        defer { if let (times, taken) = writeLock { times.add(waited: taken.waited, held: ContinuousClock.now - taken.at) } }
+    /// One attempt: `begin` (nil: the transaction is begun), the body, the overlay's flush, commit;
+    /// rollback if anything throws.
+    private static func run<T>(_ begin: PostgresQuery?, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession) throws -> T {
+        if let begin { try session.execute(begin) }
         do {
             let tx = PostgresTransaction(session)
             let result: T
@@ -197,33 +203,17 @@ public final class PostgresStore: DocumentStore {
         }
     }
 
-    /// Begins the transaction and hands it the write lock that the session holds (released by the
-    /// transaction's commit or rollback) in its first statement: so its snapshot is taken while it
-    /// holds the lock, and sees every write transaction that held it before. Taken inside the
-    /// transaction instead, the lock would be waited for under a snapshot taken before the wait,
-    /// and the transaction would read what the one before it committed as if it had not.
-    private static func beginHoldingWriteLock(_ begin: PostgresQuery, in session: PostgresSession) throws {
-        do {
-            try session.execute(begin)
-            try session.execute("SELECT pg_advisory_xact_lock(\(writeLockKey)), pg_advisory_unlock(\(writeLockKey))")
-        } catch {
-            // A session that is still open must not keep the lock for whatever it runs next.
-            _ = try? session.execute("ROLLBACK")
-            _ = try? session.execute("SELECT pg_advisory_unlock_all()")
-            throw error
-        }
-    }
-
     /// How long one attempt to connect takes before it fails.
     static let connectTimeout = Duration.seconds(5)
 
     /// How many serialization failures in a row one transaction takes before it gives up.
     static let maximumConflicts = 100
 
-    /// A serialization failure or a deadlock: the transaction is run again.
+    /// A serialization failure, a deadlock, or a lock waited for past the role's `lock_timeout`:
+    /// the transaction is run again.
     static func mustRetry(_ error: PSQLError) -> Bool {
         guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
-        return state == "40001" || state == "40P01"
+        return state == "40001" || state == "40P01" || state == "55P03"
     }
 
     /// The server or the network failed, not the statement: worth another connection. Errors

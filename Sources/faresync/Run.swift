@@ -148,25 +148,28 @@ struct Run: AsyncParsableCommand {
     }
 
     /// The end of a PostgreSQL worker's summary: its transactions run again, and how often they
-    /// took the write lock, how long they waited for it and held it (`WriteLockTimes`): how busy
+    /// took the write lock, how long they waited for it and held it (`WriteLockUse`): how busy
     /// the database's one line of writes was, and how long this worker waited in it.
     static func conflictsAndLock(_ store: PostgresStore) -> String {
         ", \(store.retriedTransactions) transactions run again after a conflict"
             + String(
-                format: ", the write lock taken %d times, waited for %.2f s and held %.2f s", store.writeLock.taken,
-                store.writeLock.waited.seconds, store.writeLock.held.seconds)
+                format: ", the write lock taken %d times, waited for %.2f s and held %.2f s", store.writeLockUse.turns,
+                store.writeLockUse.waited.seconds, store.writeLockUse.held.seconds)
     }
 
-    /// Ready while the worker has partitions assigned and the store takes a write within two
-    /// seconds: a store that waits for its server to come back (PostgreSQL) is not ready
-    /// meanwhile, and the probe says so at once.
+    /// Ready while the worker has partitions assigned and the store answers within two seconds: a
+    /// store that waits for its server to come back (PostgreSQL) is not ready meanwhile, and the
+    /// probe says so at once. SQLite is asked for a write, which its one writer must take in time;
+    /// PostgreSQL for a read, since a write there waits its turn behind the whole group's.
     static func readiness(worker: KafkaWorker, store: any DocumentStore) -> @Sendable () async -> HTTPApplication.Readiness {
         {
             let assigned = worker.status.assignedPartitions
-            var writable = true
+            var answering = true
             do {
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await store.write { _ in } }
+                    group.addTask {
+                        if store is PostgresStore { _ = try await store.read { _ in } } else { try await store.write { _ in } }
+                    }
                     group.addTask {
                         try await Task.sleep(for: .seconds(2))
                         throw CancellationError()
@@ -175,12 +178,12 @@ struct Run: AsyncParsableCommand {
                     group.cancelAll()
                 }
             } catch {
-                writable = false
+                answering = false
             }
-            let ready = assigned > 0 && writable
+            let ready = assigned > 0 && answering
             return .init(
                 ready: ready,
-                text: "\(ready ? "ready" : "not ready"): \(assigned) partitions assigned, store \(writable ? "writable" : "not writable")")
+                text: "\(ready ? "ready" : "not ready"): \(assigned) partitions assigned, store \(answering ? "answering" : "not answering")")
         }
     }
 }

@@ -96,7 +96,7 @@ struct PostgresStoreTests {
             try await sweeper.sweep(watermark: try #require(newest))
             #expect(try await Export.string(stores[0]) == expected, "round \(round)")
             retried += stores.map(\.retriedTransactions).reduce(0, +)
-            turns += stores.map(\.writeLock.taken).reduce(0, +)
+            turns += stores.map(\.writeLockUse.turns).reduce(0, +)
         }
         #expect(retried == 0, "one at a time, the workers' transactions never conflict")
         #expect(turns >= batches, "every batch's write took its turn")
@@ -112,7 +112,7 @@ struct PostgresStoreTests {
         func counter(_ store: PostgresStore) async throws -> Int64? { try await store.read { try $0.document("c/x")?["n"]?.int64Value } }
 
         // A conflict made to happen: `a` reads the counter, then waits inside its first attempt
-        // while the outside writer adds ten to it and commits. `a`'s write then cannot be
+        // while the outside writer sets it to ten and commits. `a`'s write then cannot be
         // serialized after what it read: it runs again, reads the new value and adds one to it.
         let (reading, readingContinuation) = AsyncStream<Void>.makeStream()
         let outsideCommitted = DispatchSemaphore(value: 0)
@@ -178,6 +178,9 @@ struct PostgresStoreTests {
         #expect(thrown.load(ordering: .relaxed) == 1 && a.retriedTransactions == 0)
         #expect(try await b.read { try $0.document("c/x")?["n"]?.int64Value } == 31)
         #expect(try await b.read { try $0.hasDocument("c/y") } == false)
+        // The rolled-back write let go of the write lock: the other store's write takes its turn.
+        try await b.write { try $0.setDocument("c/z", .object(JSONObject())) }
+        #expect(a.writeLockUse.turns == 2 && b.writeLockUse.turns == 1, "the rolled-back write took its turn too")
     }
 
     /// The feed's positions follow commit order across stores, so a reader never passes a change
@@ -273,15 +276,15 @@ struct PostgresStoreTests {
         let url = try await StoreKinds.freshDatabase()
         let store = try await PostgresStore(url: url)
         try await store.write { tx in try tx.setDocument("c/a", .object(JSONObject([("n", .int(1))]))) }
-        #expect(store.writeLock.taken == 1 && store.writeLock.held > .zero)
-        #expect(store.writeLock.waited < .seconds(1), "nobody else held it")
+        #expect(store.writeLockUse.turns == 1 && store.writeLockUse.held > .zero)
+        #expect(store.writeLockUse.waited < .seconds(1), "nobody else held it")
         _ = try await store.read { tx in try tx.document("c/a") }
-        #expect(store.writeLock.taken == 1, "a read does not take it")
+        #expect(store.writeLockUse.turns == 1, "a read does not take it")
 
         let logger = Logger(label: "faresync.tests")
         let holder = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 1, logger: logger)
         try await holder.query("BEGIN", logger: logger)
-        try await holder.query("SELECT pg_advisory_xact_lock(\(PostgresStore.writeLockKey))", logger: logger)
+        try await holder.query(PostgresStore.takeWriteLock, logger: logger)
         try await holder.query(
             #"INSERT INTO documents(path, text, position) VALUES ('c/h', '{"n":5}', nextval('feed_positions'))"#, logger: logger)
         let waiting = Task {
@@ -296,20 +299,20 @@ struct PostgresStoreTests {
         let released = ContinuousClock.now
         try await holder.query("COMMIT", logger: logger)
         try await waiting.value
-        #expect(store.writeLock.taken == 2)
-        #expect(store.writeLock.waited >= released - seenWaiting)
+        #expect(store.writeLockUse.turns == 2)
+        #expect(store.writeLockUse.waited >= released - seenWaiting)
         #expect(try await store.read { tx in try tx.document("c/b")?["n"]?.int64Value } == 6, "it read what the holder committed")
         try await holder.close()
     }
 
-    /// Polls the database's `pg_locks` until an advisory lock is waited for, for at most 15 s: how
-    /// a test knows a write waits for the write lock before it lets the holder go.
+    /// Polls the database's `pg_locks` until the write lock is waited for, for at most 15 s: how a
+    /// test knows a write waits for it before it lets the holder go.
     static func untilTheWriteLockIsAwaited(_ url: PostgresURL) async throws -> Bool {
         let logger = Logger(label: "faresync.tests")
         let watcher = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 2, logger: logger)
         let query: PostgresQuery = """
-            SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            SELECT count(*)::int8 FROM pg_locks
+            WHERE locktype = 'relation' AND relation = 'faresync_write_lock'::regclass AND NOT granted
             """
         var seen = false
         for _ in 0..<1500 where !seen {

@@ -1,0 +1,38 @@
+import Synchronization
+
+/// How a store's write transactions used the write lock (`PostgresStore`: locked by each write
+/// transaction before its snapshot, held to its commit or rollback): how many turns they took, and
+/// how long they waited for it and held it, each summed.
+///
+/// Every FareSync write transaction on a database takes a turn, so the time the lock is held,
+/// against the time a drain takes, is how busy the database's one line of writes is, and the time
+/// waited is what each process spends in line.
+///
+/// ```swift
+/// let store = try await PostgresStore(url: url)
+/// // … a drain …
+/// print(store.writeLockUse.turns, store.writeLockUse.held, store.writeLockUse.waited)
+/// ```
+public final class WriteLockUse: Sendable {
+    private let turnCount = Atomic<Int>(0)
+    private let waitedNanoseconds = Atomic<Int64>(0)
+    private let heldNanoseconds = Atomic<Int64>(0)
+
+    init() {}
+
+    /// The write transactions that held the lock: committed, rolled back or run again.
+    public var turns: Int { turnCount.load(ordering: .relaxed) }
+    public var waited: Duration { .nanoseconds(waitedNanoseconds.load(ordering: .relaxed)) }
+    public var held: Duration { .nanoseconds(heldNanoseconds.load(ordering: .relaxed)) }
+
+    func add(waited: Duration, held: Duration) {
+        turnCount.add(1, ordering: .relaxed)
+        waitedNanoseconds.add(Self.nanoseconds(waited), ordering: .relaxed)
+        heldNanoseconds.add(Self.nanoseconds(held), ordering: .relaxed)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
