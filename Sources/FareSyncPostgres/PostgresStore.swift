@@ -41,7 +41,7 @@ public final class PostgresStore: DocumentStore {
     /// How long a transaction keeps retrying while the server cannot be reached.
     public let reconnectFor: Duration
 
-    /// The write transactions run again after a serialization failure or deadlock.
+    /// The write transactions run again after a serialization failure, a deadlock or a lock timeout.
     public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
 
     /// How this store's write transactions used the write lock: turns, time waited and held.
