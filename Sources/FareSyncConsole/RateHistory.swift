@@ -1,3 +1,5 @@
+import FareSyncEvents
+
 /// The overview chart's samples: every `step`, the applied-events counter (when the process has
 /// one) and the feed's head, for the last 15 minutes.
 struct RateHistory: Sendable {
@@ -25,11 +27,9 @@ struct RateHistory: Sendable {
     func rates(now: ContinuousClock.Instant) -> [(secondsAgo: Double, perSecond: Double)] {
         guard samples.count >= 2 else { return [] }
         return zip(samples, samples.dropFirst()).map { a, b in
-            let seconds = Double((b.at - a.at).components.seconds) + Double((b.at - a.at).components.attoseconds) / 1e18
+            let seconds = (b.at - a.at).seconds
             let delta = countsEvents ? (b.eventsApplied ?? 0) - (a.eventsApplied ?? 0) : b.feedHead - a.feedHead
-            let ago = now - b.at
-            let agoSeconds = Double(ago.components.seconds) + Double(ago.components.attoseconds) / 1e18
-            return (agoSeconds, seconds > 0 ? Double(max(0, delta)) / seconds : 0)
+            return ((now - b.at).seconds, seconds > 0 ? Double(max(0, delta)) / seconds : 0)
         }
     }
 }

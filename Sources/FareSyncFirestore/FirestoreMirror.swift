@@ -1,4 +1,5 @@
 import Crypto
+import FareSyncEvents
 import FareSyncStore
 import Logging
 import Metrics
@@ -350,7 +351,7 @@ public actor FirestoreMirror: Service {
         } else {
             behindSince = nil
         }
-        let seconds = behindSince.map { Double((now - $0).components.seconds) + Double((now - $0).components.attoseconds) / 1e18 } ?? 0
+        let seconds = behindSince.map { (now - $0).seconds } ?? 0
         status.lagPositions = max(0, head - position)
         status.lagSeconds = seconds
         MirrorMetrics.lag(positions: status.lagPositions, seconds: seconds)

@@ -1,3 +1,4 @@
+import FareSyncEvents
 import Synchronization
 
 /// How a store's write transactions used the write lock (`PostgresStore`: locked by each write
@@ -27,12 +28,7 @@ public final class WriteLockUse: Sendable {
 
     func add(waited: Duration, held: Duration) {
         turnCount.add(1, ordering: .relaxed)
-        waitedNanoseconds.add(Self.nanoseconds(waited), ordering: .relaxed)
-        heldNanoseconds.add(Self.nanoseconds(held), ordering: .relaxed)
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        waitedNanoseconds.add(waited.nanoseconds, ordering: .relaxed)
+        heldNanoseconds.add(held.nanoseconds, ordering: .relaxed)
     }
 }

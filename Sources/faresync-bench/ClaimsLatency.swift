@@ -88,7 +88,7 @@ struct Percentiles {
     }
 
     init(_ waits: [Duration]) {
-        let seconds = waits.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }.sorted()
+        let seconds = waits.map(\.seconds).sorted()
         func rank(_ q: Double) -> Double { seconds.isEmpty ? 0 : seconds[min(seconds.count - 1, Int((q * Double(seconds.count)).rounded(.up)) - 1)] }
         p50 = rank(0.5)
         p99 = rank(0.99)

@@ -203,8 +203,7 @@ func text(_ buffer: [CChar]) -> String {
 }
 
 func rate(_ count: Int, _ d: Duration) -> Double {
-    let s = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    return s > 0 ? Double(count) / s : 0
+    d.seconds > 0 ? Double(count) / d.seconds : 0
 }
 
 /// CPU time used since a starting point: by the calling thread, and by the whole process (the

@@ -1,3 +1,4 @@
+import FareSyncEvents
 import FareSyncKafka
 import FareSyncPostgres
 import Foundation
@@ -86,13 +87,12 @@ extension Bench {
             for pid in pids { Child.stop(pid, group: true) }
             rates.append(rate(messages, elapsed))
             busyCores.append(cpu)
-            conflicts.append(errors.map(PostgresBench.conflictsRetried).reduce(0, +))
-            let times = errors.map(PostgresBench.writeLockTimes)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            let held: Double = times.map(\.held).reduce(0, +)
-            let waited: Double = times.map(\.waited).reduce(0, +)
-            let taken = times.map(\.taken).reduce(0, +)
-            writeLock.append((held / seconds, waited / (Double(workers) * seconds), taken > 0 ? Double(messages) / Double(taken) : 0))
+            let summaries = errors.map(WorkerSummaryTail.init(standardErrorFile:))
+            conflicts.append(summaries.map(\.retried).reduce(0, +))
+            let held: Double = summaries.map(\.held).reduce(0, +)
+            let waited: Double = summaries.map(\.waited).reduce(0, +)
+            let turns = summaries.map(\.turns).reduce(0, +)
+            writeLock.append((held / elapsed.seconds, waited / (Double(workers) * elapsed.seconds), turns > 0 ? Double(messages) / Double(turns) : 0))
         }
         return GroupDrains(rates: rates, busyCores: busyCores, conflicts: conflicts, writeLock: writeLock)
     }
@@ -192,22 +192,6 @@ enum PostgresBench {
         var url = server
         url.database = name
         return url
-    }
-
-    /// The "N transactions run again after a conflict" of a PostgreSQL worker's summary (0 without one).
-    static func conflictsRetried(_ standardErrorFile: String) -> Int {
-        let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
-        guard let range = text.range(of: " transactions run again after a conflict", options: .backwards) else { return 0 }
-        return text[..<range.lowerBound].split(whereSeparator: { !$0.isNumber }).last.flatMap { Int($0) } ?? 0
-    }
-
-    /// The "the write lock taken N times, waited for W s and held H s" of a PostgreSQL worker's
-    /// summary, the times in seconds (zeros without one).
-    static func writeLockTimes(_ standardErrorFile: String) -> (taken: Int, waited: Double, held: Double) {
-        let text = (try? String(contentsOfFile: standardErrorFile, encoding: .utf8)) ?? ""
-        guard let range = text.range(of: "the write lock taken ", options: .backwards) else { return (0, 0, 0) }
-        let numbers = text[range.upperBound...].prefix(while: { $0 != "\n" }).split(separator: " ").compactMap { Double($0) }
-        return numbers.count == 3 ? (Int(numbers[0]), numbers[1], numbers[2]) : (0, 0, 0)
     }
 
     static func text(of url: PostgresURL) -> String {

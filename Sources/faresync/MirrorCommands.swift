@@ -158,7 +158,3 @@ struct Changes: AsyncParsableCommand {
         out.append(0x0A)
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

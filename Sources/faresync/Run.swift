@@ -147,13 +147,13 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// The end of a PostgreSQL worker's summary: its transactions run again, and how often they
-    /// took the write lock, how long they waited for it and held it (`WriteLockUse`): how busy
+    /// The end of a PostgreSQL worker's summary: its transactions run again, and how many turns
+    /// they took at the write lock, how long they waited for it and held it (`WriteLockUse`): how busy
     /// the database's one line of writes was, and how long this worker waited in it.
     static func conflictsAndLock(_ store: PostgresStore) -> String {
         ", \(store.retriedTransactions) transactions run again after a conflict"
             + String(
-                format: ", the write lock taken %d times, waited for %.2f s and held %.2f s", store.writeLockUse.turns,
+                format: ", %d turns at the write lock, waited for %.2f s and held %.2f s", store.writeLockUse.turns,
                 store.writeLockUse.waited.seconds, store.writeLockUse.held.seconds)
     }
 

@@ -8,7 +8,7 @@ import Synchronization
 enum SummaryText {
     static func render(report: ReplayReport, summary: StoreSummary, elapsed: Duration, lanes: Int, store: String) -> String {
         let o = report.outcomes
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         let rate = seconds > 0 ? Int(Double(report.messages) / seconds) : 0
         var lines: [String] = []
         let how = report.loadedByAccount ? "loaded by account into the empty store" : "\(lanes) lane\(lanes == 1 ? "" : "s") of the in-process queue"

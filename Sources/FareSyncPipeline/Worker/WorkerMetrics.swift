@@ -34,8 +34,7 @@ enum WorkerMetrics {
     }
 
     static func batch(messages: Int, duration: Duration) {
-        Timer(label: "faresync_batch_processing_seconds").recordNanoseconds(
-            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        Timer(label: "faresync_batch_processing_seconds").recordNanoseconds(duration.nanoseconds)
         Counter(label: "faresync_messages_consumed_total").increment(by: messages)
     }
 
