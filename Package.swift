@@ -43,8 +43,8 @@ let package = Package(
     ],
     targets: [
         // The formats: JSON (parser, writer, byte order), the events and their checks, RFC 3339, the
-        // event log, and which partition and account a message key belongs to. Nothing but the
-        // standard library: the fuzzer builds it with the sanitizers (Fuzz/build.sh).
+        // event log, which partition and account a message key belongs to, and a duration in seconds.
+        // Nothing but the standard library: the fuzzer builds it with the sanitizers (Fuzz/build.sh).
         .target(name: "FareSyncEvents"),
         // The document-store protocols (`DocumentStore`, and `StoreTransaction` as the role
         // protocols it composes), the write-back overlay both SQL stores share, the memory store,

@@ -67,12 +67,12 @@ extension Bench {
     /// commit to the commit of the last position.
     /// The workers' summaries say how many transactions they ran again after a conflict, and how
     /// long they held the write lock and waited for it: summed over the workers, as shares of the
-    /// group's time (the waits per worker); and the messages per transaction that took it.
+    /// group's time (the waits per worker); and the messages per turn at it.
     func groupDrains(command: [String], messages: Int, server serverURL: PostgresURL, directory: String) async throws -> GroupDrains {
         var rates: [Double] = []
         var busyCores: [Double?] = []
         var conflicts: [Int] = []
-        var writeLock: [(held: Double, waited: Double, batch: Double)] = []
+        var writeLock: [(held: Double, waited: Double, perTurn: Double)] = []
         for workers in 1...3 {
             let url = try await PostgresBench.freshDatabase(on: serverURL, name: "faresync_bench_\(getpid())_\(workers)")
             _ = try await PostgresStore(url: url)  // the schema, which the polling below reads
@@ -87,10 +87,11 @@ extension Bench {
             for pid in pids { Child.stop(pid, group: true) }
             rates.append(rate(messages, elapsed))
             busyCores.append(cpu)
-            let summaries = errors.map(WorkerSummaryTail.init(standardErrorFile:))
-            conflicts.append(summaries.map(\.retried).reduce(0, +))
-            let held: Double = summaries.map(\.held).reduce(0, +)
-            let waited: Double = summaries.map(\.waited).reduce(0, +)
+            // A worker without a summary counts nothing.
+            let summaries = errors.compactMap { WriteLineSummary(parsing: (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "") }
+            conflicts.append(summaries.map(\.retriedTransactions).reduce(0, +))
+            let held: Double = summaries.map(\.held.seconds).reduce(0, +)
+            let waited: Double = summaries.map(\.waited.seconds).reduce(0, +)
             let turns = summaries.map(\.turns).reduce(0, +)
             writeLock.append((held / elapsed.seconds, waited / (Double(workers) * elapsed.seconds), turns > 0 ? Double(messages) / Double(turns) : 0))
         }
@@ -107,8 +108,8 @@ struct GroupDrains {
     /// The transactions the workers ran again after a serialization conflict.
     let conflicts: [Int]
     /// The write lock: the share of the group's time some worker held it, the share of each
-    /// worker's time spent waiting for it, and the messages per transaction that took it.
-    let writeLock: [(held: Double, waited: Double, batch: Double)]
+    /// worker's time spent waiting for it, and the messages per turn at it.
+    let writeLock: [(held: Double, waited: Double, perTurn: Double)]
 
     func say(_ run: Bench.Run, messages: Int) {
         run.say(
@@ -129,12 +130,12 @@ struct GroupDrains {
                 + writeLock.map { String(format: "%.2f", $0.held) }.joined(separator: ", ")
                 + " of the group's time, each worker waiting for it "
                 + writeLock.map { String(format: "%.2f", $0.waited) }.joined(separator: ", ") + " of its time, "
-                + writeLock.map { String(format: "%.0f", $0.batch) }.joined(separator: ", ") + " messages a transaction")
+                + writeLock.map { String(format: "%.0f", $0.perTurn) }.joined(separator: ", ") + " messages a turn")
         // A transaction run again after a conflict applies its whole batch again: about that many
         // messages' work, as a share of the backlog, done twice.
         run.say(
             "  work run again after the conflicts, as a share of the backlog: "
-                + zip(conflicts, writeLock).map { String(format: "%.2f", Double($0) * $1.batch / Double(messages)) }.joined(separator: ", "))
+                + zip(conflicts, writeLock).map { String(format: "%.2f", Double($0) * $1.perTurn / Double(messages)) }.joined(separator: ", "))
     }
 }
 

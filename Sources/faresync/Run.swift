@@ -1,5 +1,6 @@
 import ArgumentParser
 import FareSyncConsole
+import FareSyncEvents
 import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncKafka
@@ -130,7 +131,7 @@ struct Run: AsyncParsableCommand {
         let fromFirst = worker.status.firstMessage.map { String(format: " (%.2f s from the first message)", (ended - $0).seconds) } ?? ""
         standardError(
             "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored, \(o.deadLetters) dead-lettered"
-                + ((opened as? PostgresStore).map(Self.conflictsAndLock) ?? "")
+                + ((opened as? PostgresStore).map { WriteLineSummary($0).text } ?? "")
         )
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its
         // position is safe in the emulator). The service group's signal handlers outlive it and
@@ -145,16 +146,6 @@ struct Run: AsyncParsableCommand {
                 "run: interrupted while the mirror caught up, at feed position \(status.position); `faresync mirror --store \(store) --firestore \(mirror.client.endpoint.host) --firestore-project \(mirror.client.endpoint.project)` goes on from there"
             )
         }
-    }
-
-    /// The end of a PostgreSQL worker's summary: its transactions run again, and how many turns
-    /// they took at the write lock, how long they waited for it and held it (`WriteLockUse`): how busy
-    /// the database's one line of writes was, and how long this worker waited in it.
-    static func conflictsAndLock(_ store: PostgresStore) -> String {
-        ", \(store.retriedTransactions) transactions run again after a conflict"
-            + String(
-                format: ", %d turns at the write lock, waited for %.2f s and held %.2f s", store.writeLockUse.turns,
-                store.writeLockUse.waited.seconds, store.writeLockUse.held.seconds)
     }
 
     /// Ready while the worker has partitions assigned and the store answers within two seconds: a

@@ -250,7 +250,7 @@ check "mirror --verify after the killed workers" "$FARESYNC" mirror --store "sql
 # 9b. The worker's last catch-up retries while the emulator does not answer; SIGTERM still ends it.
 "$FARESYNC" "${WORKER[@]}" --exit-at-end --firestore "127.0.0.1:$(free_port)" 2> unreachable.err &
 pid=$!
-for _ in $(seq 300); do grep -q "^run: [0-9]* messages in" unreachable.err && break; sleep 0.1; done
+for _ in $(seq 300); do grep -qs "^run: [0-9]* messages in" unreachable.err && break; sleep 0.1; done
 sleep 1
 kill -TERM "$pid" 2> /dev/null || true
 for _ in $(seq 50); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done

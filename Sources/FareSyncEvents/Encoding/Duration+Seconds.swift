@@ -6,6 +6,13 @@ extension Duration {
     /// ```
     public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 
-    /// The duration in whole nanoseconds, as metrics' timers and atomic counters take it.
-    public var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+    /// The duration in whole nanoseconds (truncated toward zero), as metrics' timers and atomic
+    /// counters take it; a duration past what `Int64` holds (about 292 years) gives its bound.
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowedAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        guard !overflowed, !overflowedAgain else { return seconds < 0 ? .min : .max }
+        return sum
+    }
 }
