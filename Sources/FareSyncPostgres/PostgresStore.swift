@@ -25,8 +25,9 @@ import Synchronization
 /// the dispatcher's are: they compute from what they read and hold nothing outside.
 ///
 /// Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no predicate locks, never aborted, and
-/// never wait for the write lock (though a write waiting its turn holds one of the pool's
-/// connections).
+/// never wait for the write lock. A process's writes wait for each other before they lease a
+/// connection (`WriteQueue`), so at most one of them holds a connection while it waits for the
+/// lock, and the reads keep the rest of the pool.
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: PostgresURL("postgres://faresync@127.0.0.1/faresync"))
@@ -46,6 +47,9 @@ public final class PostgresStore: DocumentStore {
 
     /// How this store's write transactions used the write lock: turns, time waited and held.
     public let writeLockUse = WriteLockUse()
+
+    /// This store's writes, one at a time, before they lease a connection.
+    private let writeQueue = WriteQueue()
 
     /// What a write transaction runs first: the write lock, taken before the snapshot, which a
     /// `SERIALIZABLE` transaction takes at its first query (`LOCK TABLE` is not one).
@@ -115,6 +119,11 @@ public final class PostgresStore: DocumentStore {
         var backoff = Duration.milliseconds(50)
         var conflicts = 0
         while true {
+            // A write waits for this process's earlier writes before it leases a connection, so
+            // that writes waiting for the write lock never take the connections the reads need.
+            let asked = ContinuousClock.now
+            if holdingWriteLock { try await writeQueue.enter() }
+            defer { if holdingWriteLock { writeQueue.leave() } }
             // The pool keeps a lease waiting, silently, while it cannot connect (or while every
             // connection is busy): a lease that outlasts a connection attempt says so in the log.
             let waiting = Task { [logger, connectTimeout = Self.connectTimeout] in
@@ -129,7 +138,7 @@ public final class PostgresStore: DocumentStore {
                     let session = PostgresSession(connection: connection, logger: logger)
                     // A write begins and waits for the write lock here, without a thread of the
                     // pool, which the reads and the write that holds the lock need meanwhile.
-                    let granted = holdingWriteLock ? try await Self.beginHoldingWriteLock(begin, in: session) : nil
+                    let granted = holdingWriteLock ? try await Self.beginHoldingWriteLock(begin, asked: asked, in: session) : nil
                     defer {
                         if let granted { writeLockUse.add(waited: granted.waited, held: ContinuousClock.now - granted.at) }
                     }
@@ -166,11 +175,11 @@ public final class PostgresStore: DocumentStore {
     }
 
     /// Begins a write transaction and waits for the write lock as its first statement; rolls back
-    /// if it cannot take it. Returns when it was granted and how long it took.
+    /// if it cannot take it. Returns when it was granted and how long it took since it was `asked`
+    /// for (the wait in the store's `WriteQueue` included).
     private static func beginHoldingWriteLock(
-        _ begin: PostgresQuery, in session: PostgresSession
+        _ begin: PostgresQuery, asked: ContinuousClock.Instant, in session: PostgresSession
     ) async throws -> (at: ContinuousClock.Instant, waited: Duration) {
-        let asked = ContinuousClock.now
         try await session.awaitQuery(begin)
         do {
             try await session.awaitQuery(takeWriteLock)

@@ -1,0 +1,81 @@
+import Synchronization
+
+/// A store's write transactions, let through one at a time in the order they came, before any of
+/// them leases a connection.
+///
+/// Every write transaction on the database waits for the write lock (`PostgresStore`), so a
+/// process's writes could only ever hold it one after another. Waiting for it on the server, each
+/// would hold one of the pool's connections meanwhile, and a burst of writes behind a long one
+/// (sign-ins behind a worker's batch) could take every connection and leave the reads waiting for
+/// one. Here the waiting costs no connection: a process sends at most one write to the server's
+/// line at a time, and the reads keep the rest of the pool.
+///
+/// ```swift
+/// let queue = WriteQueue()
+/// try await queue.enter()
+/// defer { queue.leave() }
+/// // … lease a connection, take the write lock, write, commit …
+/// ```
+final class WriteQueue: Sendable {
+    private struct State {
+        var busy = false
+        var waiting: [(ticket: UInt64, next: CheckedContinuation<Void, any Error>)] = []
+        /// Tickets given out whose continuation is not in `waiting` yet.
+        var arriving: Set<UInt64> = []
+        /// Tickets cancelled while arriving: refused once they arrive.
+        var cancelled: Set<UInt64> = []
+        var lastTicket: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// The writes waiting to go in.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Waits until no other write of this queue is between its `enter()` and its `leave()`;
+    /// throws `CancellationError` if the task is cancelled while it waits.
+    func enter() async throws {
+        let ticket = state.withLock { state -> UInt64? in
+            guard state.busy else {
+                state.busy = true
+                return nil
+            }
+            state.lastTicket += 1
+            state.arriving.insert(state.lastTicket)
+            return state.lastTicket
+        }
+        guard let ticket else { return }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (next: CheckedContinuation<Void, any Error>) in
+                let refused = state.withLock { state -> Bool in
+                    state.arriving.remove(ticket)
+                    if state.cancelled.remove(ticket) != nil { return true }
+                    state.waiting.append((ticket, next))
+                    return false
+                }
+                if refused { next.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                if let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) {
+                    return state.waiting.remove(at: index).next
+                }
+                if state.arriving.contains(ticket) { state.cancelled.insert(ticket) }
+                return nil
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Lets the next write in, the one that waited longest.
+    func leave() {
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard !state.waiting.isEmpty else {
+                state.busy = false
+                return nil
+            }
+            return state.waiting.removeFirst().next
+        }
+        next?.resume()
+    }
+}
