@@ -49,7 +49,7 @@ public final class PostgresStore: DocumentStore {
     public let writeLockUse = WriteLockUse()
 
     /// This store's writes, one at a time, before they lease a connection.
-    private let writeQueue = WriteQueue()
+    let writeQueue = WriteQueue()
 
     /// What a write transaction runs first: the write lock, taken before the snapshot, which a
     /// `SERIALIZABLE` transaction takes at its first query (`LOCK TABLE` is not one).
@@ -119,20 +119,21 @@ public final class PostgresStore: DocumentStore {
         var backoff = Duration.milliseconds(50)
         var conflicts = 0
         while true {
-            // A write waits for this process's earlier writes before it leases a connection, so
-            // that writes waiting for the write lock never take the connections the reads need.
             let asked = ContinuousClock.now
-            if holdingWriteLock { try await writeQueue.enter() }
-            defer { if holdingWriteLock { writeQueue.leave() } }
-            // The pool keeps a lease waiting, silently, while it cannot connect (or while every
-            // connection is busy): a lease that outlasts a connection attempt says so in the log.
-            let waiting = Task { [logger, connectTimeout = Self.connectTimeout] in
-                try await Task.sleep(for: connectTimeout)
-                guard !Task.isCancelled else { return }
-                logger.warning("PostgreSQL unreachable (or every connection busy) for \(connectTimeout), waiting for a connection")
-            }
-            defer { waiting.cancel() }
             do {
+                // A write waits for this process's earlier writes before it leases a connection, so
+                // that writes waiting for the write lock never take the connections the reads need.
+                // It leaves the line before any pause below, and comes back to its end.
+                if holdingWriteLock { try await writeQueue.enter() }
+                defer { if holdingWriteLock { writeQueue.leave() } }
+                // The pool keeps a lease waiting, silently, while it cannot connect (or while every
+                // connection is busy): a lease that outlasts a connection attempt says so in the log.
+                let waiting = Task { [logger, connectTimeout = Self.connectTimeout] in
+                    try await Task.sleep(for: connectTimeout)
+                    guard !Task.isCancelled else { return }
+                    logger.warning("PostgreSQL unreachable (or every connection busy) for \(connectTimeout), waiting for a connection")
+                }
+                defer { waiting.cancel() }
                 return try await client.withConnection { connection in
                     waiting.cancel()
                     let session = PostgresSession(connection: connection, logger: logger)

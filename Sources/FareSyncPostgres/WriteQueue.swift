@@ -28,13 +28,20 @@ final class WriteQueue: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Called between a write's ticket and its place in line (tests: a `leave()` there).
+    private let joiningLine: @Sendable () -> Void
+
+    init(joiningLine: @escaping @Sendable () -> Void = {}) {
+        self.joiningLine = joiningLine
+    }
 
     /// The writes waiting to go in.
     var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Waits until no other write of this queue is between its `enter()` and its `leave()`;
-    /// throws `CancellationError` if the task is cancelled while it waits.
+    /// throws `CancellationError` if the task is cancelled before or while it waits.
     func enter() async throws {
+        try Task.checkCancellation()
         let ticket = state.withLock { state -> UInt64? in
             guard state.busy else {
                 state.busy = true
@@ -45,15 +52,22 @@ final class WriteQueue: Sendable {
             return state.lastTicket
         }
         guard let ticket else { return }
+        joiningLine()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (next: CheckedContinuation<Void, any Error>) in
-                let refused = state.withLock { state -> Bool in
+                // The write inside may have left since the ticket was taken, with nobody in line
+                // to hand the turn to: then this write takes it now.
+                let outcome = state.withLock { state -> Result<Void, any Error>? in
                     state.arriving.remove(ticket)
-                    if state.cancelled.remove(ticket) != nil { return true }
+                    if state.cancelled.remove(ticket) != nil { return .failure(CancellationError()) }
+                    guard state.busy else {
+                        state.busy = true
+                        return .success(())
+                    }
                     state.waiting.append((ticket, next))
-                    return false
+                    return nil
                 }
-                if refused { next.resume(throwing: CancellationError()) }
+                if let outcome { next.resume(with: outcome) }
             }
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in

@@ -25,6 +25,9 @@ extension PostgresStoreTests {
             Task { try await store.write { tx in try tx.setDocument("c/w\(i)", .object(JSONObject([("i", .int(Int64(i)))]))) } }
         }
         #expect(try await Self.untilTheWriteLockIsAwaited(url), "a write waits for the lock")
+        // The rest of the burst in the store's line, so that the read below comes after all of it.
+        for _ in 0..<1500 where store.writeQueue.waitingCount < burst - 1 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(store.writeQueue.waitingCount == burst - 1, "the rest of the burst waits in the store's line")
         // Raced against a deadline only so that a read that cannot get a connection fails the test
         // rather than hanging it until the holder lets go.
         let answered = await withTaskGroup(of: Bool.self) { group in
@@ -92,6 +95,39 @@ private final class Arrivals: Sendable {
         queue.leave()
         try await next.value
         // Free again: a new write goes in at once.
+        try await queue.enter()
+        queue.leave()
+    }
+
+    /// The write inside leaves after a new write took its ticket and before it joined the line:
+    /// the new write takes the turn rather than wait for a leave that already happened.
+    @Test func aWriteArrivingAsTheLastLeavesGoesIn() async throws {
+        let holder = Mutex<WriteQueue?>(nil)
+        let queue = WriteQueue(joiningLine: { holder.withLock { $0 }?.leave() })
+        holder.withLock { $0 = queue }
+        try await queue.enter()
+        // Raced against a deadline only so that a lost turn fails the test instead of hanging it.
+        let wentIn = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await queue.enter()) != nil }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(wentIn)
+        #expect(queue.waitingCount == 0)
+    }
+
+    @Test func aCancelledTaskDoesNotGoInEvenWhenTheQueueIsFree() async throws {
+        let queue = WriteQueue()
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await queue.enter()
+        }
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
         try await queue.enter()
         queue.leave()
     }
