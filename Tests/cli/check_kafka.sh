@@ -12,7 +12,7 @@ FARESYNC=$(cd "$(dirname "$FARESYNC")" && pwd)/$(basename "$FARESYNC")
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d)
 BROKER_PID=
-cleanup() { [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null; rm -rf "$WORK"; }
+cleanup() { [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2>/dev/null; jobs -p | xargs -r kill 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 cd "$WORK"
 . "$HERE/../lib/checks.sh"

@@ -42,7 +42,7 @@ BROKER_PID=
 cleanup() {
   stop_emulator
   [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2> /dev/null
-  jobs -p | xargs -r kill 2> /dev/null
+  jobs -p | xargs -r kill 2> /dev/null || true # a job may end before its kill
   rm -rf "$WORK"
 }
 trap cleanup EXIT
