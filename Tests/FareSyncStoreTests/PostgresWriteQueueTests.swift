@@ -28,18 +28,8 @@ extension PostgresStoreTests {
         // The rest of the burst in the store's line, so that the read below comes after all of it.
         for _ in 0..<1500 where store.writeQueue.waitingCount < burst - 1 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(store.writeQueue.waitingCount == burst - 1, "the rest of the burst waits in the store's line")
-        // Raced against a deadline only so that a read that cannot get a connection fails the test
-        // rather than hanging it until the holder lets go.
-        let answered = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await store.read { tx in try tx.document("c/seen") }) != nil }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        // A read that cannot get a connection fails the test rather than hang it until the holder lets go.
+        let answered = await succeedsWithin(.seconds(10)) { _ = try await store.read { tx in try tx.document("c/seen") } }
         #expect(answered, "a read answers while the burst waits for the write lock")
         try await holder.query("COMMIT", logger: logger)
         for write in writes { try await write.value }
@@ -47,6 +37,22 @@ extension PostgresStoreTests {
         let landed = try await store.read { tx in try (0..<burst).filter { try tx.document("c/w\($0)") != nil }.count }
         #expect(landed == burst)
         #expect(store.writeLockUse.turns == burst + 1)
+    }
+}
+
+/// Whether `operation` returns, without throwing, before `limit` passes: raced against a deadline
+/// only so that a wait that never ends fails its test instead of hanging it (the operation is
+/// cancelled then).
+private func succeedsWithin(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> Void) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask { (try? await operation()) != nil }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return false
+        }
+        let first = await group.next() ?? false
+        group.cancelAll()
+        return first
     }
 }
 
@@ -106,17 +112,8 @@ private final class Arrivals: Sendable {
         let queue = WriteQueue(joiningLine: { holder.withLock { $0 }?.leave() })
         holder.withLock { $0 = queue }
         try await queue.enter()
-        // Raced against a deadline only so that a lost turn fails the test instead of hanging it.
-        let wentIn = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await queue.enter()) != nil }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        // A lost turn fails the test instead of hanging it.
+        let wentIn = await succeedsWithin(.seconds(10)) { try await queue.enter() }
         #expect(wentIn)
         #expect(queue.waitingCount == 0)
     }
