@@ -22,6 +22,8 @@ public struct Console: HTTPMount {
     public let probes: ConsoleProbes
     /// The dead letters' re-drive (nil: the Dead letters page only lists them).
     public let redrive: DeadLetterRedrive?
+    /// The one reader of the change feed; it also holds the live streams' `StreamLimits` (give a
+    /// server's connection limit as `streams`, or a watcher made with them).
     public let watcher: ConsoleWatcher
     public let sessions: ConsoleSessions
     /// Wrong admin tokens, counted per client address (`tokenGuessLimits`).
@@ -37,14 +39,15 @@ public struct Console: HTTPMount {
 
     public init(
         store: any DocumentStore, identity: IdentityService?, access: AdminAccess, probes: ConsoleProbes = ConsoleProbes(),
-        redrive: DeadLetterRedrive? = nil, watcher: ConsoleWatcher? = nil
+        redrive: DeadLetterRedrive? = nil, watcher: ConsoleWatcher? = nil,
+        streams: StreamLimits = StreamLimits(connectionLimit: HTTPApplication.ServerLimits().maxConnections)
     ) {
         self.store = store
         self.identity = identity
         self.access = access
         self.probes = probes
         self.redrive = redrive
-        self.watcher = watcher ?? ConsoleWatcher(store: store, probes: probes)
+        self.watcher = watcher ?? ConsoleWatcher(store: store, probes: probes, limits: streams)
         sessions = ConsoleSessions()
     }
 

@@ -8,7 +8,8 @@ import Hummingbird
 ///
 /// Without an admin token the console answers only requests whose `Host` names the loopback
 /// interface (as the Admin API's `Bearer owner`), so a page that rebinds its own name to
-/// 127.0.0.1 cannot read it; each browser gets a session on its first page. With a token, from
+/// 127.0.0.1 cannot read it; a browser gets a session on the first page with a form that it
+/// navigates to (`RequestSession`). With a token, from
 /// any host, after the sign-in form took the token (or with `Authorization: Bearer` it). Every
 /// POST must come from the console's own pages: `Sec-Fetch-Site` and `Origin`, when the browser
 /// sends them, must say so, and the form must carry the session's CSRF token.
@@ -18,8 +19,11 @@ struct ConsoleGate: RouterMiddleware {
     let sessions: ConsoleSessions
     let guesses: SignInThrottle
 
-    /// The session of the request being handled, set by the gate.
-    @TaskLocal static var session: ConsoleSessions.Session?
+    /// The request being handled's session, set by the gate.
+    @TaskLocal static var request: RequestSession?
+
+    /// The request's session, if its cookie named a live one or a form opened one.
+    static var session: ConsoleSessions.Session? { request?.current }
 
     /// The pages reachable without a session on a server with a token.
     static let signInPath = "/console/sign-in"
@@ -27,8 +31,7 @@ struct ConsoleGate: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let originForm = request.head.path?.hasPrefix("/") ?? false
         let loopback = originForm && AdminAccess.isLoopback(host: request.head.authority)
-        var session = sessions.session(id: request.cookies[ConsoleSessions.cookie]?.value)
-        var newSession: ConsoleSessions.Session?
+        let session = sessions.session(id: request.cookies[ConsoleSessions.cookie]?.value)
         var bearer = false
         // Only a Bearer credential is a guess at the token, and only where no session signed in
         // already: another scheme (a proxy's Basic) is not the console's to judge.
@@ -44,10 +47,6 @@ struct ConsoleGate: RouterMiddleware {
         }
         if access.token == nil {
             guard loopback else { return ConsoleResponse.refusal(.forbidden, "The console answers on the loopback interface only.") }
-            if session == nil {
-                newSession = sessions.open(signedIn: false)
-                session = newSession
-            }
         } else if !bearer, session?.signedIn != true {
             if request.uri.path == Self.signInPath { return try await next(request, context) }
             if request.method == .get || request.method == .head { return ConsoleResponse.redirect(to: Self.signInPath) }
@@ -57,9 +56,19 @@ struct ConsoleGate: RouterMiddleware {
         if request.method != .get, request.method != .head, !bearer {
             if let refusal = try await Self.csrfRefusal(&checked, session: session) { return refusal }
         }
-        var response = try await Self.$session.withValue(session) { try await next(checked, context) }
-        if let newSession { response.headers[.setCookie] = ConsoleSessions.setCookie(newSession) }
+        let current = RequestSession(
+            sessions: sessions, current: session, client: context.remoteAddress?.ipAddress ?? "unknown",
+            mayOpen: access.token == nil && Self.isNavigation(request))
+        var response = try await Self.$request.withValue(current) { try await next(checked, context) }
+        if let opened = current.opened { response.headers[.setCookie] = ConsoleSessions.setCookie(opened) }
         return response
+    }
+
+    /// Whether the browser loads the request as a page it navigates to: `Sec-Fetch-Dest: document`,
+    /// or a client that does not say (not a browser, or an old one).
+    static func isNavigation(_ request: Request) -> Bool {
+        guard let destination = request.headers[.secFetchDest] else { return true }
+        return destination == "document"
     }
 
     /// Whether `matches` (a comparison with the admin token), counted against the client's wrong
@@ -106,4 +115,5 @@ struct ConsoleGate: RouterMiddleware {
 
 extension HTTPField.Name {
     static let secFetchSite = Self("Sec-Fetch-Site")!
+    static let secFetchDest = Self("Sec-Fetch-Dest")!
 }

@@ -5,9 +5,14 @@ import Synchronization
 /// The console's sessions: a random id in an HttpOnly, SameSite=Strict cookie, and the per-session
 /// token every form carries back (the CSRF token). Kept in memory: a restart signs everyone out.
 ///
+/// The store is bounded, in all and per client address. When it is full, a session whose cookie
+/// never came back goes first (a client that keeps no cookies, such as a script, opens one per
+/// page), then the least recently used; so requests that drop their cookies cannot push out the
+/// session of a browser that uses its own.
+///
 /// ```swift
 /// let sessions = ConsoleSessions()
-/// let session = sessions.open(signedIn: false)
+/// let session = sessions.open(signedIn: false, client: "127.0.0.1")
 /// sessions.session(id: session.id)?.csrf == session.csrf   // true
 /// ```
 public final class ConsoleSessions: Sendable {
@@ -19,43 +24,73 @@ public final class ConsoleSessions: Sendable {
         let expires: ContinuousClock.Instant
     }
 
+    struct Entry {
+        let session: Session
+        let client: String
+        var lastUsed: ContinuousClock.Instant
+        /// Whether its cookie came back in a later request.
+        var returned = false
+
+        /// Whether `self` goes before `other` when room is needed.
+        func evictedBefore(_ other: Entry) -> Bool {
+            returned != other.returned ? !returned : lastUsed < other.lastUsed
+        }
+    }
+
     /// The cookie's name.
     public static let cookie = "faresync_console"
     /// How long a session lasts.
     static let lifetime = Duration.seconds(8 * 3600)
-    /// At most this many sessions: the oldest go first.
-    static let capacity = 1000
+    /// At most this many sessions in all, and from one client address.
+    let capacity: Int
+    let perClient: Int
 
-    private let sessions = Mutex([String: Session]())
+    private let entries = Mutex([String: Entry]())
 
-    public init() {}
+    public init(capacity: Int = 1000, perClient: Int = 100) {
+        self.capacity = max(1, capacity)
+        self.perClient = max(1, min(perClient, capacity))
+    }
 
-    /// A new session.
-    public func open(signedIn: Bool) -> Session {
-        let session = Session(id: Self.random(), csrf: Self.random(), signedIn: signedIn, expires: .now + Self.lifetime)
-        sessions.withLock { all in
-            if all.count >= Self.capacity, let oldest = all.values.min(by: { $0.expires < $1.expires }) {
-                all[oldest.id] = nil
+    /// A new session for a request from `client`, making room for it as the type's doc says.
+    public func open(signedIn: Bool, client: String) -> Session {
+        let now = ContinuousClock.now
+        let session = Session(id: Self.random(), csrf: Self.random(), signedIn: signedIn, expires: now + Self.lifetime)
+        entries.withLock { all in
+            let own = all.values.filter { $0.client == client }
+            if own.count >= perClient, let victim = own.min(by: { $0.evictedBefore($1) }) {
+                all[victim.session.id] = nil
+            } else if all.count >= capacity {
+                all = all.filter { $0.value.session.expires > now }
+                if all.count >= capacity, let victim = all.values.min(by: { $0.evictedBefore($1) }) {
+                    all[victim.session.id] = nil
+                }
             }
-            all[session.id] = session
+            all[session.id] = Entry(session: session, client: client, lastUsed: now)
         }
         return session
     }
 
-    /// The live session with this id.
+    /// The live session with this id (its cookie came back: it counts as used now).
     public func session(id: String?) -> Session? {
         guard let id else { return nil }
-        return sessions.withLock { all in
-            guard let session = all[id] else { return nil }
-            guard session.expires > .now else {
+        let now = ContinuousClock.now
+        return entries.withLock { all in
+            guard let entry = all[id] else { return nil }
+            guard entry.session.expires > now else {
                 all[id] = nil
                 return nil
             }
-            return session
+            all[id]?.lastUsed = now
+            all[id]?.returned = true
+            return entry.session
         }
     }
 
-    public func close(id: String) { _ = sessions.withLock { $0.removeValue(forKey: id) } }
+    public func close(id: String) { _ = entries.withLock { $0.removeValue(forKey: id) } }
+
+    /// How many sessions are open.
+    public var count: Int { entries.withLock { $0.count } }
 
     /// The `Set-Cookie` value that gives the browser the session (nil: takes it away).
     static func setCookie(_ session: Session?) -> String {

@@ -1,3 +1,4 @@
+import FareSyncHTTP
 import FareSyncStore
 import ServiceLifecycle
 import Synchronization
@@ -18,9 +19,13 @@ public final class ConsoleWatcher: Service, Sendable {
         /// The path prefixes it listens to (none: every path).
         var prefixes: [String]
         var eachChange: Bool
+        /// The client address it was opened from.
+        var client: String
 
         func concerns(_ path: String) -> Bool { prefixes.isEmpty || prefixes.contains { path.hasPrefix($0) } }
         var continuation: AsyncStream<ConsoleSignal>.Continuation
+        /// Closes its connection.
+        var close: @Sendable () -> Void
     }
 
     struct State {
@@ -33,14 +38,19 @@ public final class ConsoleWatcher: Service, Sendable {
     let store: any DocumentStore
     let probes: ConsoleProbes
     let interval: Duration
+    let limits: StreamLimits
     /// At most this many changes are read in one round; beyond, pages are told to fetch again.
     static let maxChanges = 1000
     private let state = Mutex(State())
 
-    public init(store: any DocumentStore, probes: ConsoleProbes = ConsoleProbes(), interval: Duration = .milliseconds(500)) {
+    public init(
+        store: any DocumentStore, probes: ConsoleProbes = ConsoleProbes(), interval: Duration = .milliseconds(500),
+        limits: StreamLimits = StreamLimits(connectionLimit: HTTPApplication.ServerLimits().maxConnections)
+    ) {
         self.store = store
         self.probes = probes
         self.interval = interval
+        self.limits = limits
     }
 
     public func run() async throws {
@@ -145,13 +155,36 @@ public final class ConsoleWatcher: Service, Sendable {
 
     /// A stream of what happens under `prefixes` (none: everywhere); with `eachChange`, every change.
     /// The subscriber ends it with `unsubscribe`, or by cancelling its iteration.
-    func subscribe(prefixes: [String], eachChange: Bool) -> (id: Int, signals: AsyncStream<ConsoleSignal>) {
+    ///
+    /// Within `limits`: past the process's cap, nil (the route answers 503). Past the client's
+    /// cap, the client's oldest stream is ended and its connection closed (`close`) to make room:
+    /// a browser that left a page has closed that page's connection, but the server learns it only
+    /// when it next writes there, so the oldest of a client's streams is the likeliest to be dead,
+    /// and its page, if still open, connects again.
+    func subscribe(
+        prefixes: [String], eachChange: Bool, client: String = "unknown", close: @escaping @Sendable () -> Void = {}
+    ) -> (id: Int, signals: AsyncStream<ConsoleSignal>)? {
         let (stream, continuation) = AsyncStream.makeStream(of: ConsoleSignal.self, bufferingPolicy: .bufferingNewest(512))
-        let id = state.withLock { s in
+        let (id, replaced) = state.withLock { s -> (Int?, Subscriber?) in
+            var replaced: Subscriber?
+            let own = s.subscribers.filter { $0.value.client == client }
+            if own.count >= limits.perClient, let oldest = own.keys.min() {
+                replaced = s.subscribers.removeValue(forKey: oldest)
+            }
+            guard limits.perClient > 0, s.subscribers.count < limits.total else { return (nil, replaced) }
             let id = s.nextId
             s.nextId += 1
-            s.subscribers[id] = Subscriber(prefixes: prefixes, eachChange: eachChange, continuation: continuation)
-            return id
+            s.subscribers[id] = Subscriber(
+                prefixes: prefixes, eachChange: eachChange, client: client, continuation: continuation, close: close)
+            return (id, replaced)
+        }
+        if let replaced {
+            replaced.continuation.finish()
+            replaced.close()
+        }
+        guard let id else {
+            continuation.finish()
+            return nil
         }
         continuation.onTermination = { [weak self] _ in self?.forget(id) }
         return (id, stream)

@@ -86,32 +86,43 @@
     });
   }
 
-  var source = new EventSource(url);
-  source.addEventListener("open", function () {
-    document.body.setAttribute("data-stream-state", "open");
-    if (status) status.textContent = "";
-    // What changed between the page's rendering and the stream's start (or while it reconnected)
-    // came before the stream: fetch the live part once.
-    refresh();
-  });
-  source.addEventListener("error", function () {
-    document.body.setAttribute("data-stream-state", "reconnecting");
-    if (status) status.textContent = "Live updates paused: reconnecting…";
-  });
-  source.addEventListener("changed", refresh);
-  source.addEventListener("change", function (event) {
-    if (!rows) return;
-    var change = JSON.parse(event.data);
-    if (paused) {
-      held.push(change);
-      feedState.textContent = "Paused: " + held.length + " new changes wait until you resume.";
-    } else {
-      addRow(change);
-    }
-  });
-  source.addEventListener("skipped", function (event) {
-    if (!rows) return;
-    var gap = JSON.parse(event.data);
-    addRow({ position: gap.to, operation: "skipped", path: "(changes " + gap.from + "–" + gap.to + " came too fast to list)" });
-  });
+  // A stream the server refused (503: too many live pages open) is closed for good by the browser:
+  // open a new one a little later.
+  function connect() {
+    var source = new EventSource(url);
+    source.addEventListener("open", function () {
+      document.body.setAttribute("data-stream-state", "open");
+      if (status) status.textContent = "";
+      // What changed between the page's rendering and the stream's start (or while it reconnected)
+      // came before the stream: fetch the live part once.
+      refresh();
+    });
+    source.addEventListener("error", function () {
+      document.body.setAttribute("data-stream-state", "reconnecting");
+      if (status) status.textContent = "Live updates paused: reconnecting…";
+      if (source.readyState === EventSource.CLOSED) setTimeout(connect, 10000);
+    });
+    listen(source);
+  }
+
+  function listen(source) {
+    source.addEventListener("changed", refresh);
+    source.addEventListener("change", function (event) {
+      if (!rows) return;
+      var change = JSON.parse(event.data);
+      if (paused) {
+        held.push(change);
+        feedState.textContent = "Paused: " + held.length + " new changes wait until you resume.";
+      } else {
+        addRow(change);
+      }
+    });
+    source.addEventListener("skipped", function (event) {
+      if (!rows) return;
+      var gap = JSON.parse(event.data);
+      addRow({ position: gap.to, operation: "skipped", path: "(changes " + gap.from + "–" + gap.to + " came too fast to list)" });
+    });
+  }
+
+  connect();
 })();

@@ -10,11 +10,15 @@ public struct ServiceRequestContext: AuthRequestContext, RemoteAddressRequestCon
     public var coreContext: CoreRequestContextStorage
     public var identity: IDToken?
     public let remoteAddress: SocketAddress?
+    /// The request's connection: a response that never ends on its own (a live stream) watches it
+    /// close, and closes it when it must make room.
+    public let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 }
 

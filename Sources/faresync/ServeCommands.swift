@@ -183,9 +183,7 @@ struct ServeOptions: ParsableArguments {
         offsets: [String: Int64] = [:], kafka: KafkaProducer?, mirror: FirestoreMirror?, logger: Logger
     ) async throws {
         let inProcess = DispatchingPublisher(dispatcher: dispatcher, offsets: offsets, log: log)
-        let relay = OutboxRelay(store: store, publisher: kafka ?? inProcess) { error in
-            logger.warning("outbox: events not published yet: \(error)")
-        }
+        let relay = OutboxRelay(store: store, publisher: kafka ?? inProcess) { logger.warning("outbox: events not published yet: \($0)") }
         let identity = IdentityService(
             project: project, store: store, relay: relay, passwords: PasswordHasher(cost: UInt8(bcryptCost)), throttle: throttle,
             acceptsUnsignedCustomTokens: acceptsUnsignedCustomTokens)
@@ -206,7 +204,9 @@ struct ServeOptions: ParsableArguments {
         }
         // A re-driven dead letter goes where this process's events go: to the broker, or through the dispatcher.
         let redrive = DeadLetterRedrive(dispatcher: dispatcher, publisher: kafka.map { KafkaRedrivePublisher($0) })
-        let console = Console(store: store, identity: identity, access: AdminAccess(token: adminToken), probes: probes, redrive: redrive)
+        let console = Console(
+            store: store, identity: identity, access: AdminAccess(token: adminToken), probes: probes, redrive: redrive,
+            streams: StreamLimits(connectionLimit: maxConnections))
         let http = HTTPApplication(
             readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { ProcessMetrics.text(registry) },
             services: HTTPServices(

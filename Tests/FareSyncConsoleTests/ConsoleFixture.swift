@@ -24,7 +24,7 @@ struct ConsoleFixture {
     /// The identity service's clock (ms), which the tests move.
     let now = TestNow()
 
-    init(adminToken: String? = nil) {
+    init(adminToken: String? = nil, streams: StreamLimits = StreamLimits(connectionLimit: 1024)) {
         dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         relay = OutboxRelay(store: store, publisher: DispatchingPublisher(dispatcher: dispatcher))
         Task { [relay] in await relay.run() }
@@ -32,7 +32,8 @@ struct ConsoleFixture {
         identity = IdentityService(project: "demo-faresync", store: store, relay: relay, clock: clock, passwords: PasswordHasher(cost: 4))
         let tickets = TicketService(store: store, relay: relay, baseURL: "http://test", issueDelay: .zero, now: clock.milliseconds)
         let access = AdminAccess(token: adminToken)
-        console = Console(store: store, identity: identity, access: access, redrive: DeadLetterRedrive(dispatcher: dispatcher))
+        console = Console(
+            store: store, identity: identity, access: access, redrive: DeadLetterRedrive(dispatcher: dispatcher), streams: streams)
         let services = HTTPServices(identity: identity, tickets: tickets, verifier: identity.verifier(), admin: access)
         application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(store), services: services, mounts: [console])
             .build(host: "127.0.0.1", port: 0, logger: Logger(label: "test"))

@@ -11,9 +11,9 @@ import Testing
         let store = MemoryStore()
         let watcher = ConsoleWatcher(store: store)
         try await watcher.round()
-        let users = watcher.subscribe(prefixes: ["authUsers/"], eachChange: false).signals
-        let feed = watcher.subscribe(prefixes: [], eachChange: true).signals
-        let elsewhere = watcher.subscribe(prefixes: ["deadLetters/"], eachChange: false).signals
+        let users = try #require(watcher.subscribe(prefixes: ["authUsers/"], eachChange: false)).signals
+        let feed = try #require(watcher.subscribe(prefixes: [], eachChange: true)).signals
+        let elsewhere = try #require(watcher.subscribe(prefixes: ["deadLetters/"], eachChange: false)).signals
         #expect(watcher.subscriberCount == 3)
         try await store.write { tx in
             try tx.setDocument("authUsers/u1", .object(JSONObject([("uid", .string("u1"))])))
@@ -41,8 +41,8 @@ import Testing
 
     @Test func aStreamThatEndsIsForgotten() async throws {
         let watcher = ConsoleWatcher(store: MemoryStore())
-        let (id, signals) = watcher.subscribe(prefixes: [], eachChange: false)
-        let other = watcher.subscribe(prefixes: [], eachChange: false)
+        let (id, signals) = try #require(watcher.subscribe(prefixes: [], eachChange: false))
+        let other = try #require(watcher.subscribe(prefixes: [], eachChange: false))
         #expect(watcher.subscriberCount == 2)
         watcher.unsubscribe(id)
         #expect(watcher.subscriberCount == 1)

@@ -156,6 +156,68 @@ def redrive_park_timeout(driver):
         wait(driver, lambda d: "travelRights" in live_text(d) and "timestamp" in live_text(d), "the re-driven fare contract is in the store")
 
 
+HOSTILE = '<script>window.pwned=1</script><img src=x onerror="window.pwned=1">'
+HOSTILE_UID = 'ct space %41 & <b data-hostile>"q"'
+
+
+def unsigned(payload):
+    part = lambda value: base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    return part({"alg": "none", "typ": "JWT"}) + "." + part(payload) + "."
+
+
+def hostile_users(http):
+    """A user whose display name and claims are markup, and one whose uid is (an unsigned custom token
+    names any uid, as the Auth emulator allows)."""
+    _, token, _ = sign_up(http)
+    updated = http.post(f"{IDENTITY}/accounts:update?key=fake", json={"idToken": token, "displayName": HOSTILE})
+    check(updated.status_code == 200, f"a display name of markup is taken ({updated.status_code})")
+    signed_in = http.post(f"{IDENTITY}/accounts:signInWithCustomToken?key=fake", json={"returnSecureToken": True, "token": unsigned({
+        "uid": HOSTILE_UID, "claims": {"note": HOSTILE},
+        "aud": "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"})})
+    check(signed_in.status_code == 200, f"a custom token names a uid with a space, a % and markup ({signed_in.status_code})")
+
+
+def inert(driver):
+    """Nothing a hostile value carried runs or lands in the page as markup."""
+    return driver.execute_script(
+        "return window.pwned === undefined && document.querySelectorAll('script:not([src=\"/console/assets/console.js\"]), img[onerror], [data-hostile]').length === 0")
+
+
+def crawl(driver, limit=150):
+    """Every console page reachable from the overview by its links, breadth first, at most `limit`."""
+    queue, seen, bad = [f"{base}/console/"], set(), []
+    while queue and len(seen) < limit:
+        url = queue.pop(0)
+        if url in seen:
+            continue
+        seen.add(url)
+        status = requests.get(url).status_code
+        driver.get(url)
+        if status != 200 or not inert(driver):
+            bad.append(f"{url} ({status})")
+        links = driver.execute_script("return [...document.querySelectorAll('a[href]')].map(a => a.href.split('#')[0])")
+        queue += [link for link in links if link.startswith(f"{base}/console/") and link not in seen]
+    check(not bad, f"{len(seen)} console pages crawled, each 200 and inert" + (f"; not: {bad[:5]}" if bad else ""))
+    return seen
+
+
+def hostile_crawl(driver, http):
+    hostile_users(http)
+    driver.get(f"{base}/console/users")
+    wait(driver, lambda d: "ct space %41" in live_text(d), "the hostile uid is listed")
+    pages = crawl(driver)
+    page = next((url for url in pages if "/console/users/ct%20space%20%2541" in url), None)
+    check(page is not None, "the crawl reaches the hostile uid's page")
+    if page is None:
+        return
+    driver.get(page)
+    check(driver.find_element(By.TAG_NAME, "h1").text == f"User {HOSTILE_UID}", "the hostile uid's page shows its user")
+    driver.find_element(By.ID, "toggle-disabled").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_element(By.ID, "toggle-disabled").text == "Enable user", "the console disables the hostile uid's user")
+    check(inert(driver), "the hostile uid's page stays inert after the action")
+    save(driver, "hostile-user")
+
+
 def main():
     http = requests.Session()
     driver = browser()
@@ -239,6 +301,7 @@ def main():
         save(driver, "feed")
 
         redrive_park_timeout(driver)
+        hostile_crawl(driver, http)
     finally:
         driver.quit()
     if failures:

@@ -1,6 +1,8 @@
 import FareSyncEvents
 import FareSyncIdentity
 import FareSyncStore
+import Foundation
+import Hummingbird
 
 /// A user as the console shows it: its `authUsers/{uid}` document (which every store has, also a
 /// replay's or a worker's) and, where this store's identity service made it, its account record.
@@ -38,5 +40,16 @@ struct ConsoleUser: Sendable {
         let after = uid.map(Paths.authUser)
         let page = try await store.readCommitted { try $0.documents(inCollectionAt: "authUsers", after: after, limit: limit) }
         return page.map { String($0.path.dropFirst("authUsers/".count)) }
+    }
+
+    /// The uid in a route's `:uid`, percent-decoded: the router hands the segment as the URL has
+    /// it, and the pages link a uid percent-encoded (`Layout.urlComponent`), so a uid with a space,
+    /// a `%` or a `/` reaches its page.
+    static func uid(in context: some RequestContext) throws -> String {
+        let raw = try context.parameters.require("uid")
+        guard let uid = raw.removingPercentEncoding else {
+            throw HTTPError(.badRequest, message: "The uid in the address is not percent-encoded text.")
+        }
+        return uid
     }
 }

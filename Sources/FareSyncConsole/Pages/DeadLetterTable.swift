@@ -15,7 +15,7 @@ enum DeadLetterTable {
 
     static func html(_ letters: [DeadLetterListing], reason: DeadLetterReason?, canRedrive: Bool) -> String {
         guard !letters.isEmpty else { return "<p>No dead letters\(reason.map { " of reason \($0.rawValue)" } ?? "").</p>" }
-        let csrf = ConsoleGate.session?.csrf ?? ""
+        let csrf = canRedrive ? ConsoleGate.request?.formToken() ?? "" : ""
         var html =
             canRedrive ? "<form method=\"post\" action=\"/console/dead-letters/redrive\"><input type=\"hidden\" name=\"csrf\" value=\"\(csrf)\">" : ""
         if let reason, canRedrive { html += "<input type=\"hidden\" name=\"reason\" value=\"\(reason.rawValue)\">" }

@@ -11,6 +11,11 @@ struct DocumentsPage {
     let store: any DocumentStore
 
     static let pageSize = 50
+    /// The longest path the page opens, as Firestore bounds a document's name: each breadcrumb
+    /// links its own prefix, so the page grows with the square of the path, and the bound is what
+    /// keeps it small.
+    static let maxPathBytes = 6 * 1024
+    static let maxSegments = 100
     /// The top-level collections of the reference's documents.
     static let roots = ["authUsers", "customers", "parkedFareContracts", "deadLetters"]
     /// The subcollections a document may have, by its collection.
@@ -19,7 +24,13 @@ struct DocumentsPage {
     func add(to group: RouterGroup<some RequestContext>) {
         group.get("documents") { request, _ -> Response in
             let path = (request.uri.queryParameters.get("path") ?? "").trimmingSlashes
-            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            guard path.utf8.count <= Self.maxPathBytes else {
+                return ConsoleResponse.refusal(.badRequest, "A path is at most \(Self.maxPathBytes) bytes long.")
+            }
+            let segments = path.split(separator: "/", maxSplits: Self.maxSegments, omittingEmptySubsequences: false)
+            guard segments.count <= Self.maxSegments else {
+                return ConsoleResponse.refusal(.badRequest, "A path has at most \(Self.maxSegments) segments.")
+            }
             guard path.isEmpty || !segments.contains(where: \.isEmpty) else {
                 return ConsoleResponse.refusal(.badRequest, "A path is segments separated by single slashes, such as customers/u1.")
             }

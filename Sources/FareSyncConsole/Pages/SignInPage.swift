@@ -26,7 +26,8 @@ struct SignInPage {
                     form(message: "Too many wrong tokens from this address: try again in a minute."), status: .tooManyRequests)
             }
             var response = ConsoleResponse.redirect(to: "/console/")
-            response.headers[.setCookie] = ConsoleSessions.setCookie(sessions.open(signedIn: true))
+            response.headers[.setCookie] = ConsoleSessions.setCookie(
+                sessions.open(signedIn: true, client: context.remoteAddress?.ipAddress ?? "unknown"))
             return response
         }
         group.post("sign-out") { request, _ -> Response in

@@ -11,7 +11,7 @@ struct UserActions {
     func add(to group: RouterGroup<some RequestContext>) {
         group.post("users/:uid/:action") { request, context -> Response in
             guard let identity else { return ConsoleResponse.refusal(.notFound, "This console has no identity service.") }
-            let uid = try context.parameters.require("uid")
+            let uid = try ConsoleUser.uid(in: context)
             let action = try context.parameters.require("action")
             var request = request
             let form = try await FormBody.read(&request)

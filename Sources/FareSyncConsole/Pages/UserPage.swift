@@ -49,7 +49,7 @@ struct UserPage {
 
     func add(to group: RouterGroup<some RequestContext>) {
         group.get("users/:uid") { request, context -> Response in
-            let uid = try context.parameters.require("uid")
+            let uid = try ConsoleUser.uid(in: context)
             return try await Self.render(uid: uid, identity: identity, store: store, live: request.uri.queryParameters.get("part") == "live")
         }
     }
@@ -83,7 +83,7 @@ struct UserPage {
             ? "<p>This store's identity service has no account for this user (it came from events): there is nothing to act on.</p>"
             : Self.actions.render(
                 Actions(
-                    uid: uid, uidPath: model.uidPath, csrf: ConsoleGate.session?.csrf ?? "", toggle: user.disabled ? "enable" : "disable",
+                    uid: uid, uidPath: model.uidPath, csrf: ConsoleGate.request?.formToken() ?? "", toggle: user.disabled ? "enable" : "disable",
                     toggleLabel: user.disabled ? "Enable user" : "Disable user", claimsEdit: JSONWriter.string(.object(claims)), error: error))
         let page = Layout.page(
             title: "User \(uid)", body: livePart + actions, current: "/console/users",
