@@ -37,21 +37,11 @@ build: setup
 demo: build
 	$(FARESYNC) demo
 
-## The style check (the toolchain's swift format, .swift-format), unit, property and integration tests
-## (Swift Testing, the stores' tests also on a throwaway PostgreSQL server), then the command-line, Kafka, PostgreSQL, crash, Firestore, HTTP, fuzz-smoke and benchmark checks.
-test: setup lint
-	$(SWIFT) build --build-tests
-	bash Tests/lib/with_postgres.sh $(SWIFT) test --skip-build
-	bash Tests/cli/check_cli.sh $(FARESYNC)
-	bash Tests/cli/check_kafka.sh $(FARESYNC)
-	bash Tests/lib/with_postgres.sh bash Tests/postgres/check_postgres.sh $(FARESYNC)
-	bash Tests/crash/crash.sh $(FARESYNC) 3 7
-	bash Tests/firestore/check_firestore.sh $(FARESYNC)
-	bash Tests/http/check_http.sh $(FARESYNC)
-	bash Tests/console/check_console.sh $(FARESYNC)
-	bash Tests/lib/with_postgres.sh bash Tests/http/two_servers.sh $(FARESYNC)
-	bash Fuzz/run.sh 20
-	bash Tests/lib/with_postgres.sh .build/debug/faresync-bench --consumer-messages 3000 --rounds 1 --replay-events 5000 --replay-rounds 1 --memory-small 2000 --memory-large 8000 --e2e-events 3000 --worker-events 3000 --journal-events 3000 --journal-rounds 1 --mirror-events 5000 --mirror-rounds 1 --firestore-worker-rounds 1 --http-seconds 1 --http-rounds 1 --postgres-events 3000 --latency-users 10 --latency-purchases 10 --latency-buyers 2 --console-events 3000 --console-seconds 1
+## The style check, the debug build, then the stages of Tests/lib/stages.py, several at once: the Swift tests (unit,
+## property, integration; the stores' tests also on a throwaway PostgreSQL server), the command-line, Kafka, PostgreSQL,
+## crash, Firestore, HTTP, console, two-server, fuzz-smoke and benchmark checks. Ends with a table: stage, seconds, checks.
+test: setup
+	python3 Tests/lib/stages.py $(FARESYNC)
 
 ## While editing: the style check and the Swift tests (the stores' tests also on a throwaway
 ## PostgreSQL server), without the integration scripts.

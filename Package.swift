@@ -172,6 +172,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
             // The OpenAPI document of both services, compiled into the binary and served at /openapi.json.
             resources: [.embedInCode("openapi.json")]
@@ -204,21 +205,27 @@ let package = Package(
         // SQLite's page-cache setting (the variadic `sqlite3_config`), imported by the faresync
         // executable only, for the same reason.
         .systemLibrary(name: "CSQLitePageCache"),
-        // librdkafka (Debian: librdkafka-dev) and its mock cluster, imported by FareSyncKafka and by
-        // the benchmark's plain C loop, and nowhere else.
+        // librdkafka (Debian: librdkafka-dev) and its mock cluster, imported by FareSyncKafkaClient and
+        // by the benchmark's plain C loop, and nowhere else.
         .systemLibrary(
             name: "CRdKafka",
             pkgConfig: "rdkafka",
             providers: [.apt(["librdkafka-dev"])]
         ),
-        // Small owning types over the C handles, the consumer (its events read as an async
-        // sequence, polled on a thread of its own) and the group-consumer worker (the pipeline's
-        // loop over it), the producer, the recorder and the dev broker. No raw pointer leaves this
-        // target.
+        // The Kafka client: small owning types over the C handles, the consumer (its events read as an
+        // async sequence, polled on a thread of its own) and its rebalances, the producer, the
+        // recorder, the topic reader and the dev broker. No raw pointer leaves this target, and
+        // nothing of the application comes in.
+        .target(
+            name: "FareSyncKafkaClient",
+            dependencies: ["CRdKafka", "FareSyncEvents"]
+        ),
+        // The worker's Kafka side: the group-consumer worker (the pipeline's loop over the client's
+        // consumer), the dead-letter relay, the producer as the services' publisher, a group's lag.
         .target(
             name: "FareSyncKafka",
             dependencies: [
-                "CRdKafka",
+                "FareSyncKafkaClient",
                 "FareSyncEvents",
                 "FareSyncStore",
                 "FareSyncPipeline",
@@ -240,6 +247,7 @@ let package = Package(
                 "FareSyncLoad",
                 "FareSyncSQLite",
                 "FareSyncPostgres",
+                "FareSyncKafkaClient",
                 "FareSyncKafka",
                 "FareSyncFirestore",
                 "FareSyncIdentity",
@@ -267,6 +275,7 @@ let package = Package(
                 "FareSyncReplay",
                 "FareSyncLoad",
                 "FareSyncSQLite",
+                "FareSyncKafkaClient",
                 "FareSyncKafka",
                 "FareSyncFirestore",
                 "FareSyncPostgres",
@@ -278,10 +287,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // Test doubles that more than one test target uses.
+        // Test doubles and fixtures that more than one test target uses.
         .target(
             name: "FareSyncTestSupport",
-            dependencies: ["FareSyncEvents", "FareSyncStore"],
+            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncTicketing", "FareSyncIdentity"],
             path: "Tests/FareSyncTestSupport"
         ),
         .testTarget(
@@ -319,11 +328,20 @@ let package = Package(
             name: "FareSyncFirestoreTests",
             dependencies: ["FareSyncEvents", "FareSyncFirestore"]
         ),
+        // The identity service and the outbox, without HTTP.
         .testTarget(
             name: "FareSyncIdentityTests",
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncIdentity",
-                "FareSyncHTTP", "FareSyncSQLite", "FareSyncTestSupport",
+                "FareSyncSQLite", "FareSyncTestSupport",
+            ]
+        ),
+        // The HTTP services in process through HummingbirdTesting: routes, bodies, hardening, metrics.
+        .testTarget(
+            name: "FareSyncHTTPTests",
+            dependencies: [
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncIdentity",
+                "FareSyncHTTP", "FareSyncTestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -347,14 +365,14 @@ let package = Package(
         ),
         .testTarget(
             name: "FareSyncKafkaTests",
-            dependencies: ["FareSyncEvents", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FareSyncEvents", "FareSyncKafkaClient", "FareSyncKafka", .product(name: "Logging", package: "swift-log")]
         ),
         // Against librdkafka's mock cluster, in-process over TCP: the worker, its group, the reader.
         .testTarget(
             name: "FareSyncKafkaIntegrationTests",
             dependencies: [
-                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafka",
-                "FareSyncSQLite",
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafkaClient",
+                "FareSyncKafka", "FareSyncSQLite",
             ]
         ),
     ],

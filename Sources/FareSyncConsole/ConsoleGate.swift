@@ -91,8 +91,8 @@ struct ConsoleGate: RouterMiddleware {
     /// Why a state-changing request is refused: from another site, or without the session's token.
     static func csrfRefusal(_ request: inout Request, session: ConsoleSessions.Session?) async throws -> Response? {
         if let refusal = crossSiteRefusal(request) { return refusal }
-        let form = try await FormBody.read(&request)
-        guard let session, session.accepts(csrf: form["csrf"]) else {
+        let form = try await FormBody.read(CSRFForm.self, from: &request)
+        guard let session, session.accepts(csrf: form.csrf) else {
             return ConsoleResponse.refusal(.forbidden, "The form's session token is missing or stale: reload the page and try again.")
         }
         return nil

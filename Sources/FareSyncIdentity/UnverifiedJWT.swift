@@ -1,5 +1,5 @@
+import ExtrasBase64
 import FareSyncEvents
-import Foundation
 
 /// A JWT read without checking its signature: its header and its claims. The identity
 /// providers' ID tokens (as the emulator reads them) and unsigned custom tokens are read so.
@@ -23,11 +23,11 @@ public struct UnverifiedJWT: Sendable {
     }
 
     static func object(_ part: Substring) -> JSONObject? {
-        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         // Invalid UTF-8 is refused rather than read with replacement characters, which would make
         // two different tokens name one uid.
-        guard let data = Data(base64Encoded: base64), let text = String(validating: data, as: UTF8.self) else { return nil }
+        guard let bytes = try? Base64.decode(string: String(part), options: [.base64UrlAlphabet, .omitPaddingCharacter]),
+            let text = String(validating: bytes, as: UTF8.self)
+        else { return nil }
         return (try? JSONParser.parse(text))?.objectValue
     }
 }

@@ -1,4 +1,5 @@
 import FareSyncEvents
+import FareSyncKafkaClient
 import FareSyncStore
 
 /// Sends dead letters to `<topic>.DLT` after the store committed them: a consumer of the store's

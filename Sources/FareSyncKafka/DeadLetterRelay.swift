@@ -1,3 +1,4 @@
+import FareSyncKafkaClient
 import Logging
 import Synchronization
 

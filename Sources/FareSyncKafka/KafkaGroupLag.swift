@@ -1,4 +1,5 @@
 import FareSyncEvents
+import FareSyncKafkaClient
 import FareSyncStore
 import Synchronization
 

@@ -1,4 +1,5 @@
 import FareSyncEvents
+import FareSyncKafkaClient
 import FareSyncPipeline
 import Logging
 

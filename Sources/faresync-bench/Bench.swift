@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareSyncEvents
 import FareSyncKafka
+import FareSyncKafkaClient
 import Foundation
 
 /// `make bench`: consumer overhead, replay throughput against raw SQLite, peak memory of replays of

@@ -1,6 +1,7 @@
 import CRdKafka
 import FareSyncEvents
 import FareSyncKafka
+import FareSyncKafkaClient
 import FareSyncSimulation
 
 #if canImport(Glibc)

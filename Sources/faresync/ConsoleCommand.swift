@@ -4,6 +4,7 @@ import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncKafka
+import FareSyncKafkaClient
 import FareSyncPipeline
 import FareSyncSimulation
 import FareSyncStore

@@ -2,6 +2,7 @@ import FareSyncConsole
 import FareSyncEvents
 import FareSyncIdentity
 import FareSyncKafka
+import FareSyncKafkaClient
 import FareSyncStore
 import Synchronization
 

@@ -4,6 +4,7 @@ import FareSyncEvents
 import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncKafka
+import FareSyncKafkaClient
 import FareSyncPipeline
 import FareSyncPostgres
 import FareSyncStore

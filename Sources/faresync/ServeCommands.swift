@@ -5,6 +5,7 @@ import FareSyncFirestore
 import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncKafka
+import FareSyncKafkaClient
 import FareSyncPipeline
 import FareSyncStore
 import FareSyncTicketing

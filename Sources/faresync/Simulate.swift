@@ -1,6 +1,7 @@
 import ArgumentParser
 import FareSyncEvents
 import FareSyncKafka
+import FareSyncKafkaClient
 import FareSyncReplay
 import FareSyncSimulation
 

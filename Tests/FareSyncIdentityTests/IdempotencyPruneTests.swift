@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncSQLite
 import FareSyncStore
+import FareSyncTestSupport
 import FareSyncTicketing
 import Foundation
 import Testing

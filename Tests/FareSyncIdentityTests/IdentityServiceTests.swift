@@ -2,6 +2,7 @@ import FareSyncEvents
 import FareSyncIdentity
 import FareSyncSimulation
 import FareSyncStore
+import FareSyncTestSupport
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import FareSyncEvents
 import FareSyncIdentity
 import FareSyncSimulation
 import FareSyncStore
+import FareSyncTestSupport
 import Testing
 
 /// The outbox: what a service publishes commits with the write that caused it and is delivered

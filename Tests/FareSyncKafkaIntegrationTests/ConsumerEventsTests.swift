@@ -1,5 +1,6 @@
 import FareSyncEvents
 import FareSyncKafka
+import FareSyncKafkaClient
 import Testing
 
 /// `KafkaConsumer.events` against librdkafka's mock cluster: the poll thread hands out an

@@ -1,5 +1,6 @@
 import FareSyncEvents
 import FareSyncKafka
+import FareSyncKafkaClient
 import Testing
 
 /// The producer's delivery reports wake the callers that wait for them: `publish` for its message,

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import FareSyncKafka
+@testable import FareSyncKafkaClient
 
 /// A member of a consumer group that takes its share of the partitions and never applies anything:
 /// a worker that lags as far as it can. It polls in a task of its own, so it takes part in

@@ -1,5 +1,6 @@
 import FareSyncEvents
 import FareSyncKafka
+import FareSyncKafkaClient
 import FareSyncPipeline
 import FareSyncSimulation
 import FareSyncStore

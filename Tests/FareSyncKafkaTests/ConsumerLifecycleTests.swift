@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FareSyncKafka
+@testable import FareSyncKafkaClient
 
 /// The consumers' and the poll thread's lifecycles: each transition, and what it tells the owner to do.
 @Suite struct ConsumerLifecycleTests {

@@ -1,4 +1,5 @@
 import FareSyncKafka
+import FareSyncKafkaClient
 import Testing
 
 /// librdkafka's own error text reaches the error: read from its NUL-terminated buffer.

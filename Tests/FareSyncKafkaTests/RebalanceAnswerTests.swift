@@ -1,7 +1,7 @@
 import FareSyncEvents
 import Testing
 
-@testable import FareSyncKafka
+@testable import FareSyncKafkaClient
 
 /// A rebalance goes from the callback to the owner and back as an answer: each transition, and what
 /// it tells the consumer to do.

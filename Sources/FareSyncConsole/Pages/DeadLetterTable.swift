@@ -30,7 +30,7 @@ enum DeadLetterTable {
             let id = Layout.escape(letter.id)
             html += "<tr>"
             if canRedrive {
-                html += "<td><input type=\"checkbox\" name=\"id\" value=\"\(id)\" id=\"select-\(id)\" aria-label=\"Select \(id)\"></td>"
+                html += "<td><input type=\"checkbox\" name=\"id[]\" value=\"\(id)\" id=\"select-\(id)\" aria-label=\"Select \(id)\"></td>"
             }
             let seen = letter.firstSeen.map { "partition \($0.partition), offset \($0.offset)" } ?? "unknown"
             html += "<td><a href=\"/console/trace?q=\(Layout.urlComponent(letter.path))\">\(id)</a></td>"

@@ -22,20 +22,29 @@ struct DeadLettersPage {
         group.post("dead-letters/redrive") { request, _ -> Response in
             guard let redrive else { return ConsoleResponse.refusal(.notFound, "This console cannot re-drive: it runs no pipeline.") }
             var request = request
-            let form = try await FormBody.read(&request)
+            let form = try await FormBody.read(RedriveForm.self, from: &request)
             let selection: RedriveSelection
-            if let one = form["one"] {
+            if let one = form.one {
                 selection = .ids([one])
-            } else if form["scope"] == "reason", let reason = try Self.reason(form["reason"]) {
+            } else if form.scope == "reason", let reason = try Self.reason(form.reason) {
                 selection = .reason(reason)
             } else {
-                let ids = form.all("id")
+                let ids = form.id ?? []
                 guard !ids.isEmpty else { return ConsoleResponse.refusal(.badRequest, "Select the dead letters to re-drive first.") }
                 selection = .ids(ids)
             }
             let results = try await redrive.run(selection)
-            return try await page(reason: try Self.reason(form["reason"]), after: nil, results: results, live: false)
+            return try await page(reason: try Self.reason(form.reason), after: nil, results: results, live: false)
         }
+    }
+
+    /// What the re-drive form posts: one dead letter (`one`), the selected (`id[]`), or every one of
+    /// a reason (`scope=reason`).
+    struct RedriveForm: Decodable {
+        var one: String?
+        var scope: String?
+        var reason: String?
+        var id: [String]?
     }
 
     /// A reason's raw value, or a 400 for one FareSync does not have.

@@ -15,9 +15,9 @@ struct SignInPage {
         group.post("sign-in") { request, context -> Response in
             if let refusal = ConsoleGate.crossSiteRefusal(request) { return refusal }
             var request = request
-            let fields = try await FormBody.read(&request)
+            let fields = try await FormBody.read(SignInForm.self, from: &request)
             guard let token = access.token else { return ConsoleResponse.redirect(to: "/console/") }
-            let given = fields["token"] ?? ""
+            let given = fields.token ?? ""
             switch ConsoleGate.check(guesses, client: context.remoteAddress?.ipAddress, { AdminAccess.equal(given, token) }) {
             case .some(true): break
             case .some(false): return ConsoleResponse.html(form(message: "That is not the admin token."), status: .forbidden)
@@ -36,6 +36,10 @@ struct SignInPage {
             response.headers[.setCookie] = ConsoleSessions.setCookie(nil)
             return response
         }
+    }
+
+    struct SignInForm: Decodable {
+        var token: String?
     }
 
     func form(message: String?) -> String {

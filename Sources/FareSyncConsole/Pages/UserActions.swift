@@ -14,7 +14,7 @@ struct UserActions {
             let uid = try ConsoleUser.uid(in: context)
             let action = try context.parameters.require("action")
             var request = request
-            let form = try await FormBody.read(&request)
+            let form = try await FormBody.read(ActionForm.self, from: &request)
             guard try await identity.user(uid: uid) != nil else {
                 return ConsoleResponse.refusal(.notFound, "No user has the uid “\(uid)”.")
             }
@@ -30,10 +30,10 @@ struct UserActions {
                     _ = try await identity.update(uid: uid, update)
                 case "claims":
                     var update = IdentityService.Update()
-                    update.customClaims = try Self.claims(form["claims"] ?? "")
+                    update.customClaims = try Self.claims(form.claims ?? "")
                     _ = try await identity.update(uid: uid, update)
                 case "delete":
-                    guard form["confirm"] == "yes" else { throw IdentityError("Tick the box to confirm the deletion.") }
+                    guard form.confirm == "yes" else { throw IdentityError("Tick the box to confirm the deletion.") }
                     try await identity.delete(uid: uid)
                     return ConsoleResponse.redirect(to: "/console/users")
                 default:
@@ -44,6 +44,12 @@ struct UserActions {
             }
             return ConsoleResponse.redirect(to: "/console/users/\(Layout.urlComponent(uid))")
         }
+    }
+
+    /// The fields the actions' forms carry besides the CSRF token.
+    struct ActionForm: Decodable {
+        var claims: String?
+        var confirm: String?
     }
 
     /// The claims editor's text as a JSON object (empty text: no claims).

@@ -18,13 +18,15 @@ extension SignInWithIdpRequest {
         self.init(requestUri: try body.member(.requestUri), postBody: try body.member(.postBody), idToken: try body.member(.idToken))
     }
 
-    /// The credential's fields: `requestUri`'s query, then `postBody`'s, the last of a name counting.
+    /// The credential's fields: `requestUri`'s query, then `postBody`'s over it (a form that names a
+    /// field twice is refused).
     func fields() throws -> [String: String] {
         guard let requestUri, !requestUri.isEmpty else { throw IdentityError("MISSING_REQUEST_URI") }
         guard let uri = URLComponents(string: requestUri), uri.scheme != nil, uri.host != nil else { throw IdentityError("INVALID_REQUEST_URI") }
         var fields: [String: String] = [:]
         for item in uri.queryItems ?? [] { fields[item.name] = item.value ?? "" }
-        fields.merge(FormFields.parse(postBody ?? "")) { _, posted in posted }
+        guard let posted = FormFields.parse(postBody ?? "") else { throw IdentityError("INVALID_IDP_RESPONSE : postBody is not a form") }
+        fields.merge(posted) { _, posted in posted }
         return fields
     }
 }

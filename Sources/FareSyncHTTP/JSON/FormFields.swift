@@ -1,20 +1,16 @@
-import Foundation
+import Hummingbird
 
-/// Form fields (`a=1&b=2`, `application/x-www-form-urlencoded`), each decoded (`+` a space,
-/// percent escapes), the last of a name counting.
+/// Form fields (`a=1&b=2`, `application/x-www-form-urlencoded`) as names and values, read by
+/// Hummingbird's `URLEncodedFormDecoder` (`+` a space, percent escapes decoded); nil for a body
+/// that is not such a form: a malformed escape, or a name given twice, which RFC 6749 forbids of
+/// its requests.
 ///
 /// ```swift
 /// FormFields.parse("grant_type=authorization_code&code=a%2Bb")   // ["grant_type": "authorization_code", "code": "a+b"]
+/// FormFields.parse("code=a&code=b")                              // nil
 /// ```
 enum FormFields {
-    static func parse(_ text: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
-            }
-            if parts.count == 2 { fields[parts[0]] = parts[1] }
-        }
-        return fields
+    static func parse(_ text: String) -> [String: String]? {
+        try? URLEncodedFormDecoder().decode([String: String].self, from: text)
     }
 }

@@ -23,7 +23,9 @@ struct OAuthRoutes<Context: RequestContext>: Sendable {
         oauth.get("authorize") { request, _ in try await authorize(fields: Self.query(request), loggingIn: false) }
         oauth.post("authorize") { request, context in
             var request = request
-            let fields = FormFields.parse(try await JSONBody.text(of: &request))
+            guard let fields = FormFields.parse(try await JSONBody.text(of: &request)) else {
+                return page(OAuthPage.error("The form is malformed or names a field twice."), status: .badRequest)
+            }
             return try await authorize(fields: fields, loggingIn: true, client: context.clientAddress)
         }
         oauth.post("token") { request, _ in
@@ -72,8 +74,9 @@ struct OAuthRoutes<Context: RequestContext>: Sendable {
         }
     }
 
-    func token(_ fields: [String: String]) async throws -> Response {
+    func token(_ fields: [String: String]?) async throws -> Response {
         do {
+            guard let fields else { throw OAuthError("invalid_request", "the body is not a form, or names a parameter twice") }
             guard fields["grant_type"] == "authorization_code" else {
                 throw OAuthError("unsupported_grant_type", "grant_type must be authorization_code")
             }

@@ -1,7 +1,9 @@
 import FareSyncTicketing
 import HTTPTypes
+import Mustache
 
-/// The simulated NETS payment terminal: one small HTML page whose buttons post the outcome.
+/// The simulated NETS payment terminal: one small HTML page (swift-mustache, escaped as the
+/// console's pages are) whose buttons post the outcome.
 enum TerminalPage {
     /// The page loads nothing and runs no script; it may not be framed (clickjacking the Pay
     /// button), its URL's secret is not sent on as a referrer, and no cache keeps it.
@@ -13,20 +15,41 @@ enum TerminalPage {
         .cacheControl: "no-store",
     ]
 
-    static func html(_ order: Order) -> String {
-        let base = "/ticket/v1/terminal/\(order.orderId)"
-        func button(_ action: String, _ label: String) -> String {
-            #"<form method="post" action="\#(base)/\#(action)?t=\#(order.terminalToken)"><button type="submit" name="action" value="\#(action)">\#(label)</button></form>"#
-        }
-        return """
+    struct Button {
+        let base: String
+        let action: String
+        let token: String
+        let label: String
+    }
+
+    struct Model {
+        let amount: String
+        let orderId: String
+        let paymentId: Int64
+        let transactionId: Int64
+        let buttons: [Button]
+    }
+
+    static let template = try! MustacheTemplate(
+        string: """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
             <title>Payment terminal (simulated)</title></head>
-            <body><h1>Pay \(Catalogue.kroner(order.amount)) NOK</h1>
-            <p>Order \(order.orderId), payment \(order.paymentId), transaction \(order.transactionId).</p>
-            \(button("pay", "Pay"))\(button("cancel", "Cancel"))\(button("reject", "Decline (card rejected)"))
+            <body><h1>Pay {{amount}} NOK</h1>
+            <p>Order {{orderId}}, payment {{paymentId}}, transaction {{transactionId}}.</p>
+            {{#buttons}}<form method="post" action="{{base}}/{{action}}?t={{token}}"><button type="submit" name="action" value="{{action}}">{{label}}</button></form>{{/buttons}}
             </body></html>
-            """
+            """)
+
+    static func html(_ order: Order) -> String {
+        let base = "/ticket/v1/terminal/\(order.orderId)"
+        let buttons = [("pay", "Pay"), ("cancel", "Cancel"), ("reject", "Decline (card rejected)")].map {
+            Button(base: base, action: $0.0, token: order.terminalToken, label: $0.1)
+        }
+        return template.render(
+            Model(
+                amount: Catalogue.kroner(order.amount), orderId: order.orderId, paymentId: order.paymentId,
+                transactionId: order.transactionId, buttons: buttons))
     }
 }
 

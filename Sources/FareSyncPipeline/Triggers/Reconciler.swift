@@ -35,7 +35,7 @@ extension Triggers {
             try delete(path)
             try tx.untrackReservation(path: path)
             outcomes.reservationsCancelled += 1
-        default:
+        case .authenticate, .capture, .create, .import, .initiate, .reject:
             document["paymentStatus"] = .string(payment.status.rawValue)
             try set(path, .object(document))
             try tx.trackReservation(path: path, created: created, rejected: payment.status == .reject)

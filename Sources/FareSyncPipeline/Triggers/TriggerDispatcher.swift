@@ -169,7 +169,7 @@ public final class TriggerDispatcher: Sendable {
                     accounts.append(contract.customerAccountId)
                 case .userCreated(let user):
                     if case .success(let account)? = entur[ByteKey(user.uid)] { created[ByteKey(account.abtId)] = user.uid }
-                default: break
+                case .paymentUpdated, .reservationCreated: break
                 }
             case .failure(let rejection):
                 documents.append(DeadLetter(message: StoredMessage(message), rejection: rejection).path)

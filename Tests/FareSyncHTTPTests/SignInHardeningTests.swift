@@ -1,5 +1,6 @@
 import FareSyncEvents
 import FareSyncHTTP
+import FareSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting

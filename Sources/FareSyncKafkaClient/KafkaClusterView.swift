@@ -8,10 +8,10 @@ import FareSyncEvents
 /// long. This client sends nothing else, so its requests are answered at once. It is a consumer
 /// that joins no group and fetches nothing: a producer's metadata requests would let a broker with
 /// `auto.create.topics.enable` create the topics asked about.
-final class KafkaClusterView {
+package final class KafkaClusterView {
     private let handle: RDKafkaHandle
 
-    init(bootstrap: String) throws(KafkaError) {
+    package init(bootstrap: String) throws(KafkaError) {
         handle = try RDKafkaHandle(
             RD_KAFKA_CONSUMER,
             try RDKafkaConfig([
@@ -22,12 +22,12 @@ final class KafkaClusterView {
     deinit { rd_kafka_consumer_close(handle.pointer) }
 
     /// Every partition of `topics`, from the cluster's metadata (a topic that does not exist has none).
-    func partitions(of topics: [String], timeoutMilliseconds: Int32 = 5_000) throws(KafkaError) -> [TopicPartition] {
+    package func partitions(of topics: [String], timeoutMilliseconds: Int32 = 5_000) throws(KafkaError) -> [TopicPartition] {
         try handle.partitions(of: topics, timeoutMilliseconds: timeoutMilliseconds, missingIsEmpty: true)
     }
 
     /// A partition's low and high watermarks, asked of its leader.
-    func watermarks(_ tp: TopicPartition, timeoutMilliseconds: Int32 = 5_000) throws(KafkaError) -> (low: Int64, high: Int64) {
+    package func watermarks(_ tp: TopicPartition, timeoutMilliseconds: Int32 = 5_000) throws(KafkaError) -> (low: Int64, high: Int64) {
         var low: Int64 = -1
         var high: Int64 = -1
         try KafkaError.check(

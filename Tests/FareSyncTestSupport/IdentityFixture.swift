@@ -7,42 +7,43 @@ import FareSyncTicketing
 import Synchronization
 
 /// A clock a test moves by hand.
-final class TestClock: Sendable {
+public final class TestClock: Sendable {
     private let now = Mutex<Int64>(1_795_300_000_000)
-    var milliseconds: Int64 { now.withLock { $0 } }
-    var identityClock: IdentityClock { IdentityClock { self.milliseconds } }
-    func advance(seconds: Int64) { now.withLock { $0 += seconds * 1000 } }
+    public init() {}
+    public var milliseconds: Int64 { now.withLock { $0 } }
+    public var identityClock: IdentityClock { IdentityClock { self.milliseconds } }
+    public func advance(seconds: Int64) { now.withLock { $0 += seconds * 1000 } }
 }
 
 /// A publisher that applies in-process and counts what it published; it can be told to fail.
-actor CountingPublisher: EventPublisher {
+public actor CountingPublisher: EventPublisher {
     let inner: DispatchingPublisher
-    private(set) var count = 0
-    private(set) var ids: [String] = []
+    public private(set) var count = 0
+    public private(set) var ids: [String] = []
     var failing = false
-    init(_ inner: DispatchingPublisher) { self.inner = inner }
+    public init(_ inner: DispatchingPublisher) { self.inner = inner }
 
-    func publish(_ message: SourceMessage) async throws {
+    public func publish(_ message: SourceMessage) async throws {
         if failing { throw StoreError("the test's broker is away") }
         count += 1
         if let value = message.value, let id = (try? JSONParser.parse(value))?["id"]?.stringValue { ids.append(id) }
         try await inner.publish(message)
     }
 
-    func fail(_ failing: Bool) { self.failing = failing }
+    public func fail(_ failing: Bool) { self.failing = failing }
 }
 
 /// The identity and ticket services with their events relayed from the outbox and applied
 /// in-process into a memory store.
-struct IdentityFixture {
-    let store: any DocumentStore
-    let clock = TestClock()
-    let publisher: CountingPublisher
-    let relay: OutboxRelay
-    let identity: IdentityService
-    let tickets: TicketService
+public struct IdentityFixture: Sendable {
+    public let store: any DocumentStore
+    public let clock = TestClock()
+    public let publisher: CountingPublisher
+    public let relay: OutboxRelay
+    public let identity: IdentityService
+    public let tickets: TicketService
 
-    init(
+    public init(
         project: String = "demo-faresync", throttle: ThrottleLimits = .none, deliveryWait: Duration = .seconds(5),
         acceptsUnsignedCustomTokens: Bool = true, store: any DocumentStore = MemoryStore()
     ) {
@@ -60,9 +61,9 @@ struct IdentityFixture {
     }
 
     /// How many `auth.user.created` events were published.
-    func usersCreated() async -> Int { await publisher.ids.filter { $0.hasPrefix("user-created-") }.count }
+    public func usersCreated() async -> Int { await publisher.ids.filter { $0.hasPrefix("user-created-") }.count }
 
-    func rejection(of token: String, verifier: IDTokenVerifier? = nil) async -> String? {
+    public func rejection(of token: String, verifier: IDTokenVerifier? = nil) async -> String? {
         do {
             _ = try await (verifier ?? identity.verifier()).verify(token)
             return nil

@@ -63,7 +63,7 @@ extension KafkaProducerConfiguration {
 
     /// Dead letters (`<topic>.DLT`): sent at once (the relay waits for each page before it moves on)
     /// and failed after 30 s, so that the relay tries again from its stored position.
-    static func deadLetters(bootstrapServers: String) -> Self {
+    package static func deadLetters(bootstrapServers: String) -> Self {
         var configuration = Self(bootstrapServers: bootstrapServers)
         configuration.linger = .zero
         configuration.messageTimeout = .seconds(30)

@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting

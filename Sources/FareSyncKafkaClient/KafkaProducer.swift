@@ -1,6 +1,5 @@
 import CRdKafka
 import FareSyncEvents
-import FareSyncStore
 
 /// FareSync's Kafka producer: keys are partitioned like the Java client (`murmur2_random`), each
 /// message keeps the headers and timestamp it is given. `send` queues a message, `flush` waits for
@@ -17,7 +16,7 @@ import FareSyncStore
 /// for message in messages { try await producer.send(message) }
 /// try await producer.flush()
 /// ```
-public final class KafkaProducer: EventPublisher {
+public final class KafkaProducer: Sendable {
     private let handle: RDKafkaHandle
     private let reports: DeliveryReports
 

@@ -176,13 +176,13 @@ public final class KafkaConsumer {
 
     /// Commits positions to Kafka (asynchronously), so that lag tools see progress. The store,
     /// not Kafka, is where the worker resumes from.
-    func commit(_ positions: [TopicPartition: Int64]) {
+    package func commit(_ positions: [TopicPartition: Int64]) {
         guard !positions.isEmpty else { return }
         _ = RDKafkaTopicPartitionList(positions).withListPointer { rd_kafka_commit(handle.pointer, $0, 1) }
     }
 
     /// The high watermark librdkafka last saw for a partition.
-    func highWatermark(_ tp: TopicPartition) -> Int64? { handle.cachedWatermarks(topic: tp.topic, partition: tp.partition)?.high }
+    package func highWatermark(_ tp: TopicPartition) -> Int64? { handle.cachedWatermarks(topic: tp.topic, partition: tp.partition)?.high }
 
     /// Stops polling (the events end), leaves the group and stops fetching; a rebalance not answered yet is answered first, and the
     /// revocation that leaving brings is answered at once. Call before destroying; it waits for the

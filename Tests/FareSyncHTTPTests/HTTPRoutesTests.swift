@@ -3,6 +3,7 @@ import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncSimulation
 import FareSyncStore
+import FareSyncTestSupport
 import FareSyncTicketing
 import Hummingbird
 import HummingbirdAuth

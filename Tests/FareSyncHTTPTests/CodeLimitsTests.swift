@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncHTTP
 import FareSyncStore
+import FareSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting

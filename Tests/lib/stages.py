@@ -1,0 +1,139 @@
+"""`make test`'s stages after the build: each runs as a command with its output in out/test/NAME.log, is
+timed, and has its passed checks counted (Swift Testing's and XCTest's totals; elsewhere each `ok` line,
+or 1 for a stage that counts none and exits 0). Stages run at once up to --jobs, the longest first, except
+where one names another it must follow; a stage marked `alone` runs with nothing else (it measures time).
+A failed stage prints its log's tail. The run ends with the table: stage, seconds, checks passed.
+
+Usage: python3 Tests/lib/stages.py FARESYNC [--jobs N] [--only NAME,…]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("faresync")
+parser.add_argument("--jobs", type=int, default=3)
+parser.add_argument("--only", default="")
+arguments = parser.parse_args()
+F = arguments.faresync
+PG = ["bash", "Tests/lib/with_postgres.sh"]
+TINY_BENCH = [
+    ".build/debug/faresync-bench", "--consumer-messages", "3000", "--rounds", "1", "--replay-events", "5000", "--replay-rounds", "1",
+    "--memory-small", "2000", "--memory-large", "8000", "--e2e-events", "3000", "--worker-events", "3000", "--journal-events", "3000",
+    "--journal-rounds", "1", "--mirror-events", "5000", "--mirror-rounds", "1", "--firestore-worker-rounds", "1", "--http-seconds", "1",
+    "--http-rounds", "1", "--postgres-events", "3000", "--latency-users", "10", "--latency-purchases", "10", "--latency-buyers", "2",
+    "--console-events", "3000", "--console-seconds", "1",
+]
+
+
+class Stage:
+    def __init__(self, name, command, estimate, after=(), alone=False):
+        self.name, self.command, self.estimate, self.after, self.alone = name, command, estimate, set(after), alone
+        self.seconds, self.checks, self.failures, self.status = None, 0, 0, None
+
+
+# The estimates (seconds on the 2-core machines) order the queue: the longest start first.
+STAGES = [
+    Stage("lint", ["make", "--no-print-directory", "lint"], 1000, alone=True),
+    Stage("build", ["swift", "build", "--build-tests"], 1000, after=["lint"], alone=True),
+    Stage("swift", PG + ["swift", "test", "--skip-build"], 100),
+    Stage("cli", ["bash", "Tests/cli/check_cli.sh", F], 70),
+    Stage("kafka", ["bash", "Tests/cli/check_kafka.sh", F], 50),
+    Stage("postgres", PG + ["bash", "Tests/postgres/check_postgres.sh", F], 180),
+    Stage("crash", ["bash", "Tests/crash/crash.sh", F, "3", "7"], 70),
+    Stage("firestore", ["bash", "Tests/firestore/check_firestore.sh", F], 450),
+    Stage("http", ["bash", "Tests/http/check_http.sh", F], 200),
+    Stage("console", ["bash", "Tests/console/check_console.sh", F], 25),
+    Stage("two-servers", PG + ["bash", "Tests/http/two_servers.sh", F], 6),
+    Stage("fuzz", ["bash", "Fuzz/run.sh", "20"], 80),
+    Stage("bench", PG + TINY_BENCH, 200),
+]
+
+only = {name for name in arguments.only.split(",") if name}
+stages = [stage for stage in STAGES if not only or stage.name in only]
+for stage in stages:
+    # Every stage runs the build's products.
+    if stage.name not in ("lint", "build"):
+        stage.after.add("build")
+    stage.after &= {other.name for other in stages}
+os.makedirs("out/test", exist_ok=True)
+
+
+def count_checks(text, status):
+    totals = re.findall(r"Test run with (\d+) tests? in \d+ suites? passed", text)
+    totals += re.findall(r"Executed (\d+) tests?, with 0 failures", text)[-1:]
+    if totals:
+        return sum(int(n) for n in totals)
+    oks = len(re.findall(r"^ok\s", text, re.MULTILINE))
+    return oks if oks else (1 if status == 0 else 0)
+
+
+def run(stage):
+    log = f"out/test/{stage.name}.log"
+    started = time.monotonic()
+    with open(log, "wb") as out:
+        stage.status = subprocess.run(stage.command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+    stage.seconds = time.monotonic() - started
+    with open(log, errors="replace") as text:
+        output = text.read()
+    stage.checks = count_checks(output, stage.status)
+    # A failed stage counts its FAIL lines and Swift's failed tests, and at least one failure.
+    failures = len(re.findall(r"^FAIL\s", output, re.MULTILINE)) + len(re.findall(r"^\S*✘ Test \w", output, re.MULTILINE))
+    stage.failures = 0 if stage.status == 0 else max(1, failures)
+    verdict = "passed" if stage.status == 0 else f"FAILED (exit {stage.status})"
+    print(f"stages: {stage.name} {verdict} in {stage.seconds:.0f} s, {stage.checks} checks", flush=True)
+    if stage.status != 0:
+        with open(log, errors="replace") as text:
+            print("".join(f"     {line}" for line in text.readlines()[-40:]), flush=True)
+
+
+pending = sorted(stages, key=lambda stage: -stage.estimate)
+running, done = {}, set()
+lock = threading.Condition()
+
+
+def worker(stage):
+    try:
+        run(stage)
+    finally:
+        with lock:
+            del running[stage.name]
+            done.add(stage.name)
+            lock.notify_all()
+
+
+started = time.monotonic()
+with lock:
+    while pending or running:
+        for stage in [s for s in pending if any(other.status not in (None, 0) for other in stages if other.name in s.after)]:
+            # A stage whose prerequisite failed does not run: it would only fail too.
+            pending.remove(stage)
+            stage.seconds, stage.status, stage.failures = 0, "skipped", 0
+            done.add(stage.name)
+            print(f"stages: {stage.name} skipped: a stage it follows failed", flush=True)
+        ready = [s for s in pending if s.after <= done]
+        choice = None
+        if ready and len(running) < arguments.jobs and not any(s.alone for s in running.values()):
+            choice = next((s for s in ready if not s.alone), None) if running else ready[0]
+        if choice is None:
+            lock.wait()
+            continue
+        pending.remove(choice)
+        running[choice.name] = choice
+        print(f"stages: {choice.name} started", flush=True)
+        threading.Thread(target=worker, args=(choice,), daemon=True).start()
+total = time.monotonic() - started
+
+print()
+print(f"{'stage':<14}{'seconds':>9}{'checks passed':>15}")
+for stage in stages:
+    mark = "" if stage.status == 0 else "  SKIPPED" if stage.status == "skipped" else "  FAILED"
+    print(f"{stage.name:<14}{stage.seconds:>9.0f}{stage.checks:>15}{mark}")
+print(f"{'all':<14}{total:>9.0f}{sum(s.checks for s in stages):>15}")
+failed = [s.name for s in stages if s.status != 0]
+print(f"stages: {sum(s.checks for s in stages)} passed, {sum(s.failures for s in stages)} failed")
+sys.exit(1 if failed else 0)
