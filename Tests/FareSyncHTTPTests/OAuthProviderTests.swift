@@ -106,8 +106,12 @@ import Testing
             #expect(unregistered.status == .badRequest, "an unregistered redirect URI was redirected to")
             let noChallenge = try await Self.logIn(client, Self.authorization(challenge: nil))
             #expect(noChallenge.status == .seeOther && noChallenge.query["error"] == "invalid_request" && noChallenge.query["code"] == nil)
-            let plain = try await Self.logIn(client, Self.authorization() + [("code_challenge_method", "plain")])
+            let plain = try await Self.logIn(
+                client, Self.authorization().filter { $0.0 != "code_challenge_method" } + [("code_challenge_method", "plain")])
             #expect(plain.query["error"] == "invalid_request", "the plain method was taken")
+            // RFC 6749: no parameter more than once; the form is refused before anything in it is taken.
+            let twice = try await Self.logIn(client, Self.authorization() + [("code_challenge_method", "plain")])
+            #expect(twice.status == .badRequest && twice.query["code"] == nil, "a parameter given twice was read")
             let badGrant = try await client.execute(uri: "/oauth/token", method: .post, body: Self.form([("grant_type", "password")]))
             #expect((try? JSONParser.parse(String(buffer: badGrant.body)))?["error"] == .string("unsupported_grant_type"))
             let late = try #require(try await Self.logIn(client, Self.authorization()).query["code"])
