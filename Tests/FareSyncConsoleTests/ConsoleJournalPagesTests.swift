@@ -47,6 +47,14 @@ import Testing
             #expect(try await DeadLetterListing.find(fixture.store, id: letter.id)?.redrives.count == 1)
             let trace = String(buffer: try await browser.get("/console/trace?q=deadLetters/\(letter.id)").body)
             #expect(trace.components(separatedBy: "<h3>undecodable").count - 1 == 2, "the first step and the re-drive's")
+            // The selected checkboxes, as the page names them (`id[]`); a field given twice is refused.
+            #expect(body.contains("name=\"id[]\" value=\"\(letter.id)\""))
+            let selected = try await browser.post("/console/dead-letters/redrive", form: "csrf=\(csrf)&scope=selected&id%5B%5D=\(letter.id)")
+            #expect(selected.status == .ok)
+            #expect(try await DeadLetterListing.find(fixture.store, id: letter.id)?.redrives.count == 2)
+            let twice = try await browser.post("/console/dead-letters/redrive", form: "csrf=\(csrf)&one=\(letter.id)&one=\(letter.id)")
+            #expect(twice.status == .badRequest)
+            #expect(try await DeadLetterListing.find(fixture.store, id: letter.id)?.redrives.count == 2)
         }
     }
 }
