@@ -41,7 +41,7 @@ demo: build
 ## property, integration; the stores' tests also on a throwaway PostgreSQL server), the command-line, Kafka, PostgreSQL,
 ## crash, Firestore, HTTP, console, two-server, fuzz-smoke and benchmark checks. Ends with a table: stage, seconds, checks.
 test: setup
-	python3 Tests/lib/stages.py $(FARESYNC)
+	SWIFT=$(SWIFT) python3 Tests/lib/stages.py $(FARESYNC)
 
 ## While editing: the style check and the Swift tests (the stores' tests also on a throwaway
 ## PostgreSQL server), without the integration scripts.

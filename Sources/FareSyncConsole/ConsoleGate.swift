@@ -58,17 +58,24 @@ struct ConsoleGate: RouterMiddleware {
         }
         let current = RequestSession(
             sessions: sessions, current: session, client: context.remoteAddress?.ipAddress ?? "unknown",
-            mayOpen: access.token == nil && Self.isNavigation(request))
+            mayOpen: access.token == nil && Self.mayOpenSession(request))
         var response = try await Self.$request.withValue(current) { try await next(checked, context) }
         if let opened = current.opened { response.headers[.setCookie] = ConsoleSessions.setCookie(opened) }
         return response
     }
 
-    /// Whether the browser loads the request as a page it navigates to: `Sec-Fetch-Dest: document`,
-    /// or a client that does not say (not a browser, or an old one).
-    static func isNavigation(_ request: Request) -> Bool {
-        guard let destination = request.headers[.secFetchDest] else { return true }
-        return destination == "document"
+    /// Whether a page rendering a form for this request may open a session: a request from the
+    /// console's own pages (their live parts included), or a page the person opens by hand (typed,
+    /// bookmarked: `Sec-Fetch-Site: none`, a document); never one from another site, not even a
+    /// navigation, whose cookie would replace the admin's; and never an asset, an `<img>` or a
+    /// `fetch` of another origin. A client that sends no Fetch Metadata (not a browser, or an old
+    /// one) may.
+    static func mayOpenSession(_ request: Request) -> Bool {
+        switch request.headers[.secFetchSite] {
+        case "same-origin": return true
+        case nil, "none": return request.headers[.secFetchDest].map { $0 == "document" } ?? true
+        default: return false
+        }
     }
 
     /// Whether `matches` (a comparison with the admin token), counted against the client's wrong

@@ -57,14 +57,16 @@ public final class ConsoleSessions: Sendable {
         let now = ContinuousClock.now
         let session = Session(id: Self.random(), csrf: Self.random(), signedIn: signedIn, expires: now + Self.lifetime)
         entries.withLock { all in
-            let own = all.values.filter { $0.client == client }
+            var own = all.values.filter { $0.client == client }
+            if own.count >= perClient || all.count >= capacity {
+                // Expired sessions make room first.
+                all = all.filter { $0.value.session.expires > now }
+                own = own.filter { $0.session.expires > now }
+            }
             if own.count >= perClient, let victim = own.min(by: { $0.evictedBefore($1) }) {
                 all[victim.session.id] = nil
-            } else if all.count >= capacity {
-                all = all.filter { $0.value.session.expires > now }
-                if all.count >= capacity, let victim = all.values.min(by: { $0.evictedBefore($1) }) {
-                    all[victim.session.id] = nil
-                }
+            } else if all.count >= capacity, let victim = all.values.min(by: { $0.evictedBefore($1) }) {
+                all[victim.session.id] = nil
             }
             all[session.id] = Entry(session: session, client: client, lastUsed: now)
         }

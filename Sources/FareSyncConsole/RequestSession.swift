@@ -2,10 +2,9 @@ import Synchronization
 
 /// The session of the request being handled: the one its cookie named, or one opened while the
 /// page rendered a form. The gate makes one per request; a page that renders a form asks it for
-/// the form's CSRF token (`formToken`), which opens a session only then, and only for a page the
-/// browser navigates to (`mayOpen`): a stylesheet, an image or a `fetch` that comes without the
-/// cookie (another site's `<img>`, say) never opens one, so such requests cannot push a session
-/// out of `ConsoleSessions`.
+/// the form's CSRF token (`formToken`), which opens a session only then, and only where the gate
+/// allows (`ConsoleGate.mayOpenSession`): a request from another site never opens one, so its tags
+/// and links cannot push a session out of `ConsoleSessions` or replace the admin's cookie.
 ///
 /// ```swift
 /// let csrf = ConsoleGate.request?.formToken() ?? ""   // in a page's handler

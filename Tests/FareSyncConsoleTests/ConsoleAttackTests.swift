@@ -83,7 +83,9 @@ import Testing
             #expect(try await fixture.identity.user(uid: uid)?.disabled == true)
             let list = String(buffer: try await browser.get("/console/users").body)
             #expect(list.contains("href=\"\(path)\""))
-            #expect(try await browser.get("/console/users/%E0%A4%A").status == .badRequest)
+            for bad in ["%E0%A4%A", "a%2Fb", "a%00b"] {
+                #expect(try await browser.get("/console/users/\(bad)").status == .badRequest, "\(bad)")
+            }
         }
     }
 
@@ -112,7 +114,11 @@ import Testing
             #expect(fixture.console.sessions.count == before)
             // A client that keeps no cookies opens a session per page, and those go before the admin's.
             for _ in 0..<1100 { _ = try await client.execute(uri: "/console/users/\(uid)", method: .get) }
-            #expect(fixture.console.sessions.count <= 1000)
+            // Nor can another site's navigations (a link, a window it opens): they open no session.
+            let crossSite = try await client.execute(
+                uri: "/console/users/\(uid)", method: .get,
+                headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site", HTTPField.Name("Sec-Fetch-Dest")!: "document"])
+            #expect(crossSite.status == .ok && crossSite.headers[.setCookie] == nil)
             #expect(try await admin.post("/console/users/\(uid)/disable", form: "csrf=\(csrf)").status == .seeOther)
         }
     }

@@ -55,6 +55,12 @@ import Testing
             let twice = try await browser.post("/console/dead-letters/redrive", form: "csrf=\(csrf)&one=\(letter.id)&one=\(letter.id)")
             #expect(twice.status == .badRequest)
             #expect(try await DeadLetterListing.find(fixture.store, id: letter.id)?.redrives.count == 2)
+            // A page that opened with nothing to re-drive gets its session with the live part that
+            // brings the first form: its own script's fetch, from the same origin, without a cookie.
+            let live = try await client.execute(
+                uri: "/console/dead-letters?part=live", method: .get,
+                headers: [HTTPField.Name("Sec-Fetch-Site")!: "same-origin", HTTPField.Name("Sec-Fetch-Dest")!: "empty"])
+            #expect(live.headers[.setCookie] != nil && !(Browser.csrf(in: live) ?? "").isEmpty)
         }
     }
 }

@@ -1,14 +1,17 @@
 """`make test`'s stages after the build: each runs as a command with its output in out/test/NAME.log, is
 timed, and has its passed checks counted (Swift Testing's and XCTest's totals; elsewhere each `ok` line,
 or 1 for a stage that counts none and exits 0). Stages run at once up to --jobs, the longest first, except
-where one names another it must follow; a stage marked `alone` runs with nothing else (it measures time).
-A failed stage prints its log's tail. The run ends with the table: stage, seconds, checks passed.
+where one names another it must follow; a stage marked `alone` (the lint and the build, which take both
+cores) runs with nothing else. A stage that runs past --timeout is killed with its process group and
+fails; a failed stage prints its log's tail, and what follows it does not run. The run ends with the
+table (stage, seconds, checks passed) and a `N passed, N failed` line; it exits 1 if any stage failed.
 
-Usage: python3 Tests/lib/stages.py FARESYNC [--jobs N] [--only NAME,…]
+Usage: python3 Tests/lib/stages.py FARESYNC [--jobs N] [--only NAME,…] [--timeout SECONDS]   (SWIFT names the toolchain's swift)
 """
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -18,8 +21,11 @@ parser = argparse.ArgumentParser()
 parser.add_argument("faresync")
 parser.add_argument("--jobs", type=int, default=3)
 parser.add_argument("--only", default="")
+parser.add_argument("--timeout", type=int, default=1800)
 arguments = parser.parse_args()
+arguments.jobs = max(1, arguments.jobs)
 F = arguments.faresync
+SWIFT = os.environ.get("SWIFT", "swift")
 PG = ["bash", "Tests/lib/with_postgres.sh"]
 TINY_BENCH = [
     ".build/debug/faresync-bench", "--consumer-messages", "3000", "--rounds", "1", "--replay-events", "5000", "--replay-rounds", "1",
@@ -39,8 +45,8 @@ class Stage:
 # The estimates (seconds on the 2-core machines) order the queue: the longest start first.
 STAGES = [
     Stage("lint", ["make", "--no-print-directory", "lint"], 1000, alone=True),
-    Stage("build", ["swift", "build", "--build-tests"], 1000, after=["lint"], alone=True),
-    Stage("swift", PG + ["swift", "test", "--skip-build"], 100),
+    Stage("build", [SWIFT, "build", "--build-tests"], 1000, after=["lint"], alone=True),
+    Stage("swift", PG + [SWIFT, "test", "--skip-build"], 100),
     Stage("cli", ["bash", "Tests/cli/check_cli.sh", F], 70),
     Stage("kafka", ["bash", "Tests/cli/check_kafka.sh", F], 50),
     Stage("postgres", PG + ["bash", "Tests/postgres/check_postgres.sh", F], 180),
@@ -77,7 +83,19 @@ def run(stage):
     log = f"out/test/{stage.name}.log"
     started = time.monotonic()
     with open(log, "wb") as out:
-        stage.status = subprocess.run(stage.command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        try:
+            process = subprocess.Popen(stage.command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            out.write(f"FAIL the stage did not start: {error}\n".encode())
+            stage.status = 127
+        else:
+            try:
+                stage.status = process.wait(timeout=arguments.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                out.write(f"FAIL the stage ran past {arguments.timeout} s and was killed\n".encode())
+                stage.status = 124
     stage.seconds = time.monotonic() - started
     with open(log, errors="replace") as text:
         output = text.read()

@@ -43,12 +43,14 @@ struct ConsoleUser: Sendable {
     }
 
     /// The uid in a route's `:uid`, percent-decoded: the router hands the segment as the URL has
-    /// it, and the pages link a uid percent-encoded (`Layout.urlComponent`), so a uid with a space,
-    /// a `%` or a `/` reaches its page.
+    /// it, and the pages link a uid percent-encoded (`Layout.urlComponent`), so a uid with a space
+    /// or a `%` reaches its page. What no uid can be (a `/`, a NUL, over 128 bytes, as
+    /// `IdentityService` refuses) is a 400 before any read.
     static func uid(in context: some RequestContext) throws -> String {
         let raw = try context.parameters.require("uid")
-        guard let uid = raw.removingPercentEncoding else {
-            throw HTTPError(.badRequest, message: "The uid in the address is not percent-encoded text.")
+        guard let uid = raw.removingPercentEncoding, !uid.isEmpty, uid.utf8.count <= 128, !uid.contains("/"), !uid.utf8.contains(0)
+        else {
+            throw HTTPError(.badRequest, message: "The address does not name a uid.")
         }
         return uid
     }
