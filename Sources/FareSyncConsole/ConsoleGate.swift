@@ -8,8 +8,8 @@ import Hummingbird
 ///
 /// Without an admin token the console answers only requests whose `Host` names the loopback
 /// interface (as the Admin API's `Bearer owner`), so a page that rebinds its own name to
-/// 127.0.0.1 cannot read it; a browser gets a session on the first page with a form that it
-/// navigates to (`RequestSession`). With a token, from
+/// 127.0.0.1 cannot read it; a browser gets a session with the first page or live part of the
+/// console's own that shows it a form (`RequestSession`, `mayOpenSession`). With a token, from
 /// any host, after the sign-in form took the token (or with `Authorization: Bearer` it). Every
 /// POST must come from the console's own pages: `Sec-Fetch-Site` and `Origin`, when the browser
 /// sends them, must say so, and the form must carry the session's CSRF token.
