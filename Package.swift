@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "FareSyncHTTP", targets: ["FareSyncHTTP"]),
         .library(name: "FareSyncPostgres", targets: ["FareSyncPostgres"]),
         .library(name: "FareSyncConsole", targets: ["FareSyncConsole"]),
+        .library(name: "FareSyncServer", targets: ["FareSyncServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -233,26 +234,27 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The two processes composed once: `buildServe` (the services, the Admin API, the console)
+        // and `buildWorker` (the Kafka worker, its HTTP application), each with the work it runs as
+        // services. The binary runs them; the tests drive the same compositions.
+        .target(
+            name: "FareSyncServer",
+            dependencies: [
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncIdentity", "FareSyncHTTP",
+                "FareSyncConsole", "FareSyncFirestore", "FareSyncKafka", "FareSyncPostgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "faresync",
             dependencies: [
-                "CMalloc",
-                "CSQLitePageCache",
-                "FareSyncEvents",
-                "FareSyncStore",
-                "FareSyncPipeline",
-                "FareSyncTicketing",
-                "FareSyncSimulation",
-                "FareSyncReplay",
-                "FareSyncLoad",
-                "FareSyncSQLite",
-                "FareSyncPostgres",
-                "FareSyncKafkaClient",
-                "FareSyncKafka",
-                "FareSyncFirestore",
-                "FareSyncIdentity",
-                "FareSyncHTTP",
-                "FareSyncConsole",
+                "CMalloc", "CSQLitePageCache", "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing",
+                "FareSyncSimulation", "FareSyncReplay", "FareSyncLoad", "FareSyncSQLite", "FareSyncPostgres", "FareSyncKafkaClient",
+                "FareSyncKafka", "FareSyncFirestore", "FareSyncIdentity", "FareSyncHTTP", "FareSyncConsole", "FareSyncServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -266,18 +268,8 @@ let package = Package(
         .executableTarget(
             name: "faresync-bench",
             dependencies: [
-                "CRdKafka",
-                "FareSyncEvents",
-                "FareSyncStore",
-                "FareSyncPipeline",
-                "FareSyncTicketing",
-                "FareSyncSimulation",
-                "FareSyncReplay",
-                "FareSyncLoad",
-                "FareSyncSQLite",
-                "FareSyncKafkaClient",
-                "FareSyncKafka",
-                "FareSyncFirestore",
+                "CRdKafka", "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation",
+                "FareSyncReplay", "FareSyncLoad", "FareSyncSQLite", "FareSyncKafkaClient", "FareSyncKafka", "FareSyncFirestore",
                 "FareSyncPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -290,7 +282,13 @@ let package = Package(
         // Test doubles and fixtures that more than one test target uses.
         .target(
             name: "FareSyncTestSupport",
-            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncTicketing", "FareSyncIdentity"],
+            dependencies: [
+                "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncTicketing", "FareSyncIdentity",
+                "FareSyncHTTP", "FareSyncConsole", "FareSyncServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/FareSyncTestSupport"
         ),
         .testTarget(
@@ -341,7 +339,7 @@ let package = Package(
             name: "FareSyncHTTPTests",
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncTicketing", "FareSyncSimulation", "FareSyncIdentity",
-                "FareSyncHTTP", "FareSyncTestSupport",
+                "FareSyncHTTP", "FareSyncServer", "FareSyncTestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -356,7 +354,7 @@ let package = Package(
             name: "FareSyncConsoleTests",
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncTicketing", "FareSyncIdentity",
-                "FareSyncHTTP", "FareSyncConsole", "FareSyncTestSupport",
+                "FareSyncHTTP", "FareSyncConsole", "FareSyncServer", "FareSyncTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -372,7 +370,8 @@ let package = Package(
             name: "FareSyncKafkaIntegrationTests",
             dependencies: [
                 "FareSyncEvents", "FareSyncStore", "FareSyncPipeline", "FareSyncSimulation", "FareSyncReplay", "FareSyncKafkaClient",
-                "FareSyncKafka", "FareSyncSQLite",
+                "FareSyncKafka", "FareSyncSQLite", "FareSyncServer", "FareSyncHTTP",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ],

@@ -6,6 +6,7 @@ import FareSyncIdentity
 import FareSyncKafka
 import FareSyncKafkaClient
 import FareSyncPipeline
+import FareSyncServer
 import FareSyncSimulation
 import FareSyncStore
 import Hummingbird
@@ -49,7 +50,7 @@ struct ConsoleCommand: AsyncParsableCommand {
             let endpoint = FirestoreEndpoint(host: firestore, project: firestoreProject)
             probes.mirrorConsumer = FirestoreMirror(store: opened, client: FirestoreClient(endpoint: endpoint)).consumerName
         }
-        if let brokers { probes.partitions = try ConsoleLag.probe(brokers: brokers, group: group, store: opened) }
+        if let brokers { probes.partitions = try ConsoleLag.probe(bootstrap: try resolveBrokers(brokers), group: group, store: opened) }
         // Re-driven dead letters go to the broker when one is named, else through triggers here.
         let dispatcher = TriggerDispatcher(store: opened, entur: SimulatedEntur(clock: VirtualClock()))
         let publisher = try brokers.map {

@@ -56,6 +56,6 @@ struct Demo: AsyncParsableCommand {
         // The demo's day is loaded; from here on, people's requests add to it.
         try await serving.serve(
             store: opened, named: store.description, dispatcher: dispatcher, log: nil, kafka: nil,
-            mirror: firestoreOptions.mirror(of: opened), logger: serving.bootstrapLogging())
+            mirrorTo: firestoreOptions.endpoint, logger: serving.bootstrapLogging())
     }
 }

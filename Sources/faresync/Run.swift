@@ -7,6 +7,7 @@ import FareSyncKafka
 import FareSyncKafkaClient
 import FareSyncPipeline
 import FareSyncPostgres
+import FareSyncServer
 import FareSyncStore
 import Foundation
 import Logging
@@ -58,20 +59,6 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// The console on the worker's HTTP port: loopback only, or behind `--admin-token`.
-    func console(store: any DocumentStore, dispatcher: TriggerDispatcher, mirror: FirestoreMirror?) throws -> Console {
-        var probes = ConsoleProbes()
-        probes.eventsApplied = { Int64(dispatcher.outcomes.events) }
-        probes.partitions = try ConsoleLag.probe(brokers: brokers, group: group, store: store)
-        if let mirror {
-            probes.mirror = { await mirror.status }
-            probes.mirrorConsumer = mirror.consumerName
-        }
-        return Console(
-            store: store, identity: ConsoleLag.adminIdentity(store: store, project: "demo-faresync"), access: AdminAccess(token: adminToken),
-            probes: probes, redrive: DeadLetterRedrive(dispatcher: dispatcher))
-    }
-
     /// The worker's options from the command line.
     func workerOptions() throws -> WorkerOptions {
         var options = WorkerOptions(bootstrap: try resolveBrokers(brokers))
@@ -101,32 +88,17 @@ struct Run: AsyncParsableCommand {
 
         let opened = try await store.open()
         let dispatcher = TriggerDispatcher(store: opened, entur: triggers.entur(clock: ContinuousClock()), journal: journal.settings)
-        let worker = KafkaWorker(options: try workerOptions(), dispatcher: dispatcher, logger: logger)
-
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup), .init(service: ProcessMemory.Trimmer()),
-        ]
-        // While the worker has more than a batch waiting, the mirror commits at most four pages a
-        // second: on a small machine the emulator's work would otherwise slow the worker down.
-        let mirror = firestoreOptions.mirror(of: opened) { [batchSize] in
-            worker.status.backlog > Int64(batchSize) ? .milliseconds(250) : .zero
-        }
-        if let mirror {
-            try await mirror.register()
-            services.append(.init(service: mirror))
-        }
-        if let httpPort {
-            let console = try console(store: opened, dispatcher: dispatcher, mirror: mirror)
-            let http = HTTPApplication(
-                readiness: Self.readiness(worker: worker, store: opened), metrics: { ProcessMetrics.text(registry) }, mounts: [console])
-            services.append(.init(service: console.watcher))
-            services.append(.init(service: http.build(host: httpHost, port: httpPort, logger: logger)))
-        }
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let composed = try buildWorker(
+            store: opened, dispatcher: dispatcher, options: try workerOptions(), mirrorTo: firestoreOptions.endpoint,
+            http: httpPort.map { port in
+                var http = WorkerHTTP(port: port)
+                http.host = httpHost
+                http.adminToken = adminToken
+                return http
+            }, metrics: { ProcessMetrics.text(registry) }, services: [ProcessMemory.Trimmer()], logger: logger)
+        let worker = composed.worker
         let started = ContinuousClock.now
-        try await group.run()
+        try await composed.run()
         let o = dispatcher.outcomes
         let ended = ContinuousClock.now
         let fromFirst = worker.status.firstMessage.map { String(format: " (%.2f s from the first message)", (ended - $0).seconds) } ?? ""
@@ -138,7 +110,7 @@ struct Run: AsyncParsableCommand {
         // position is safe in the emulator). The service group's signal handlers outlive it and
         // keep SIGINT and SIGTERM from ending the process, while the catch-up retries for as long
         // as the emulator does not answer: so the catch-up watches for them itself.
-        guard let mirror, exitAtEnd else { return }
+        guard let mirror = composed.mirror, exitAtEnd else { return }
         if let caughtUp = try await untilInterrupted({ try await mirror.catchUpShowingProgress() }) {
             standardError("run: " + caughtUp)
         } else {
@@ -146,36 +118,6 @@ struct Run: AsyncParsableCommand {
             standardError(
                 "run: interrupted while the mirror caught up, at feed position \(status.position); `faresync mirror --store \(store) --firestore \(mirror.client.endpoint.host) --firestore-project \(mirror.client.endpoint.project)` goes on from there"
             )
-        }
-    }
-
-    /// Ready while the worker has partitions assigned and the store answers within two seconds: a
-    /// store that waits for its server to come back (PostgreSQL) is not ready meanwhile, and the
-    /// probe says so at once. SQLite is asked for a write, which its one writer must take in time;
-    /// PostgreSQL for a read, since a write there waits its turn behind the whole group's.
-    static func readiness(worker: KafkaWorker, store: any DocumentStore) -> @Sendable () async -> HTTPApplication.Readiness {
-        {
-            let assigned = worker.status.assignedPartitions
-            var answering = true
-            do {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        if store is PostgresStore { _ = try await store.read { _ in } } else { try await store.write { _ in } }
-                    }
-                    group.addTask {
-                        try await Task.sleep(for: .seconds(2))
-                        throw CancellationError()
-                    }
-                    try await group.next()
-                    group.cancelAll()
-                }
-            } catch {
-                answering = false
-            }
-            let ready = assigned > 0 && answering
-            return .init(
-                ready: ready,
-                text: "\(ready ? "ready" : "not ready"): \(assigned) partitions assigned, store \(answering ? "answering" : "not answering")")
         }
     }
 }

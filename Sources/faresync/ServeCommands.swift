@@ -7,6 +7,7 @@ import FareSyncIdentity
 import FareSyncKafka
 import FareSyncKafkaClient
 import FareSyncPipeline
+import FareSyncServer
 import FareSyncStore
 import FareSyncTicketing
 import Foundation
@@ -66,7 +67,7 @@ struct Serve: AsyncParsableCommand {
         }
         try await serving.serve(
             store: opened, named: store.description, dispatcher: dispatcher, log: sink, offsets: offsets, kafka: kafka,
-            mirror: firestoreOptions.mirror(of: opened), logger: logger)
+            mirrorTo: firestoreOptions.endpoint, logger: logger)
     }
 }
 
@@ -176,99 +177,45 @@ struct ServeOptions: ParsableArguments {
         return Logger(label: "faresync")
     }
 
+    /// The composition's settings from the command line.
+    var settings: ServeSettings {
+        var settings = ServeSettings(baseURL: publicURL ?? "http://\(httpHost):\(httpPort)")
+        settings.project = project
+        settings.passwords = PasswordHasher(cost: UInt8(bcryptCost))
+        settings.throttle = throttle
+        settings.acceptsUnsignedCustomTokens = acceptsUnsignedCustomTokens
+        settings.jwks = jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }
+        settings.tokenLeeway = Int64(tokenLeeway)
+        settings.appRedirect = appRedirect
+        settings.issueDelay = .milliseconds(Int64(issueDelay * 1000))
+        settings.idempotencyLifetime = Int64(idempotencyHours * 3_600_000)
+        settings.adminToken = adminToken
+        if oauthProvider { settings.oauth = (oauthClientId, Set(oauthRedirectUri)) }
+        settings.limits = serverLimits
+        return settings
+    }
+
     /// Serves both services over `store` until SIGINT or SIGTERM. Events go through the store's
     /// outbox to `kafka` when given, else through `dispatcher` (written to `log` too), which this
     /// process then sweeps.
     func serve(
         store: any DocumentStore, named name: String, dispatcher: TriggerDispatcher, log: (@Sendable ([UInt8]) throws -> Void)?,
-        offsets: [String: Int64] = [:], kafka: KafkaProducer?, mirror: FirestoreMirror?, logger: Logger
+        offsets: [String: Int64] = [:], kafka: KafkaProducer?, mirrorTo firestore: FirestoreEndpoint?, logger: Logger
     ) async throws {
-        let inProcess = DispatchingPublisher(dispatcher: dispatcher, offsets: offsets, log: log)
-        let relay = OutboxRelay(store: store, publisher: kafka ?? inProcess) { logger.warning("outbox: events not published yet: \($0)") }
-        let identity = IdentityService(
-            project: project, store: store, relay: relay, passwords: PasswordHasher(cost: UInt8(bcryptCost)), throttle: throttle,
-            acceptsUnsignedCustomTokens: acceptsUnsignedCustomTokens)
-        _ = try await KeyRing.load(from: store, now: IdentityClock.system.milliseconds())
-        let verifier = identity.verifier(keys: jwks.map { JWKSCache(source: JWKSSource(argument: $0)) }, leeway: Int64(tokenLeeway))
-        let tickets = TicketService(
-            store: store, relay: relay, baseURL: publicURL ?? "http://\(httpHost):\(httpPort)",
-            appRedirect: appRedirect, issueDelay: .milliseconds(Int64(issueDelay * 1000)),
-            idempotencyLifetime: Int64(idempotencyHours * 3_600_000), now: IdentityClock.system.milliseconds)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        var probes = ConsoleProbes()
-        // With a broker, the worker that consumes the events applies them, not this process.
-        if kafka == nil { probes.eventsApplied = { Int64(dispatcher.outcomes.events) } }
-        if let mirror {
-            probes.mirror = { await mirror.status }
-            probes.mirrorConsumer = mirror.consumerName
-        }
-        // A re-driven dead letter goes where this process's events go: to the broker, or through the dispatcher.
-        let redrive = DeadLetterRedrive(dispatcher: dispatcher, publisher: kafka.map { KafkaRedrivePublisher($0) })
-        let console = Console(
-            store: store, identity: identity, access: AdminAccess(token: adminToken), probes: probes, redrive: redrive,
-            streams: StreamLimits(connectionLimit: maxConnections))
-        let http = HTTPApplication(
-            readiness: HTTPApplication.Readiness.storeReadable(store), metrics: { ProcessMetrics.text(registry) },
-            services: HTTPServices(
-                identity: identity, tickets: tickets, verifier: verifier, admin: AdminAccess(token: adminToken),
-                oauth: oauthProvider
-                    ? OAuthProvider(
-                        identity: identity, clientId: oauthClientId, redirectURIs: Set(oauthRedirectUri),
-                        issuer: (publicURL ?? "http://\(httpHost):\(httpPort)") + "/oauth") : nil),
-            limits: serverLimits, mounts: [console])
+        let route: EventRoute =
+            kafka.map { .published($0, redrive: KafkaRedrivePublisher($0)) }
+            ?? .inProcess(
+                DispatchingPublisher(dispatcher: dispatcher, offsets: offsets, log: log), sweepInterval: .milliseconds(Int64(sweepInterval * 1000)))
         let (host, port, project) = (httpHost, httpPort, project)
-        let application = http.build(host: httpHost, port: httpPort, logger: logger) { channel in
+        let served = buildServe(
+            store: store, dispatcher: dispatcher, settings: settings, route: route, mirrorTo: firestore,
+            metrics: { ProcessMetrics.text(registry) }, services: [ProcessMemory.Trimmer()], host: httpHost, port: httpPort, logger: logger
+        ) { channel in
             standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(name))")
         }
-        // A service group stops its services in reverse order: first the server, then the relay
-        // (its last pass delivers what the last requests added), the sweeper, the mirror.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ProcessMemory.Trimmer())]
-        if let mirror {
-            try await mirror.register()
-            services.append(.init(service: mirror))
-        }
-        // With a broker, the worker that consumes the events sweeps.
-        if kafka == nil { services.append(.init(service: Sweeper(publisher: inProcess, interval: sweepInterval))) }
-        services.append(.init(service: RelayService(relay: relay, tickets: tickets)))
-        services.append(.init(service: console.watcher))
-        services.append(.init(service: application))
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
-    }
-}
-
-/// The outbox's relay, and the ticket service's restart work: captured orders whose fare contract
-/// was not issued yet, and the idempotency keys past their lifetime, pruned every ten minutes.
-struct RelayService: Service {
-    let relay: OutboxRelay
-    let tickets: TicketService
-
-    func run() async throws {
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { await cancelWhenGracefulShutdown { await relay.run() } }
-            try await tickets.issuePending()
-            while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                _ = try? await tickets.pruneIdempotencyKeys()
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(600)) }
-            }
-        }
-    }
-}
-
-/// Sweeps the in-process pipeline every `interval` seconds, and once more when the server stops.
-struct Sweeper: Service {
-    let publisher: DispatchingPublisher
-    let interval: Double
-
-    func run() async throws {
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
-            try await publisher.sweep()
-        }
-        try await publisher.sweep()
+        try await served.application.runService()
     }
 }
 

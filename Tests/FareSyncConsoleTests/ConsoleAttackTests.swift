@@ -2,6 +2,7 @@ import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
 import FareSyncStore
+import FareSyncTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -15,7 +16,7 @@ import Testing
 /// cannot reach, a signed-out admin, a 503 where a 413 is due.
 @Suite struct ConsoleAttackTests {
     @Test func aDocumentPathPastFirestoresBoundsIsRefusedBeforeAnyWork() async throws {
-        let fixture = ConsoleFixture()
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
             var browser = Browser(client: client)
             let deepest = Array(repeating: "a", count: DocumentsPage.maxSegments).joined(separator: "/")
@@ -54,10 +55,10 @@ import Testing
         #expect(StreamLimits(connectionLimit: 1024) == StreamLimits(total: 512, perClient: 16))
 
         // Through the route, with the process's one slot taken by another client.
-        let fixture = ConsoleFixture(streams: StreamLimits(total: 1, perClient: 1))
-        let held = try #require(fixture.console.watcher.subscribe(prefixes: [], eachChange: false, client: "10.9.9.9"))
-        defer { fixture.console.watcher.unsubscribe(held.id) }
+        let fixture = ServeFixture(streams: StreamLimits(total: 1, perClient: 1))
         try await fixture.application.test(.router) { client in
+            let held = try #require(fixture.console.watcher.subscribe(prefixes: [], eachChange: false, client: "10.9.9.9"))
+            defer { fixture.console.watcher.unsubscribe(held.id) }
             let refused = try await client.execute(uri: "/console/stream", method: .get)
             #expect(refused.status == .serviceUnavailable)
             #expect(refused.headers[.retryAfter] == String(StreamLimits.retryAfterSeconds))
@@ -67,11 +68,11 @@ import Testing
     }
 
     @Test func aUidThatNeedsPercentEncodingOpensAndCanBeActedOn() async throws {
-        let fixture = ConsoleFixture()
-        let uid = "ct space & amp %41"
-        _ = try await fixture.identity.createUser(uid: uid, email: "encoded@example.com", password: "secret-1")
-        let path = "/console/users/ct%20space%20%26%20amp%20%2541"
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = "ct space & amp %41"
+            _ = try await fixture.identity.createUser(uid: uid, email: "encoded@example.com", password: "secret-1")
+            let path = "/console/users/ct%20space%20%26%20amp%20%2541"
             var browser = Browser(client: client)
             let page = try await browser.get(path)
             #expect(page.status == .ok)
@@ -90,9 +91,9 @@ import Testing
     }
 
     @Test func cookielessRequestsCannotSignTheAdminOut() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "admin-stays@example.com")
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = try await fixture.user(email: "admin-stays@example.com")
             var admin = Browser(client: client)
             let csrf = try #require(Browser.csrf(in: try await admin.get("/console/users/\(uid)")))
             #expect(!admin.cookie.isEmpty)
@@ -138,9 +139,9 @@ import Testing
     }
 
     @Test func aFormOverTheLimitIs413() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "big-form@example.com")
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = try await fixture.user(email: "big-form@example.com")
             var browser = Browser(client: client)
             let csrf = try #require(Browser.csrf(in: try await browser.get("/console/users/\(uid)")))
             let claims = String(repeating: "x", count: FormBody.maxBytes)

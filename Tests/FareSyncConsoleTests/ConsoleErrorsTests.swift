@@ -16,13 +16,8 @@ import Testing
 @Suite struct ConsoleErrorsTests {
     @Test func aRefusalIsAPageWithItsStatusAndAFailureA503WithoutItsText() async throws {
         let store = BreakableStore()
-        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        let relay = OutboxRelay(store: store, publisher: DispatchingPublisher(dispatcher: dispatcher))
-        let identity = IdentityService(project: "demo-faresync", store: store, relay: relay, passwords: PasswordHasher(cost: 4))
-        let console = Console(store: store, identity: identity, access: AdminAccess(token: nil), redrive: DeadLetterRedrive(dispatcher: dispatcher))
-        let router = Router(context: ServiceRequestContext.self)
-        console.add(to: router)
-        try await Application(router: router).test(.router) { client in
+        let fixture = ServeFixture(store: store)
+        try await fixture.test { client in
             var browser = Browser(client: client)
             #expect(try await browser.get("/console/users").status == .ok)
             let refused = try await browser.get("/console/dead-letters?reason=no-such-reason")

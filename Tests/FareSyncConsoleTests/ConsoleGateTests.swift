@@ -1,6 +1,7 @@
 import FareSyncConsole
 import FareSyncEvents
 import FareSyncIdentity
+import FareSyncTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -12,9 +13,9 @@ import Testing
     static let testHost = HTTPField.Name("X-Test-Host")!
 
     @Test func withoutATokenOnlyALoopbackHostIsAnswered() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "loopback@example.com")
+        let fixture = ServeFixture()
         try await fixture.consoleWithHost().test(.router) { client in
+            let uid = try await fixture.user(email: "loopback@example.com")
             for host in ["127.0.0.1:9099", "localhost", "[::1]:9099"] {
                 let page = try await client.execute(uri: "/console/", method: .get, headers: [Self.testHost: host])
                 #expect(page.status == .ok, "\(host)")
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func withATokenThePersonSignsInAndGetsASessionCookie() async throws {
-        let fixture = ConsoleFixture(adminToken: "s3cret-token")
+        let fixture = ServeFixture(adminToken: "s3cret-token")
         try await fixture.application.test(.router) { client in
             let anonymous = try await client.execute(uri: "/console/users", method: .get)
             #expect(anonymous.status == .seeOther)
@@ -60,9 +61,9 @@ import Testing
     }
 
     @Test func wrongTokensFromOneAddressAreCooledDown() async throws {
-        let fixture = ConsoleFixture(adminToken: "s3cret-token")
-        let limit = Console.tokenGuessLimits.failuresPerClient
+        let fixture = ServeFixture(adminToken: "s3cret-token")
         try await fixture.application.test(.router) { client in
+            let limit = Console.tokenGuessLimits.failuresPerClient
             let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
             func signIn(_ token: String) async throws -> TestResponse {
                 try await client.execute(uri: "/console/sign-in", method: .post, headers: form, body: ByteBuffer(string: "token=\(token)"))
@@ -80,9 +81,9 @@ import Testing
     }
 
     @Test func wrongBearerTokensCountAsGuesses() async throws {
-        let fixture = ConsoleFixture(adminToken: "s3cret-token")
-        let limit = Console.tokenGuessLimits.failuresPerClient
+        let fixture = ServeFixture(adminToken: "s3cret-token")
         try await fixture.application.test(.router) { client in
+            let limit = Console.tokenGuessLimits.failuresPerClient
             let right = try await client.execute(uri: "/console/users", method: .get, headers: [.authorization: "Bearer s3cret-token"])
             #expect(right.status == .ok)
             for guess in 0..<limit {
@@ -96,9 +97,9 @@ import Testing
     }
 
     @Test func onlyBearerCredentialsWithoutASessionCountAsGuesses() async throws {
-        let fixture = ConsoleFixture(adminToken: "s3cret-token")
-        let limit = Console.tokenGuessLimits.failuresPerClient
+        let fixture = ServeFixture(adminToken: "s3cret-token")
         try await fixture.application.test(.router) { client in
+            let limit = Console.tokenGuessLimits.failuresPerClient
             let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
             let signedIn = try await client.execute(
                 uri: "/console/sign-in", method: .post, headers: form, body: ByteBuffer(string: "token=s3cret-token"))
@@ -128,9 +129,9 @@ import Testing
     }
 
     @Test func aFormFromElsewhereOrWithoutTheTokenChangesNothing() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "csrf@example.com")
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = try await fixture.user(email: "csrf@example.com")
             var browser = Browser(client: client)
             let page = try await browser.get("/console/users/\(uid)")
             #expect(page.status == .ok)

@@ -2,6 +2,7 @@ import FareSyncConsole
 import FareSyncEvents
 import FareSyncPipeline
 import FareSyncStore
+import FareSyncTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -12,9 +13,9 @@ import Testing
 /// as every other form does).
 @Suite struct ConsoleJournalPagesTests {
     @Test func theTracePageShowsAUsersTimeline() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "trace@example.com")
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = try await fixture.user(email: "trace@example.com")
             var browser = Browser(client: client)
             let page = String(buffer: try await browser.get("/console/trace?q=\(uid)").body)
             #expect(page.contains("auth.user.created") && page.contains("applied"))
@@ -25,12 +26,12 @@ import Testing
     }
 
     @Test func aDeadLetterIsListedAndReDrivenFromAForm() async throws {
-        let fixture = ConsoleFixture()
-        let bad = SourceMessage(
-            topic: "reservations", key: Array("k-1".utf8), value: Array("{\"x\":".utf8), timestamp: 1_790_000_000_000,
-            coordinates: MessageCoordinates(partition: 2, offset: 41))
-        let letter = try #require(try await fixture.dispatcher.process([bad]).deadLetters.first)
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let bad = SourceMessage(
+                topic: "reservations", key: Array("k-1".utf8), value: Array("{\"x\":".utf8), timestamp: 1_790_000_000_000,
+                coordinates: MessageCoordinates(partition: 2, offset: 41))
+            let letter = try #require(try await fixture.dispatcher.process([bad]).deadLetters.first)
             var browser = Browser(client: client)
             let page = try await browser.get("/console/dead-letters?reason=invalid-json")
             let body = String(buffer: page.body)

@@ -2,6 +2,7 @@ import FareSyncConsole
 import FareSyncEvents
 import FareSyncIdentity
 import FareSyncStore
+import FareSyncTestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -11,12 +12,13 @@ import Testing
 /// the Admin API sees what they changed, and refuse what it refuses.
 @Suite struct ConsolePagesTests {
     @Test func everyPageAnswersWithItsContent() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "pages@example.com")
-        try await fixture.store.write { tx in
-            try tx.setDocument("deadLetters/0011223344556677", .object(JSONObject([("reason", .string("invalid-json")), ("topic", .string("t"))])))
-        }
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = try await fixture.user(email: "pages@example.com")
+            try await fixture.store.write { tx in
+                try tx.setDocument(
+                    "deadLetters/0011223344556677", .object(JSONObject([("reason", .string("invalid-json")), ("topic", .string("t"))])))
+            }
             var browser = Browser(client: client)
             let pages: [(String, [String])] = [
                 ("/console/", ["What the store holds", "Users", "invalid-json", "<svg", "Is the worker keeping up?"]),
@@ -43,17 +45,17 @@ import Testing
 
     /// A replay's store has users only as `authUsers` documents: listed, shown, nothing to act on.
     @Test func aUserFromEventsOnlyIsListedAndShownWithoutActions() async throws {
-        let fixture = ConsoleFixture()
-        try await fixture.store.write { tx in
-            let claims = JSONObject([("abt_id", .string("ATB:CustomerAccount:00ff")), ("customer_number", .int(7))])
-            try tx.setDocument(
-                "authUsers/from-events",
-                .object(
-                    JSONObject([
-                        ("uid", .string("from-events")), ("createdAt", .string("2026-11-20T06:41:19.759Z")), ("customClaims", .object(claims)),
-                    ])))
-        }
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            try await fixture.store.write { tx in
+                let claims = JSONObject([("abt_id", .string("ATB:CustomerAccount:00ff")), ("customer_number", .int(7))])
+                try tx.setDocument(
+                    "authUsers/from-events",
+                    .object(
+                        JSONObject([
+                            ("uid", .string("from-events")), ("createdAt", .string("2026-11-20T06:41:19.759Z")), ("customClaims", .object(claims)),
+                        ])))
+            }
             var browser = Browser(client: client)
             let list = String(buffer: try await browser.get("/console/users").body)
             #expect(list.contains("/console/users/from-events") && list.contains("ATB:CustomerAccount:00ff"))
@@ -66,12 +68,12 @@ import Testing
     }
 
     @Test func theUserSearchFindsByAccountAndCustomerNumber() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "search@example.com")
-        let customer = try #require(try await fixture.store.readCommitted { try $0.document(Paths.customer(uid)) })
-        let abtId = try #require(customer["abtAccountId"]?.stringValue)
-        let number = try #require(customer["customerNumber"]?.int64Value)
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = try await fixture.user(email: "search@example.com")
+            let customer = try #require(try await fixture.store.readCommitted { try $0.document(Paths.customer(uid)) })
+            let abtId = try #require(customer["abtAccountId"]?.stringValue)
+            let number = try #require(customer["customerNumber"]?.int64Value)
             var browser = Browser(client: client)
             for query in [uid, abtId, String(number)] {
                 let page = try await browser.get("/console/users?q=\(query)")
@@ -81,9 +83,9 @@ import Testing
     }
 
     @Test func theActionsChangeTheUserAsTheAdminAPISeesIt() async throws {
-        let fixture = ConsoleFixture()
-        let uid = try await fixture.user(email: "actions@example.com")
+        let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
+            let uid = try await fixture.user(email: "actions@example.com")
             var browser = Browser(client: client)
             let csrf = try #require(Browser.csrf(in: try await browser.get("/console/users/\(uid)")))
             #expect(try await browser.post("/console/users/\(uid)/disable", form: "csrf=\(csrf)").status == .seeOther)
@@ -104,7 +106,7 @@ import Testing
             #expect(notJSON.status == .badRequest)
 
             let before = try #require(try await fixture.identity.user(uid: uid)).validSince
-            fixture.now.milliseconds.withLock { $0 += 60_000 }
+            fixture.clock.advance(seconds: 60)
             #expect(try await browser.post("/console/users/\(uid)/revoke", form: "csrf=\(csrf)").status == .seeOther)
             #expect(try #require(try await fixture.identity.user(uid: uid)).validSince == before + 60)
 

@@ -19,24 +19,26 @@ import Testing
     static func wrong(_ code: String) -> String { code == "111111" ? "222222" : "111111" }
 
     @Test func sentCodesAreKeptByExpiryAndASendPrunesAFewOfTheExpired() async throws {
-        let fixture = IdentityFixture()
-        let identity = fixture.identity
-        var first: [VerificationCode] = []
-        for index in 0..<20 { first.append(try await identity.sendVerificationCode(phoneNumber: "+479000\(1000 + index)")) }
-        let indexed = try await fixture.store.readCommitted { try $0.records(VerificationCode.expiryKind) }
-        #expect(indexed.count == 20, "the codes are not indexed by expiry")
-        #expect(indexed.map(\.key) == indexed.map(\.key).sorted())
+        let fixture = ServeFixture()
+        try await fixture.running {
+            let identity = fixture.identity
+            var first: [VerificationCode] = []
+            for index in 0..<20 { first.append(try await identity.sendVerificationCode(phoneNumber: "+479000\(1000 + index)")) }
+            let indexed = try await fixture.store.readCommitted { try $0.records(VerificationCode.expiryKind) }
+            #expect(indexed.count == 20, "the codes are not indexed by expiry")
+            #expect(indexed.map(\.key) == indexed.map(\.key).sorted())
 
-        fixture.clock.advance(seconds: 5 * 60)
-        let later = try await identity.sendVerificationCode(phoneNumber: "+4790009999")
-        let (kept, expiries) = try await fixture.store.readCommitted { tx in
-            (try tx.records(VerificationCode.recordKind).count, try tx.records(VerificationCode.expiryKind).count)
+            fixture.clock.advance(seconds: 5 * 60)
+            let later = try await identity.sendVerificationCode(phoneNumber: "+4790009999")
+            let (kept, expiries) = try await fixture.store.readCommitted { tx in
+                (try tx.records(VerificationCode.recordKind).count, try tx.records(VerificationCode.expiryKind).count)
+            }
+            // One send drops a few expired codes, not all of them: its cost does not grow with them.
+            #expect(kept == 21 - ExpiryIndex.prunedPerWrite && expiries == kept, "\(kept) codes, \(expiries) expiries")
+            for _ in 0..<3 { _ = try await identity.sendVerificationCode(phoneNumber: "+4790009998") }
+            let left = try await fixture.store.readCommitted { try $0.records(VerificationCode.recordKind).map(\.key) }
+            #expect(!left.contains(first[19].sessionInfo) && left.contains(later.sessionInfo) && left.count == 4, "\(left.count) left")
         }
-        // One send drops a few expired codes, not all of them: its cost does not grow with them.
-        #expect(kept == 21 - ExpiryIndex.prunedPerWrite && expiries == kept, "\(kept) codes, \(expiries) expiries")
-        for _ in 0..<3 { _ = try await identity.sendVerificationCode(phoneNumber: "+4790009998") }
-        let left = try await fixture.store.readCommitted { try $0.records(VerificationCode.recordKind).map(\.key) }
-        #expect(!left.contains(first[19].sessionInfo) && left.contains(later.sessionInfo) && left.count == 4, "\(left.count) left")
     }
 
     /// A client cooled down for its sign-ups is refused before the number's sends are counted, so
@@ -45,17 +47,20 @@ import Testing
         var limits = ThrottleLimits.none
         limits.signUpsPerClient = 1
         limits.codesPerNumber = 5
-        let identity = IdentityFixture(throttle: limits).identity
-        let number = "+4790000003"
-        _ = try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.0.1")
-        for _ in 0..<10 {
-            await #expect(throws: IdentityError.self) { try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.0.1") }
-        }
-        for index in 0..<4 {
-            _ = try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.1.\(index)")
-        }
-        await #expect(throws: IdentityError.self, "a sixth send of the number") {
-            try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.2.1")
+        let fixture = ServeFixture(throttle: limits)
+        let identity = fixture.identity
+        try await fixture.running {
+            let number = "+4790000003"
+            _ = try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.0.1")
+            for _ in 0..<10 {
+                await #expect(throws: IdentityError.self) { try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.0.1") }
+            }
+            for index in 0..<4 {
+                _ = try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.1.\(index)")
+            }
+            await #expect(throws: IdentityError.self, "a sixth send of the number") {
+                try await identity.sendVerificationCode(phoneNumber: number, client: "10.0.2.1")
+            }
         }
     }
 
@@ -63,7 +68,7 @@ import Testing
         var limits = ThrottleLimits.none
         limits.failedCodesPerNumber = 10
         limits.codesPerNumber = 5
-        let server = HTTPRoutesTests.Server(fixture: IdentityFixture(throttle: limits))
+        let server = ServeFixture(throttle: limits)
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let spent = try await PhoneSignInTests.code(api)
@@ -97,49 +102,42 @@ import Testing
     /// Wrong codes sent at once are each counted in their own write: five answer `INVALID_CODE`,
     /// the others find the session spent.
     @Test func racingWrongCodesSpendTheSessionAfterFive() async throws {
-        let fixture = IdentityFixture()
-        let identity = fixture.identity
-        let sent = try await identity.sendVerificationCode(phoneNumber: PhoneSignInTests.number)
-        let answers = await withTaskGroup(of: String.self) { group in
-            for _ in 0..<12 {
-                group.addTask {
-                    do {
-                        _ = try await identity.signIn(sessionInfo: sent.sessionInfo, code: Self.wrong(sent.code))
-                        return "signed in"
-                    } catch let error as IdentityError {
-                        return error.message
-                    } catch {
-                        return "\(error)"
-                    }
-                }
+        let fixture = ServeFixture()
+        try await fixture.running {
+            let identity = fixture.identity
+            let sent = try await identity.sendVerificationCode(phoneNumber: PhoneSignInTests.number)
+            let answers = await ServeFixture.answers(of: 12) { _ in
+                _ = try await identity.signIn(sessionInfo: sent.sessionInfo, code: Self.wrong(sent.code))
             }
-            return await group.reduce(into: [String]()) { $0.append($1) }
+            #expect(answers.filter { $0 == "INVALID_CODE" }.count == VerificationCode.maxAttempts, "\(answers)")
+            #expect(answers.filter { $0 == SignInThrottle.refusal.message }.count == 12 - VerificationCode.maxAttempts, "\(answers)")
+            await #expect(throws: SignInThrottle.refusal) { _ = try await identity.signIn(sessionInfo: sent.sessionInfo, code: sent.code) }
         }
-        #expect(answers.filter { $0 == "INVALID_CODE" }.count == VerificationCode.maxAttempts, "\(answers)")
-        #expect(answers.filter { $0 == SignInThrottle.refusal.message }.count == 12 - VerificationCode.maxAttempts, "\(answers)")
-        await #expect(throws: SignInThrottle.refusal) { _ = try await identity.signIn(sessionInfo: sent.sessionInfo, code: sent.code) }
     }
 
     /// Exchanges of one code sent at once: one gets the tokens.
     @Test func racingExchangesOfOneCodeGetTheTokensOnce() async throws {
-        let fixture = IdentityFixture()
-        let provider = OAuthProvider(identity: fixture.identity, clientId: "app", redirectURIs: [OAuthProviderTests.redirect], issuer: "http://test")
-        let code = try await provider.issueCode(
-            redirectURI: OAuthProviderTests.redirect, challenge: OAuthProvider.challenge(of: OAuthProviderTests.verifier), username: "ada")
-        let granted = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<8 {
-                group.addTask {
-                    (try? await provider.exchange(
-                        code: code, redirectURI: OAuthProviderTests.redirect, clientId: "app", verifier: OAuthProviderTests.verifier)) != nil
+        let fixture = ServeFixture()
+        try await fixture.running {
+            let provider = OAuthProvider(
+                identity: fixture.identity, clientId: "app", redirectURIs: [OAuthProviderTests.redirect], issuer: "http://test")
+            let code = try await provider.issueCode(
+                redirectURI: OAuthProviderTests.redirect, challenge: OAuthProvider.challenge(of: OAuthProviderTests.verifier), username: "ada")
+            let granted = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        (try? await provider.exchange(
+                            code: code, redirectURI: OAuthProviderTests.redirect, clientId: "app", verifier: OAuthProviderTests.verifier)) != nil
+                    }
                 }
+                return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
             }
-            return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            #expect(granted == 1)
         }
-        #expect(granted == 1)
     }
 
     @Test func anOAuthCodeIsSpentByAnyExchangeAndPrunedOnceExpired() async throws {
-        let server = HTTPRoutesTests.Server(oauthRedirectURIs: [OAuthProviderTests.redirect])
+        let server = ServeFixture(oauthRedirectURIs: [OAuthProviderTests.redirect])
         try await server.application.test(.router) { client in
             for spoiler in [
                 [("code_verifier", "")], [("client_id", "other"), ("code_verifier", OAuthProviderTests.verifier)],
@@ -172,7 +170,7 @@ import Testing
     @Test func theStateComesBackIntactAndLoginsAreThrottled() async throws {
         var limits = ThrottleLimits.none
         limits.loginsPerUsername = 3
-        let server = HTTPRoutesTests.Server(fixture: IdentityFixture(throttle: limits), oauthRedirectURIs: [OAuthProviderTests.redirect])
+        let server = ServeFixture(throttle: limits, oauthRedirectURIs: [OAuthProviderTests.redirect])
         try await server.application.test(.router) { client in
             let state = "a+b c&d=é/?#%"
             var fields = OAuthProviderTests.authorization().filter { $0.0 != "state" } + [("state", state)]
@@ -196,7 +194,7 @@ import Testing
     }
 
     @Test func theClientPathsAnswerCORSAndTheAdminAPIDoesNot() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let asked: HTTPFields = [
                 .origin: "http://localhost:5173", .accessControlRequestMethod: "POST",

@@ -39,7 +39,7 @@ import Testing
 
     @Test(arguments: ["google.com", "apple.com"])
     func theSameProviderUserSignsIntoTheSameUid(_ provider: String) async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let token = Self.unsigned(["sub": .string("sub-1"), "email": .string("ada@example.com"), "email_verified": .bool(true)])
@@ -50,7 +50,7 @@ import Testing
             let second = try await Self.idp(api, provider, #"{"sub":"sub-1"}"#)
             #expect(second.body["localId"]?.stringValue == uid)
             #expect(second.body["isNewUser"] == .bool(false))
-            #expect(await server.fixture.usersCreated() == 1)
+            #expect(await server.usersCreated() == 1)
             let claims = try Self.claims(second)
             #expect(claims["firebase"]?["sign_in_provider"] == .string(provider))
             #expect(claims["firebase"]?["identities"]?[provider]?.arrayValue?.first == .string("sub-1"))
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test func anIdPTokenIsRefusedAsTheEmulatorRefusesItAndNeverTakesOverAnEmail() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             #expect(try await Self.idp(api, "google.com", #"{"email":"x@example.com"}"#).error?.hasPrefix("INVALID_IDP_RESPONSE") == true)
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func anAnonymousUserLinksAProviderUser() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let anonymous = try await api.call("accounts:signUp", [:])
@@ -96,7 +96,7 @@ import Testing
             #expect(linked.body["localId"]?.stringValue == uid)
             #expect(linked.body["isNewUser"] == .bool(false))
             #expect(try await Self.idp(api, "apple.com", #"{"sub":"a-1"}"#).body["localId"]?.stringValue == uid)
-            #expect(await server.fixture.usersCreated() == 1)
+            #expect(await server.usersCreated() == 1)
             let other = try await api.call("accounts:signUp", [:])
             let taken = try await Self.idp(api, "apple.com", #"{"sub":"a-1"}"#, idToken: try #require(other.body["idToken"]?.stringValue))
             #expect(taken.error == "FEDERATED_USER_ID_ALREADY_LINKED")
@@ -105,7 +105,7 @@ import Testing
 
     /// Racing first sign-ins of one provider user make one user.
     @Test func racingFirstSignInsOfAProviderUserMakeOneUser() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             for round in 0..<10 {
@@ -115,7 +115,7 @@ import Testing
                 }
                 let uids = Set(answers.filter { $0.status == 200 }.compactMap { $0.body["localId"]?.stringValue })
                 #expect(uids.count == 1, "round \(round): \(uids.count) users, answers \(answers.map(\.status))")
-                #expect(await server.fixture.usersCreated() == round + 1)
+                #expect(await server.usersCreated() == round + 1)
             }
         }
     }
@@ -123,7 +123,7 @@ import Testing
     static let audience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
 
     @Test func aCustomTokenSignsInItsUidWithItsClaims() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let unsigned = Self.unsigned([
@@ -146,7 +146,7 @@ import Testing
             let signed = try await server.identity.customToken(uid: "custom-1")
             let second = try await api.call("accounts:signInWithCustomToken", ["token": signed])
             #expect(second.body["isNewUser"] == .bool(false))
-            #expect(await server.fixture.usersCreated() == 1)
+            #expect(await server.usersCreated() == 1)
 
             let json = try await api.call("accounts:signInWithCustomToken", ["token": #"{"uid":"custom-2"}"#])
             #expect(json.status == 200)
@@ -163,7 +163,7 @@ import Testing
     }
 
     @Test func withoutUnsignedTokensOnlyASignedOneSignsIn() async throws {
-        let server = HTTPRoutesTests.Server(fixture: IdentityFixture(acceptsUnsignedCustomTokens: false))
+        let server = ServeFixture(acceptsUnsignedCustomTokens: false)
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let unsigned = Self.unsigned(["uid": .string("custom-1"), "aud": .string(Self.audience)])

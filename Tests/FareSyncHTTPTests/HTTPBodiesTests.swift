@@ -1,5 +1,6 @@
 import FareSyncEvents
 import FareSyncIdentity
+import FareSyncTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -61,9 +62,9 @@ import Testing
     /// A mistyped identity member is a 400 naming it; a mistyped ticket member gets the answer a
     /// missing one gets, with the service's own message.
     @Test func mistypedMembersAreRefusedNamingThem() async throws {
-        let server = HTTPRoutesTests.Server()
-        let session = try await server.identity.signUp(email: nil, password: nil)
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
+            let session = try await server.identity.signUp(email: nil, password: nil)
             let api = API(client: client)
             let signIn = "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword"
             #expect(try await api.post(signIn, #"{"email":5,"password":"secret-1"}"#).error?.hasSuffix("/email must be string") == true)

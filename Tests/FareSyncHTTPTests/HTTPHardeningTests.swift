@@ -20,7 +20,7 @@ import Testing
     typealias API = IdentityRaceTests.API
 
     @Test func aNULInAPasswordIsRefusedAndDoesNotCutItShort() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             #expect(try await api.call("accounts:signUp", ["email": "nul@example.com", "password": "abcdefgh"]).status == 200)
@@ -34,9 +34,9 @@ import Testing
     }
 
     @Test func invalidUTF8IsRefusedNamingTheBody() async throws {
-        let server = HTTPRoutesTests.Server()
-        let session = try await server.identity.signUp(email: nil, password: nil)
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
+            let session = try await server.identity.signUp(email: nil, password: nil)
             var bytes = ByteBuffer(string: #"{"email":"a@example.com","password":"secret-"#)
             bytes.writeBytes([0xC3, 0x28])
             bytes.writeString(#""}"#)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func nonFiniteClaimsAreRefusedAndTheUserStillSignsIn() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let signedUp = try await api.call("accounts:signUp", ["email": "claims@example.com", "password": "secret-1"])
@@ -70,15 +70,15 @@ import Testing
     /// The same key with the same body answers the first order; with another body a 422 that
     /// publishes nothing; past its lifetime the key makes a new order.
     @Test func anIdempotencyKeyIsBoundToItsBody() async throws {
-        let server = HTTPRoutesTests.Server()
-        let session = try await server.identity.signUp(email: nil, password: nil)
-        let offer = try Catalogue.offer(product: Catalogue.products[0].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
-        var keyed: HTTPFields = [.authorization: "Bearer \(session.idToken)"]
-        keyed[HTTPField.Name("Idempotency-Key")!] = "key-1"
-        let headers = keyed
-        let body = #"{"offers":[{"offerId":"\#(offer.id)","count":1}],"paymentType":3}"#
-        let other = #"{"offers":[{"offerId":"\#(offer.id)","count":2}],"paymentType":3}"#
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
+            let session = try await server.identity.signUp(email: nil, password: nil)
+            let offer = try Catalogue.offer(product: Catalogue.products[0].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
+            var keyed: HTTPFields = [.authorization: "Bearer \(session.idToken)"]
+            keyed[HTTPField.Name("Idempotency-Key")!] = "key-1"
+            let headers = keyed
+            let body = #"{"offers":[{"offerId":"\#(offer.id)","count":1}],"paymentType":3}"#
+            let other = #"{"offers":[{"offerId":"\#(offer.id)","count":2}],"paymentType":3}"#
             let first = try await client.execute(uri: "/ticket/v1/reserve", method: .post, headers: headers, body: ByteBuffer(string: body))
             #expect(first.status == .created)
             let published = await server.publisher.count
@@ -103,57 +103,51 @@ import Testing
     /// Ten wrong passwords for one email within a minute cool its sign-ins down, the right
     /// password included; a minute later it signs in again.
     @Test func guessingCoolsAnEmailDown() async throws {
-        let fixture = IdentityFixture(throttle: ThrottleLimits())
-        _ = try await fixture.identity.signUp(email: "guess@example.com", password: "secret-1")
-        for attempt in 0..<10 {
-            await #expect(throws: IdentityError("INVALID_PASSWORD"), "attempt \(attempt)") {
-                try await fixture.identity.signIn(email: "guess@example.com", password: "wrong-\(attempt)", client: "10.0.0.\(attempt)")
+        let fixture = ServeFixture(throttle: ThrottleLimits())
+        try await fixture.running {
+            _ = try await fixture.identity.signUp(email: "guess@example.com", password: "secret-1")
+            for attempt in 0..<10 {
+                await #expect(throws: IdentityError("INVALID_PASSWORD"), "attempt \(attempt)") {
+                    try await fixture.identity.signIn(email: "guess@example.com", password: "wrong-\(attempt)", client: "10.0.0.\(attempt)")
+                }
             }
+            await #expect(throws: IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : Too many attempts, try again later")) {
+                try await fixture.identity.signIn(email: "guess@example.com", password: "secret-1")
+            }
+            fixture.clock.advance(seconds: 61)
+            #expect(try await fixture.identity.signIn(email: "guess@example.com", password: "secret-1").user.email == "guess@example.com")
         }
-        await #expect(throws: IdentityError("TOO_MANY_ATTEMPTS_TRY_LATER : Too many attempts, try again later")) {
-            try await fixture.identity.signIn(email: "guess@example.com", password: "secret-1")
-        }
-        fixture.clock.advance(seconds: 61)
-        #expect(try await fixture.identity.signIn(email: "guess@example.com", password: "secret-1").user.email == "guess@example.com")
     }
 
     @Test func oneClientCreatesAtMostItsShareOfUsers() async throws {
         var limits = ThrottleLimits.none
         limits.signUpsPerClient = 3
-        let fixture = IdentityFixture(throttle: limits)
-        for _ in 0..<3 { _ = try await fixture.identity.signUp(email: nil, password: nil, client: "192.0.2.1") }
-        await #expect(throws: IdentityError.self) { try await fixture.identity.signUp(email: nil, password: nil, client: "192.0.2.1") }
-        _ = try await fixture.identity.signUp(email: nil, password: nil, client: "192.0.2.2")
-        #expect(await fixture.publisher.count == 4)
+        let fixture = ServeFixture(throttle: limits)
+        try await fixture.running {
+            for _ in 0..<3 { _ = try await fixture.identity.signUp(email: nil, password: nil, client: "192.0.2.1") }
+            await #expect(throws: IdentityError.self) { try await fixture.identity.signUp(email: nil, password: nil, client: "192.0.2.1") }
+            _ = try await fixture.identity.signUp(email: nil, password: nil, client: "192.0.2.2")
+            #expect(await fixture.publisher.count == 4)
+        }
     }
 
     /// A hundred guesses at once for one email: only as many reach the password check as the
     /// limit allows, and the right password is then cooled down too.
     @Test func guessesInFlightCountAgainstTheLimit() async throws {
-        let fixture = IdentityFixture(throttle: ThrottleLimits())
-        _ = try await fixture.identity.signUp(email: "burst@example.com", password: "secret-1")
-        let answers = await withTaskGroup(of: String.self) { group in
-            for guess in 0..<100 {
-                group.addTask {
-                    do {
-                        _ = try await fixture.identity.signIn(email: "burst@example.com", password: "guess-\(guess)", client: "198.51.100.\(guess)")
-                        return "signed in"
-                    } catch let error as IdentityError {
-                        return error.message
-                    } catch {
-                        return "\(error)"
-                    }
-                }
+        let fixture = ServeFixture(throttle: ThrottleLimits())
+        try await fixture.running {
+            _ = try await fixture.identity.signUp(email: "burst@example.com", password: "secret-1")
+            let answers = await ServeFixture.answers(of: 100) { guess in
+                _ = try await fixture.identity.signIn(email: "burst@example.com", password: "guess-\(guess)", client: "198.51.100.\(guess)")
             }
-            return await group.reduce(into: [String]()) { $0.append($1) }
+            #expect(answers.filter { $0 == "INVALID_PASSWORD" }.count == 10)
+            #expect(answers.filter { $0.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") }.count == 90)
         }
-        #expect(answers.filter { $0 == "INVALID_PASSWORD" }.count == 10)
-        #expect(answers.filter { $0.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") }.count == 90)
     }
 
     /// Out-of-range `validSince` is a 400, not an arithmetic overflow.
     @Test func aValidSinceOutOfRangeIsRefused() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let uid = try #require(try await api.call("accounts:signUp", [:]).body["localId"]?.stringValue)
@@ -170,50 +164,57 @@ import Testing
     /// A deleted user's uid is never drawn for a new user, who would inherit its account and
     /// orders; named again (here by the Admin API), it is made anew, and a live uid stays taken.
     @Test func aDeletedUsersUidIsMadeAnewOnlyWhenNamed() async throws {
-        let fixture = IdentityFixture()
-        _ = try await fixture.identity.createUser(uid: "once", email: "alice@example.com", password: nil)
-        try await fixture.identity.delete(uid: "once")
-        #expect(try await fixture.identity.createUser(uid: nil, email: "alice@example.com", password: nil).uid != "once")
-        _ = try await fixture.identity.createUser(uid: "once", email: "bob@example.com", password: nil)
-        #expect(try await fixture.identity.user(uid: "once")?.email == "bob@example.com")
-        await #expect(throws: IdentityError("DUPLICATE_LOCAL_ID")) {
-            try await fixture.identity.createUser(uid: "once", email: "carol@example.com", password: nil)
+        let fixture = ServeFixture()
+        try await fixture.running {
+            _ = try await fixture.identity.createUser(uid: "once", email: "alice@example.com", password: nil)
+            try await fixture.identity.delete(uid: "once")
+            #expect(try await fixture.identity.createUser(uid: nil, email: "alice@example.com", password: nil).uid != "once")
+            _ = try await fixture.identity.createUser(uid: "once", email: "bob@example.com", password: nil)
+            #expect(try await fixture.identity.user(uid: "once")?.email == "bob@example.com")
+            await #expect(throws: IdentityError("DUPLICATE_LOCAL_ID")) {
+                try await fixture.identity.createUser(uid: "once", email: "carol@example.com", password: nil)
+            }
+            #expect(await fixture.usersCreated() == 3)
         }
-        #expect(await fixture.usersCreated() == 3)
     }
 
     /// bcrypt reads 72 bytes: a longer password is refused rather than cut; emails are told apart
     /// by their bytes outside ASCII's case.
     @Test func longPasswordsAndLookAlikeEmailsAreToldApart() async throws {
-        let fixture = IdentityFixture()
-        await #expect(throws: IdentityError("WEAK_PASSWORD : password must be at most 72 bytes (UTF-8)")) {
-            try await fixture.identity.signUp(email: "long@example.com", password: String(repeating: "€", count: 25))
+        let fixture = ServeFixture()
+        try await fixture.running {
+            await #expect(throws: IdentityError("WEAK_PASSWORD : password must be at most 72 bytes (UTF-8)")) {
+                try await fixture.identity.signUp(email: "long@example.com", password: String(repeating: "€", count: 25))
+            }
+            _ = try await fixture.identity.signUp(email: "long@example.com", password: String(repeating: "€", count: 24))
+            _ = try await fixture.identity.signUp(email: "KIM@example.com", password: "secret-1")
+            let kelvin = try await fixture.identity.signUp(email: "\u{212A}im@example.com", password: "secret-2")
+            #expect(try await fixture.identity.signIn(email: "kim@example.com", password: "secret-1").user.uid != kelvin.user.uid)
         }
-        _ = try await fixture.identity.signUp(email: "long@example.com", password: String(repeating: "€", count: 24))
-        _ = try await fixture.identity.signUp(email: "KIM@example.com", password: "secret-1")
-        let kelvin = try await fixture.identity.signUp(email: "\u{212A}im@example.com", password: "secret-2")
-        #expect(try await fixture.identity.signIn(email: "kim@example.com", password: "secret-1").user.uid != kelvin.user.uid)
     }
 
     /// After a rotation, the first token signed with the new key verifies at once, even when a
     /// token naming an unknown key has just made the verifier fetch the keys (which it then does
     /// again only a minute later).
     @Test func aRotatedKeyVerifiesItsFirstToken() async throws {
-        let fixture = IdentityFixture()
-        let session = try await fixture.identity.signUp(email: nil, password: nil)
-        let verifier = fixture.identity.verifier()
-        #expect(await fixture.rejection(of: session.idToken, verifier: verifier) == nil)
-        fixture.clock.advance(seconds: 61)
-        let foreign = try await IdentityFixture().identity.signUp(email: nil, password: nil)
-        #expect(await fixture.rejection(of: foreign.idToken, verifier: verifier)?.hasPrefix("no key") == true)
-        _ = try await KeyRing.rotate(in: fixture.store, now: fixture.clock.milliseconds)
-        let refreshed = try await fixture.identity.refresh(session.refreshToken)
-        #expect(await fixture.rejection(of: refreshed.idToken, verifier: verifier) == nil)
+        let fixture = ServeFixture()
+        try await fixture.running {
+            let session = try await fixture.identity.signUp(email: nil, password: nil)
+            let verifier = fixture.identity.verifier()
+            #expect(await fixture.rejection(of: session.idToken, verifier: verifier) == nil)
+            fixture.clock.advance(seconds: 61)
+            let other = ServeFixture()
+            let foreign = try await other.running { try await other.identity.signUp(email: nil, password: nil) }
+            #expect(await fixture.rejection(of: foreign.idToken, verifier: verifier)?.hasPrefix("no key") == true)
+            _ = try await KeyRing.rotate(in: fixture.store, now: fixture.clock.milliseconds)
+            let refreshed = try await fixture.identity.refresh(session.refreshToken)
+            #expect(await fixture.rejection(of: refreshed.idToken, verifier: verifier) == nil)
+        }
     }
 
     /// A password change answers fresh tokens; the refresh token from before is refused.
     @Test func aPasswordChangeRevokesAndAnswersFreshTokens() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let signedUp = try await api.call("accounts:signUp", ["email": "change@example.com", "password": "secret-1"])
@@ -231,9 +232,9 @@ import Testing
     }
 
     @Test func aRefreshTokenInTheQueryStringIsNotRead() async throws {
-        let server = HTTPRoutesTests.Server()
-        let session = try await server.identity.signUp(email: nil, password: nil)
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
+            let session = try await server.identity.signUp(email: nil, password: nil)
             let query = try await client.execute(
                 uri: "/securetoken.googleapis.com/v1/token?grant_type=refresh_token&refresh_token=\(session.refreshToken)", method: .post)
             #expect(query.status == .badRequest)
@@ -243,15 +244,15 @@ import Testing
     }
 
     @Test func theTerminalPageCannotBeFramedCachedOrReferred() async throws {
-        let server = HTTPRoutesTests.Server()
-        let session = try await server.identity.signUp(email: nil, password: nil)
-        let offer = try Catalogue.offer(product: Catalogue.products[0].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
-        let order = try await server.tickets.reserve(
-            uid: session.user.uid, customerAccountId: SimulatedEntur.abtId(uid: session.user.uid), lines: [.init(offerId: offer.id, count: 1)],
-            paymentType: .vipps, idempotencyKey: nil
-        ).order
-        #expect(order.orderId.count == 26)
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
+            let session = try await server.identity.signUp(email: nil, password: nil)
+            let offer = try Catalogue.offer(product: Catalogue.products[0].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
+            let order = try await server.tickets.reserve(
+                uid: session.user.uid, customerAccountId: SimulatedEntur.abtId(uid: session.user.uid), lines: [.init(offerId: offer.id, count: 1)],
+                paymentType: .vipps, idempotencyKey: nil
+            ).order
+            #expect(order.orderId.count == 26)
             let page = try await client.execute(uri: "/ticket/v1/terminal/\(order.orderId)?t=\(order.terminalToken)", method: .get)
             #expect(page.status == .ok)
             #expect(page.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
@@ -306,17 +307,8 @@ extension HTTPHardeningTests {
     /// error's own text; the error is logged at error level with the same id.
     @Test func aFailingStoreAnswers503WithARequestIdAndLogsTheError() async throws {
         let store = BreakableStore()
-        let relay = OutboxRelay(
-            store: store,
-            publisher: CountingPublisher(
-                DispatchingPublisher(dispatcher: TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock())))))
-        Task { await relay.run() }
-        let identity = IdentityService(project: "demo-faresync", store: store, relay: relay, passwords: PasswordHasher(cost: 4), throttle: .none)
-        let tickets = TicketService(store: store, relay: relay, baseURL: "http://test", now: IdentityClock.system.milliseconds)
         let log = CapturedLog()
-        let services = HTTPServices(identity: identity, tickets: tickets, verifier: identity.verifier())
-        let application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(store), services: services).build(
-            host: "127.0.0.1", port: 0, logger: Logger(label: "test") { _ in log })
+        let application = ServeFixture(store: store, logger: Logger(label: "test") { _ in log }).application
         try await application.test(.router) { client in
             let api = API(client: client)
             #expect(try await api.call("accounts:signUp", [:]).status == 200)

@@ -14,32 +14,10 @@ import Testing
 /// The routes through Hummingbird's test client: status codes, error bodies and headers as the
 /// OpenAPI document says, and what a refused request leaves unpublished.
 @Suite struct HTTPRoutesTests {
-    struct Server {
-        let fixture: IdentityFixture
-        var store: any DocumentStore { fixture.store }
-        var clock: TestClock { fixture.clock }
-        var publisher: CountingPublisher { fixture.publisher }
-        var identity: IdentityService { fixture.identity }
-        var tickets: TicketService { fixture.tickets }
-        let application: Application<RouterResponder<ServiceRequestContext>>
-
-        /// `oauthRedirectURIs`: serve the OAuth provider, its client `app` with these redirect URIs.
-        init(admin: AdminAccess = AdminAccess(token: nil), fixture: IdentityFixture = IdentityFixture(), oauthRedirectURIs: Set<String>? = nil) {
-            self.fixture = fixture
-            let oauth = oauthRedirectURIs.map {
-                OAuthProvider(identity: fixture.identity, clientId: "app", redirectURIs: $0, issuer: "http://test/oauth")
-            }
-            let services = HTTPServices(
-                identity: fixture.identity, tickets: fixture.tickets, verifier: fixture.identity.verifier(), admin: admin, oauth: oauth)
-            application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(fixture.store), services: services).build(
-                host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
-        }
-    }
-
     static func json(_ response: TestResponse) throws -> JSONValue { try JSONParser.parse(String(buffer: response.body)) }
 
     @Test func theTicketServiceRefusesWhatItMustAndPublishesNothingForIt() async throws {
-        let server = Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let signUp = try await client.execute(
                 uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,
@@ -91,15 +69,15 @@ import Testing
     /// Pay once: the callback publishes once and redirects; the same callback again redirects and
     /// publishes nothing; Pay again or another outcome is a 409. The contract is issued.
     @Test func theTerminalCapturesOnce() async throws {
-        let server = Server()
-        let session = try await server.identity.signUp(email: nil, password: nil)
-        let account = SimulatedEntur.abtId(uid: session.user.uid)
-        let offer = try Catalogue.offer(product: Catalogue.products[1].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
-        let reservation = try await server.tickets.reserve(
-            uid: session.user.uid, customerAccountId: account,
-            lines: [.init(offerId: offer.id, count: 1)], paymentType: .vipps, idempotencyKey: nil)
-        let order = reservation.order
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
+            let session = try await server.identity.signUp(email: nil, password: nil)
+            let account = SimulatedEntur.abtId(uid: session.user.uid)
+            let offer = try Catalogue.offer(product: Catalogue.products[1].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
+            let reservation = try await server.tickets.reserve(
+                uid: session.user.uid, customerAccountId: account,
+                lines: [.init(offerId: offer.id, count: 1)], paymentType: .vipps, idempotencyKey: nil)
+            let order = reservation.order
             let page = try await client.execute(uri: "/ticket/v1/terminal/\(order.orderId)?t=\(order.terminalToken)", method: .get)
             #expect(page.status == .ok)
             #expect(String(buffer: page.body).contains("Pay"))
@@ -119,16 +97,16 @@ import Testing
             #expect(try await client.execute(uri: cancel, method: .get).status == .conflict)
             await server.tickets.waitForIssues()
             #expect(await server.publisher.count == published + 2)  // the payment update and the fare contract
+            let contract = try await server.store.read {
+                try $0.document("customers/\(session.user.uid)/fareContracts/ATB:FareContract:\(order.orderId)")
+            }
+            #expect(contract?["orderId"] == .string(order.orderId))
+            #expect(try await server.store.read { try $0.document("customers/\(session.user.uid)/reservations/\(order.orderId)") } == nil)
         }
-        let contract = try await server.store.read {
-            try $0.document("customers/\(session.user.uid)/fareContracts/ATB:FareContract:\(order.orderId)")
-        }
-        #expect(contract?["orderId"] == .string(order.orderId))
-        #expect(try await server.store.read { try $0.document("customers/\(session.user.uid)/reservations/\(order.orderId)") } == nil)
     }
 
     @Test func identityRefusalsAreFirebaseErrors() async throws {
-        let server = Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let notJSON = try await client.execute(
                 uri: "/identitytoolkit.googleapis.com/v1/accounts:signUp", method: .post,

@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -17,7 +18,7 @@ import Testing
 
     @Test(arguments: Change.allCases)
     func anAdminChangeHoldsAgainstRacingSignIns(_ change: Change) async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             for round in 0..<Self.rounds {

@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -49,7 +50,7 @@ import Testing
     @Test func theCodeFlowWithS256EndsInAFirebaseSession() async throws {
         // RFC 7636's own example.
         #expect(OAuthProvider.challenge(of: Self.verifier) == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
-        let server = HTTPRoutesTests.Server(oauthRedirectURIs: [Self.redirect])
+        let server = ServeFixture(oauthRedirectURIs: [Self.redirect])
         try await server.application.test(.router) { client in
             let query = Self.authorization().map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
             let page = try await client.execute(uri: "/oauth/authorize?" + query.joined(separator: "&"), method: .get)
@@ -78,12 +79,12 @@ import Testing
             let secondSession = try await api.call(
                 "accounts:signInWithCustomToken", ["token": try #require(second["firebase_custom_token"]?.stringValue)])
             #expect(secondSession.body["isNewUser"] == .bool(false))
-            #expect(await server.fixture.usersCreated() == 1)
+            #expect(await server.usersCreated() == 1)
         }
     }
 
     @Test func aMissingOrWrongVerifierAReusedCodeAndAnUnregisteredRedirectFail() async throws {
-        let server = HTTPRoutesTests.Server(oauthRedirectURIs: [Self.redirect])
+        let server = ServeFixture(oauthRedirectURIs: [Self.redirect])
         try await server.application.test(.router) { client in
             let first = try #require(try await Self.logIn(client, Self.authorization()).query["code"])
             let (missing, missingBody) = try await Self.token(client, code: first, verifier: nil)

@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncHTTP
 import FareSyncIdentity
+import FareSyncTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func aNewNumberMakesAUserAndAKnownOneSignsIntoIt() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let recaptcha = try await api.get("/identitytoolkit.googleapis.com/v1/recaptchaParams")
@@ -45,12 +46,12 @@ import Testing
             #expect(first.body["phoneNumber"]?.stringValue == Self.number)
             let uid = try #require(first.body["localId"]?.stringValue)
             #expect(try Self.claims(first)["firebase"]?["sign_in_provider"] == .string("phone"))
-            #expect(await server.fixture.usersCreated() == 1)
+            #expect(await server.usersCreated() == 1)
 
             let again = try await Self.signIn(api, try await Self.code(api))
             #expect(again.body["localId"]?.stringValue == uid)
             #expect(again.body["isNewUser"] == .bool(false))
-            #expect(await server.fixture.usersCreated() == 1, "a known number signing in published an event")
+            #expect(await server.usersCreated() == 1, "a known number signing in published an event")
             // The claims the trigger wrote for the user arrive in the second session's token.
             #expect(try Self.claims(again)["abt_id"]?.stringValue != nil)
 
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func wrongExpiredAndReusedCodesAreRefusedAsFirebaseRefusesThem() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             for number in ["", "4790000001", "+47 900", "+0123", "+1234567890123456", "+47abc"] {
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func theAdminAPICreatesAndFindsUsersByPhoneNumber() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let created = try await api.call("projects/demo-faresync/accounts", ["localId": "phone-1", "phoneNumber": Self.number], admin: true)
@@ -124,7 +125,7 @@ import Testing
     }
 
     @Test func anAnonymousUserLinksANumberAndKeepsItsUidAndClaims() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let anonymous = try await api.call("accounts:signUp", [:])
@@ -137,7 +138,7 @@ import Testing
             #expect(linked.body["localId"]?.stringValue == uid)
             #expect(linked.body["isNewUser"] == .bool(false))
             #expect(try Self.claims(linked)["abt_id"] == claims["abt_id"])
-            #expect(await server.fixture.usersCreated() == 1, "linking published a user-created event")
+            #expect(await server.usersCreated() == 1, "linking published a user-created event")
 
             // A second device: the number signs into the same user.
             let second = try await Self.signIn(api, try await Self.code(api))
@@ -158,7 +159,7 @@ import Testing
 
     /// Two anonymous users racing to link one number: one gets it, the other `PHONE_NUMBER_EXISTS`.
     @Test func twoUsersRacingToLinkOneNumberLinkItOnce() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             for round in 0..<10 {
@@ -177,13 +178,13 @@ import Testing
                 let owner = try await api.call("projects/demo-faresync/accounts:lookup", ["phoneNumber": number], admin: true)
                 #expect(owner.body["users"]?.arrayValue?.count == 1)
             }
-            #expect(await server.fixture.usersCreated() == 20, "linking published user-created events")
+            #expect(await server.usersCreated() == 20, "linking published user-created events")
         }
     }
 
     /// One code raced by many requests signs in once; two codes for a new number raced make one user.
     @Test func aCodeSignsInOnceAndANumberMakesOneUserUnderRacingRequests() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             for round in 0..<10 {
@@ -199,7 +200,7 @@ import Testing
                 #expect(signedIn.count == 2, "round \(round): \(signedIn.count) sign-ins succeeded")
                 #expect(Set(signedIn.compactMap { $0.body["localId"]?.stringValue }).count == 1, "round \(round): the number made two users")
                 #expect(answers.filter { $0.status != 200 }.allSatisfy { $0.error == "INVALID_SESSION_INFO" })
-                #expect(await server.fixture.usersCreated() == round + 1)
+                #expect(await server.usersCreated() == round + 1)
             }
         }
     }

@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aDeletedUidSignsInAgainAsANewUserWhoseOldTokensStayRefused() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let first = try await Self.customToken(api, #"{"uid":"driver-1"}"#)
@@ -48,7 +48,7 @@ import Testing
             let again = try await Self.customToken(api, #"{"uid":"driver-1"}"#)
             #expect(again.status == 200, "a deleted uid's custom token: \(again.body)")
             #expect(again.body["isNewUser"] == .bool(true))
-            #expect(await server.fixture.usersCreated() == 2, "the user made anew published no auth.user.created")
+            #expect(await server.usersCreated() == 2, "the user made anew published no auth.user.created")
             let ids = await server.publisher.ids.filter { $0.hasPrefix("user-created-driver-1") }
             #expect(Set(ids).count == 2, "the two creations share an event id: \(ids)")
             let newToken = try #require(again.body["idToken"]?.stringValue)
@@ -68,11 +68,11 @@ import Testing
     }
 
     @Test func aMemberOfTheWrongTypeIsA400NamingItAndMakesNoUser() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let anonymous = try await api.call("accounts:signUp", [:])
-            #expect(await server.fixture.usersCreated() == 1)
+            #expect(await server.usersCreated() == 1)
             let sent = try await PhoneSignInTests.code(api)
             let link = try await api.post(
                 Self.v1 + "accounts:signInWithPhoneNumber", #"{"sessionInfo":"\#(sent.sessionInfo)","code":"\#(sent.code)","idToken":123}"#)
@@ -81,7 +81,7 @@ import Testing
                 Self.v1 + "accounts:signInWithIdp",
                 #"{"requestUri":"http://localhost","postBody":"id_token={\"sub\":\"g-9\"}&providerId=google.com","idToken":[1]}"#)
             #expect(idp.status == 400 && idp.error?.hasPrefix("INVALID_ID_TOKEN") == true, "\(idp.status) \(idp.body)")
-            #expect(await server.fixture.usersCreated() == 1, "a wrongly typed idToken made a user")
+            #expect(await server.usersCreated() == 1, "a wrongly typed idToken made a user")
 
             for (path, body, field) in [
                 ("accounts:signUp", #"{"email":123,"password":"secret-1"}"#, "/email"),
@@ -97,14 +97,14 @@ import Testing
             }
             let lookup = try await api.post(Self.v1 + "projects/demo-faresync/accounts:lookup", #"{"localId":[1]}"#, admin: true)
             #expect(lookup.status == 400 && lookup.error?.contains("/localId") == true, "\(lookup.body)")
-            #expect(await server.fixture.usersCreated() == 1)
+            #expect(await server.usersCreated() == 1)
             // The same requests made right still work.
             #expect(try await PhoneSignInTests.signIn(api, sent, idToken: anonymous.body["idToken"]?.stringValue).status == 200)
         }
     }
 
     @Test func linkingWithADisabledOrDeletedUsersTokenAnswersFirebasesError() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let disabled = try await api.call("accounts:signUp", [:])
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func aPhoneUsersTokenNamesTheNumberAndACustomTokenMayNotSetIdentityClaims() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let phone = try await PhoneSignInTests.signIn(api, try await PhoneSignInTests.code(api))
@@ -149,7 +149,7 @@ import Testing
     }
 
     @Test func aSignedCustomTokenLivesAnHourAtMostAndNamesAUidInUTF8() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let now = server.clock.milliseconds / 1000
@@ -178,25 +178,27 @@ import Testing
     @Test func everyWayOfMakingAUserCountsAgainstTheSignUpThrottle() async throws {
         var limits = ThrottleLimits.none
         limits.signUpsPerClient = 2
-        let fixture = IdentityFixture(throttle: limits)
-        let identity = fixture.identity
-        let client = "192.0.2.7"
-        _ = try await identity.signIn(customToken: #"{"uid":"made-1"}"#, client: client)
-        _ = try await identity.signIn(providerId: "google.com", providerToken: #"{"sub":"g-2"}"#, client: client)
-        await #expect(throws: SignInThrottle.refusal) {
-            _ = try await identity.signIn(customToken: #"{"uid":"made-3"}"#, client: client)
+        let fixture = ServeFixture(throttle: limits)
+        try await fixture.running {
+            let identity = fixture.identity
+            let client = "192.0.2.7"
+            _ = try await identity.signIn(customToken: #"{"uid":"made-1"}"#, client: client)
+            _ = try await identity.signIn(providerId: "google.com", providerToken: #"{"sub":"g-2"}"#, client: client)
+            await #expect(throws: SignInThrottle.refusal) {
+                _ = try await identity.signIn(customToken: #"{"uid":"made-3"}"#, client: client)
+            }
+            await #expect(throws: SignInThrottle.refusal) {
+                _ = try await identity.signIn(providerId: "apple.com", providerToken: #"{"sub":"a-4"}"#, client: client)
+            }
+            // Signing in a user already made is no sign-up, and another address is not cooled down.
+            #expect(try await identity.signIn(customToken: #"{"uid":"made-1"}"#, client: client).isNewUser == false)
+            #expect(try await identity.signIn(customToken: #"{"uid":"made-5"}"#, client: "192.0.2.8").isNewUser)
+            #expect(await fixture.usersCreated() == 3)
         }
-        await #expect(throws: SignInThrottle.refusal) {
-            _ = try await identity.signIn(providerId: "apple.com", providerToken: #"{"sub":"a-4"}"#, client: client)
-        }
-        // Signing in a user already made is no sign-up, and another address is not cooled down.
-        #expect(try await identity.signIn(customToken: #"{"uid":"made-1"}"#, client: client).isNewUser == false)
-        #expect(try await identity.signIn(customToken: #"{"uid":"made-5"}"#, client: "192.0.2.8").isNewUser)
-        #expect(await fixture.usersCreated() == 3)
     }
 
     @Test func aProvidersNamesAreBounded() async throws {
-        let server = HTTPRoutesTests.Server()
+        let server = ServeFixture()
         try await server.application.test(.router) { client in
             let api = API(client: client)
             let long = try await FederatedSignInTests.idp(api, "google.com", #"{"sub":"g-1","name":"\#(String(repeating: "n", count: 257))"}"#)

@@ -13,21 +13,26 @@ import Testing
     static let kinds = ["memory", "sqlite"]
 
     /// A fixture on a fresh store of `kind` (SQLite in a directory removed when `body` returns).
-    static func withFixture(_ kind: String, _ body: (IdentityFixture) async throws -> Void) async throws {
-        guard kind == "sqlite" else { return try await body(IdentityFixture()) }
+    static func withFixture(_ kind: String, _ body: @Sendable (ServeFixture) async throws -> Void) async throws {
+        guard kind == "sqlite" else { return try await run(ServeFixture(prunes: false), body) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("faresync-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await body(IdentityFixture(store: try SQLiteStore(path: directory.appendingPathComponent("store.sqlite").path)))
+        try await run(ServeFixture(prunes: false, store: try SQLiteStore(path: directory.appendingPathComponent("store.sqlite").path)), body)
     }
 
-    static func reserve(_ fixture: IdentityFixture, _ key: String) async throws {
+    /// Runs `body` while the fixture's services run; the test prunes by hand.
+    static func run(_ fixture: ServeFixture, _ body: @Sendable (ServeFixture) async throws -> Void) async throws {
+        try await fixture.running { try await body(fixture) }
+    }
+
+    static func reserve(_ fixture: ServeFixture, _ key: String) async throws {
         let offer = try Catalogue.offer(product: Catalogue.products[0].ref, userType: "ADULT", zones: ["ATB:TariffZone:1"])
         _ = try await fixture.tickets.reserve(
             uid: "u1", customerAccountId: "a1", lines: [Order.Line(offerId: offer.id, count: 1)], paymentType: .vipps, idempotencyKey: key)
     }
 
-    static func kept(_ fixture: IdentityFixture) async throws -> (claims: Set<String>, entries: Int) {
+    static func kept(_ fixture: ServeFixture) async throws -> (claims: Set<String>, entries: Int) {
         try await fixture.store.read { tx in
             (
                 Set(try tx.records(TicketService.idempotencyKind, after: nil, limit: 5_000).map(\.key)),

@@ -11,18 +11,20 @@ import Testing
     /// With the broker away, a sign-up still answers (the user is stored) and its event waits in
     /// the store; once the broker is back, the relay delivers it, once.
     @Test func anEventWaitsInTheStoreWhileTheBrokerIsAway() async throws {
-        let fixture = IdentityFixture(deliveryWait: .milliseconds(50))
-        await fixture.publisher.fail(true)
-        let session = try await fixture.identity.signUp(email: nil, password: nil)
-        #expect(try await fixture.identity.user(uid: session.user.uid) != nil)
-        #expect(try await fixture.store.read { try $0.records(Outbox.kind).count } == 1)
-        #expect(await fixture.publisher.count == 0)
-        await fixture.publisher.fail(false)
-        #expect(await fixture.relay.waitForDelivery(of: Outbox.key(1), timeout: .seconds(10)))
-        #expect(await fixture.publisher.ids == ["user-created-" + session.user.uid])
-        #expect(try await fixture.store.read { try $0.records(Outbox.kind).count } == 0)
-        let claims = try await fixture.identity.claims(of: session.user)
-        #expect(claims["abt_id"] == .string(SimulatedEntur.abtId(uid: session.user.uid)))
+        let fixture = ServeFixture(deliveryWait: .milliseconds(50))
+        try await fixture.running {
+            await fixture.publisher.fail(true)
+            let session = try await fixture.identity.signUp(email: nil, password: nil)
+            #expect(try await fixture.identity.user(uid: session.user.uid) != nil)
+            #expect(try await fixture.store.read { try $0.records(Outbox.kind).count } == 1)
+            #expect(await fixture.publisher.count == 0)
+            await fixture.publisher.fail(false)
+            #expect(await fixture.relay.waitForDelivery(of: Outbox.key(1), timeout: .seconds(10)))
+            #expect(await fixture.publisher.ids == ["user-created-" + session.user.uid])
+            #expect(try await fixture.store.read { try $0.records(Outbox.kind).count } == 0)
+            let claims = try await fixture.identity.claims(of: session.user)
+            #expect(claims["abt_id"] == .string(SimulatedEntur.abtId(uid: session.user.uid)))
+        }
     }
 
     /// A relay that stopped with messages in the outbox (a crash) leaves them to the next one,

@@ -5,47 +5,23 @@ import FareSyncIdentity
 import FareSyncPipeline
 import FareSyncSimulation
 import FareSyncStore
+import FareSyncTestSupport
 import FareSyncTicketing
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import Synchronization
 
-/// A store with the identity and ticket services applying their events in-process, the console
-/// mounted beside the Admin API, and helpers that act as the console's browser.
-struct ConsoleFixture {
-    let store = MemoryStore()
-    let relay: OutboxRelay
-    let dispatcher: TriggerDispatcher
-    let identity: IdentityService
-    let console: Console
-    let application: Application<RouterResponder<ServiceRequestContext>>
-    /// The identity service's clock (ms), which the tests move.
-    let now = TestNow()
-
-    init(adminToken: String? = nil, streams: StreamLimits = StreamLimits(connectionLimit: 1024)) {
-        dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        relay = OutboxRelay(store: store, publisher: DispatchingPublisher(dispatcher: dispatcher))
-        Task { [relay] in await relay.run() }
-        let clock = IdentityClock { [now] in now.milliseconds.withLock { $0 } }
-        identity = IdentityService(project: "demo-faresync", store: store, relay: relay, clock: clock, passwords: PasswordHasher(cost: 4))
-        let tickets = TicketService(store: store, relay: relay, baseURL: "http://test", issueDelay: .zero, now: clock.milliseconds)
-        let access = AdminAccess(token: adminToken)
-        console = Console(
-            store: store, identity: identity, access: access, redrive: DeadLetterRedrive(dispatcher: dispatcher), streams: streams)
-        let services = HTTPServices(identity: identity, tickets: tickets, verifier: identity.verifier(), admin: access)
-        application = HTTPApplication(readiness: HTTPApplication.Readiness.storeReadable(store), services: services, mounts: [console])
-            .build(host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
-    }
-
-    /// A router with only the console, whose requests take their `Host` from `X-Test-Host`: the
-    /// test client always names localhost.
+/// The console's side of the fixture: a router of the console alone, and users made through the
+/// identity service.
+extension ServeFixture {
+    /// An application of the console alone, with the composition's services, whose requests take
+    /// their `Host` from `X-Test-Host`: the test client always names localhost.
     func consoleWithHost() -> Application<RouterResponder<ServiceRequestContext>> {
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: HostFromHeader())
         console.add(to: router)
-        return Application(router: router)
+        return Application(router: router, services: application.services)
     }
 
     struct HostFromHeader: RouterMiddleware {
@@ -89,9 +65,4 @@ struct Browser {
         guard let start = text.range(of: "name=\"csrf\" value=\"") else { return nil }
         return String(text[start.upperBound...].prefix { $0 != "\"" })
     }
-}
-
-/// The identity service's clock in the tests (ms since 1970), moved by hand.
-final class TestNow: Sendable {
-    let milliseconds = Mutex<Int64>(1_790_000_000_000)
 }

@@ -2,22 +2,21 @@ import FareSyncConsole
 import FareSyncEvents
 import FareSyncIdentity
 import FareSyncKafka
-import FareSyncKafkaClient
 import FareSyncStore
 import Synchronization
 
 /// What the console needs from a process that is not `serve`: an identity service for the user
 /// actions, and the group's lag against a broker.
-enum ConsoleLag {
+public enum ConsoleLag {
     /// An identity service over `store` for the console's user actions, which publish nothing: its
     /// outbox relay never runs.
-    static func adminIdentity(store: any DocumentStore, project: String) -> IdentityService {
+    public static func adminIdentity(store: any DocumentStore, project: String) -> IdentityService {
         IdentityService(project: project, store: store, relay: OutboxRelay(store: store, publisher: NoPublisher()))
     }
 
     /// The overview's partitions: `group`'s positions in `store` against the broker's watermarks.
-    static func probe(brokers: String, group: String, store: any DocumentStore) throws -> @Sendable () async -> [PartitionPosition] {
-        let lag = try KafkaGroupLag(bootstrap: try resolveBrokers(brokers), group: group, store: store)
+    public static func probe(bootstrap: String, group: String, store: any DocumentStore) throws -> @Sendable () async -> [PartitionPosition] {
+        let lag = try KafkaGroupLag(bootstrap: bootstrap, group: group, store: store)
         let latest = Mutex<(rows: [PartitionPosition], at: ContinuousClock.Instant)?>(nil)
         return {
             // The broker is asked at most every two seconds, however many overviews are open.
