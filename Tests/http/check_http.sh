@@ -61,6 +61,13 @@ check "every user's documents follow the reference's reservation rules (paid: co
 check "the served store's export equals a replay of the published traffic ($(wc -l < "$WORK/published.jsonl") messages)" \
   same "$WORK/served.jsonl" "$WORK/replayed.jsonl"
 
+# Every API family answers as recorded in exchange.json (`exchange.py --record` writes it), compared as JSON values
+# with each run's own tokens, uids, codes and times named.
+start_server "sqlite:$WORK/exchange.sqlite" "" --oauth-provider --oauth-redirect-uri http://127.0.0.1/callback
+check "48 requests of every API family answer as recorded (status, headers, bodies as JSON values)" \
+  python3 "$HERE/exchange.py" "http://127.0.0.1:$PORT" "$HERE/exchange.json"
+stop_server
+
 # Every way in, as the app's SDK calls it: a phone number linked to an anonymous user who bought a
 # ticket, the number on a second device, Google, Apple, a custom token, the OAuth provider's code
 # flow with PKCE; one user-created per user.
