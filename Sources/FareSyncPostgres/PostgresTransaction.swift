@@ -95,6 +95,16 @@ final class PostgresTransaction: WriteBackTransaction {
         return ids.map { new.remove(ByteKey($0)) != nil }
     }
 
+    /// Whether each id is claimed, with one query.
+    func claimedEvents(_ ids: [String]) throws -> [Bool] {
+        guard !ids.isEmpty else { return [] }
+        var claimed = Set<ByteKey>()
+        for row in try session.query("SELECT id FROM processed_events WHERE id = ANY(\(ids)::text[])") {
+            claimed.insert(ByteKey(try row.decode(String.self)))
+        }
+        return ids.map { claimed.contains(ByteKey($0)) }
+    }
+
     // MARK: Accounts
 
     func selectAccount(_ abtId: String) throws -> AccountRecord? {

@@ -217,6 +217,13 @@ final class SQLiteTransaction: WriteBackTransaction {
         try claimEvents([id])[0]
     }
 
+    /// Whether each id is claimed: in `recent_events` or in `processed_events`.
+    func claimedEvents(_ ids: [String]) throws -> [Bool] {
+        let select = try db.cachedStatement(
+            sql: "SELECT EXISTS (SELECT 1 FROM recent_events WHERE id = ?1) OR EXISTS (SELECT 1 FROM processed_events WHERE id = ?1)")
+        return try ids.map { try Bool.fetchOne(select, arguments: [$0]) ?? false }
+    }
+
     /// Claims ids one step of a prepared insert each into `recent_events`, unless `processed_events`
     /// holds the id; SQLite's count of changed rows says whether the id was new. Of equal ids only
     /// the first can be new. Then settles the recent claims once there are `recentClaims` of them,

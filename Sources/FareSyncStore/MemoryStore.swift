@@ -182,6 +182,7 @@ package final class MemoryTransaction: StoreTransaction {
     }
 
     package func claimEvent(_ id: String) throws -> Bool { insert(\.processed, ByteKey(id)) }
+    package func claimedEvents(_ ids: [String]) throws -> [Bool] { ids.map { state.processed.contains(ByteKey($0)) } }
 
     package func account(_ abtId: String) throws -> AccountRecord? { state.accounts[ByteKey(abtId)] }
     package func setAccount(_ abtId: String, _ record: AccountRecord) throws { change(\.accounts, ByteKey(abtId), to: record) }

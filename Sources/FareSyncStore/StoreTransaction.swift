@@ -59,6 +59,8 @@ public protocol StoreDelivery: AnyObject {
     /// Claims a batch of events; for each id in order, whether it was new (of equal ids only the
     /// first in `ids` can be). By default one `claimEvent` per id.
     func claimEvents(_ ids: [String]) throws -> [Bool]
+    /// Whether each id is claimed already, without claiming it: a step's read of its events.
+    func claimedEvents(_ ids: [String]) throws -> [Bool]
     /// Where a consumer stands in a topic's partition, if it ever stored a position.
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition?
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws

@@ -19,8 +19,6 @@ public struct BatchResult: Sendable {
 public struct DecodedBatch: Sendable {
     public let messages: [SourceMessage]
     public let decoded: [Result<CloudEvent, Rejection>]
-    /// What the store read ahead for the batch (`TriggerDispatcher.readAhead(_:)`), if it did.
-    public var readAhead: ReadAhead?
 
     public init(messages: [SourceMessage], decoded: [Result<CloudEvent, Rejection>]) {
         self.messages = messages
@@ -40,6 +38,7 @@ public final class TriggerDispatcher: Sendable {
     /// Whether, and how long, each step is journaled (docs/reference.md#journal).
     public let journal: JournalSettings
     private let totals = Mutex(Outcomes())
+    private let recomputed = Mutex(0)
 
     /// A batch (one store transaction) holds at most this many bytes of message keys and values,
     /// whatever its message count: a batch's memory — the messages, their decoded events, the
@@ -58,6 +57,9 @@ public final class TriggerDispatcher: Sendable {
 
     /// Everything this dispatcher has done so far.
     public var outcomes: Outcomes { totals.withLock { $0 } }
+
+    /// Batches whose reads changed before their write, so that they were read and computed again.
+    public var batchesRecomputed: Int { recomputed.withLock { $0 } }
 
     /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
     package func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
@@ -91,135 +93,27 @@ public final class TriggerDispatcher: Sendable {
         return DecodedBatch(messages: messages, decoded: decoded)
     }
 
-    /// Reads ahead what the batch's triggers will look up, on a connection of its own where the store
-    /// has one (`DocumentStore.readAhead`), so that the reads run beside the write of the batch
-    /// before it. Users the batch creates are not provisioned yet: their contracts are read in the
-    /// write itself. A store that cannot read ahead, or fails to, leaves the batch as it is.
-    public func readAhead(_ batch: DecodedBatch) async -> DecodedBatch {
-        var batch = batch
-        let (messages, decoded) = (batch.messages, batch.decoded)
-        batch.readAhead = try? await store.readAhead { tx in try Self.prefetch(messages, decoded, entur: [:], tx: tx) }
-        return batch
-    }
-
-    /// Applies a decoded batch, like `process(_:consumer:)`.
+    /// Applies a decoded batch, like `process(_:consumer:)`, as a pure step between one read and one
+    /// short write: the state its keys need is read outside any write (`StepSnapshot`), the
+    /// triggers compute the batch's writes from it alone (`StepTransaction`), and the write replays
+    /// them, checking that every read still gives what it gave. A key the snapshot lacked is read
+    /// and the batch computed again; so is a batch whose reads changed before its write.
     @discardableResult
     public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
-        let messages = batch.messages
-        let decoded = batch.decoded
-        let enturOutcomes = try await provisionNewUsers(decoded)
-        let rules = self.rules
-        let journal = self.journal
-        let result = try await store.write { tx in
-            var triggers = Triggers(tx: tx, rules: rules)
-            if journal.isOn { triggers.journal = JournalBuilder(applied: journal.clock()) }
-            var newest: Int64?
-            let ids = decoded.compactMap { try? $0.get().id }
-            var claims = try tx.claimEvents(ids)
-            let redriven = try RedriveHeader.take(messages, decoded, in: tx)
-            for index in redriven.keys { claims[index] = true }
-            // A read ahead that still holds stands in for the prefetch; what it could not know (the
-            // contracts of the users the batch creates) is looked up when asked for.
-            let adopted = batch.readAhead.map(tx.adopt) ?? false
-            if !adopted { try Self.prefetch(messages, decoded, entur: enturOutcomes, tx: tx) }
-            var claimIndex = 0
-            for (index, message) in messages.enumerated() {
-                triggers.outcomes.events += 1
-                if case .success(let event) = decoded[index] {
-                    newest = max(newest ?? event.time, event.time)
-                    defer { claimIndex += 1 }
-                    let redrive = redriven[claimIndex]
-                    try triggers.apply(event, message, new: claims[claimIndex], redriving: redrive, entur: enturOutcomes)
-                } else if case .failure(let rejection) = decoded[index] {
-                    try triggers.reject(message, rejection)
-                }
+        let enturOutcomes = try await provisionNewUsers(batch.decoded)
+        let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer)
+        var keys = step.firstKeys()
+        while true {
+            let (_, tx, result) = try await step.computed(in: store, knowing: StepSnapshot(), reading: keys)
+            let log = tx.log
+            if try await store.write({ try log.replay(on: $0) }) == nil {
+                totals.withLock { $0 += result.outcomes }
+                return result
             }
-            if let entries = triggers.journal?.entries, !entries.isEmpty { try tx.appendJournal(entries) }
-            let eventTimes = decoded.map { try? $0.get().time }
-            var positions: [TopicPartition: ConsumerPosition] = [:]
-            if let consumer {
-                positions = try Self.advancePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
-            }
-            return BatchResult(
-                outcomes: triggers.outcomes, newestEventTime: newest, eventTimes: eventTimes,
-                deadLetters: triggers.written, positions: positions)
+            // Everything the step read is read again.
+            keys = log.keys
+            recomputed.withLock { $0 += 1 }
         }
-        totals.withLock { $0 += result.outcomes }
-        return result
-    }
-
-    /// Tells the store what the batch's triggers will look up: the accounts of its contracts, then
-    /// the documents of its users, contracts (and their reservations) and payments, the contract
-    /// orders its reservations are checked against, the parked events of the accounts its users
-    /// create and of the contracts whose account is not known, and the dead letters of the
-    /// messages that do not decode. A contract whose account the batch creates is looked up once
-    /// the account exists, under the new user's uid, so its paths are read ahead too.
-    static func prefetch(
-        _ messages: [SourceMessage], _ decoded: [Result<CloudEvent, Rejection>], entur: [ByteKey: Result<EnturAccount, Rejection>],
-        tx: any StoreTransaction
-    ) throws {
-        var accounts: [String] = []
-        var created: [ByteKey: String] = [:]
-        var documents: [String] = []
-        for (message, result) in zip(messages, decoded) {
-            switch result {
-            case .success(let event):
-                switch event.payload {
-                case .fareContractChanged(let contract):
-                    accounts.append(contract.customerAccountId)
-                case .userCreated(let user):
-                    if case .success(let account)? = entur[ByteKey(user.uid)] { created[ByteKey(account.abtId)] = user.uid }
-                case .paymentUpdated, .reservationCreated: break
-                }
-            case .failure(let rejection):
-                documents.append(DeadLetter(message: StoredMessage(message), rejection: rejection).path)
-            }
-        }
-        try tx.prefetch(documents: [], versions: [], presence: [], accounts: accounts)
-        var versions: [String] = []
-        var presence: [String] = []
-        var orders: [(uid: String, orderId: String)] = []
-        var parkedAccounts: [String] = []
-        var parkedContracts: [String] = []
-        for case .success(let event) in decoded {
-            switch event.payload {
-            case .userCreated(let user):
-                presence.append(Paths.customer(user.uid))
-                if case .success(let account)? = entur[ByteKey(user.uid)] { parkedAccounts.append(account.abtId) }
-            case .fareContractChanged(let contract):
-                let owner = try tx.account(contract.customerAccountId)
-                if let uid = owner?.uid ?? created[ByteKey(contract.customerAccountId)] {
-                    versions.append(Paths.fareContract(uid: uid, id: contract.id))
-                    presence.append(Paths.reservation(uid: uid, orderId: contract.orderId))
-                }
-                if owner == nil { parkedContracts.append(contract.id) }
-            case .paymentUpdated(let payment):
-                documents.append(Paths.reservation(uid: payment.customerId, orderId: payment.orderId))
-            case .reservationCreated(let reservation):
-                orders.append((reservation.customerId, reservation.orderId))
-            }
-        }
-        try tx.prefetch(documents: documents, versions: versions, presence: presence, accounts: [])
-        try tx.prefetchContractOrders(orders)
-        try tx.prefetchParked(accounts: parkedAccounts, contractIds: parkedContracts)
-        try prefetchParked(of: created, tx: tx)
-    }
-
-    /// What was parked for the accounts the batch creates (account → the new user's uid) is applied
-    /// when their users are: its contracts, their reservations and the rest of their park.
-    private static func prefetchParked(of created: [ByteKey: String], tx: any StoreTransaction) throws {
-        var versions: [String] = []
-        var presence: [String] = []
-        var parkedContracts: [String] = []
-        for (account, uid) in created {
-            for event in try tx.parkedEvents(account: account.string) {
-                versions.append(Paths.fareContract(uid: uid, id: event.contractId))
-                if let orderId = event.data["orderId"]?.stringValue { presence.append(Paths.reservation(uid: uid, orderId: orderId)) }
-                parkedContracts.append(event.contractId)
-            }
-        }
-        try tx.prefetch(documents: [], versions: versions, presence: presence, accounts: [])
-        try tx.prefetchParked(accounts: [], contractIds: parkedContracts)
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.

@@ -120,9 +120,8 @@ public final class WorkerLoop<Source: MessageSource> {
 
     /// Starts applying the batch in hand — in one transaction: effects and positions — once the
     /// batch before it has been applied, and returns without waiting: the next batch is collected meanwhile.
-    /// Its decoding starts at once, and then the store's read ahead of what its triggers will look up
-    /// (on a reader connection, where the store has one): both run beside the batch before it, so the
-    /// store's writer goes from one batch to the next without waiting for a decode or those reads.
+    /// Its decoding starts at once, beside the batch before it, so that the next step does not wait
+    /// for a decode.
     /// Applying runs at a higher priority and decoding yields between chunks, so that the hops of an
     /// apply (to the store's writer and back) do not wait behind a whole batch's decoding.
     func apply() async throws {
@@ -131,7 +130,7 @@ public final class WorkerLoop<Source: MessageSource> {
         pending = []
         pendingBytes = 0
         let dispatcher = self.dispatcher
-        let decoding = Task { await dispatcher.readAhead(TriggerDispatcher.decodeYielding(batch)) }
+        let decoding = Task { await TriggerDispatcher.decodeYielding(batch) }
         try await finishInFlight()
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
         inFlight = (

@@ -1,0 +1,102 @@
+import FareSyncEvents
+import FareSyncStore
+
+/// A batch's step: its messages and what they decoded to, Entur's answers for the users it
+/// creates, and the rules, computed into the batch's writes on a transaction. Pure: on a
+/// `StepTransaction` it reads the snapshot alone, and computed twice on one snapshot it writes the
+/// same.
+///
+/// ```swift
+/// let step = BatchStep(batch: batch, entur: [:], rules: TriggerRules(), journal: JournalSettings(), consumer: nil)
+/// let tx = StepTransaction(snapshot)
+/// let result = try step.compute(on: tx)   // tx.log: the reads and writes; tx.misses: keys to read first
+/// ```
+struct BatchStep: Sendable {
+    let batch: DecodedBatch
+    let entur: [ByteKey: Result<EnturAccount, Rejection>]
+    let rules: TriggerRules
+    let journal: JournalSettings
+    /// The consumer whose positions the batch advances, if any.
+    let consumer: String?
+
+    /// The keys the batch's events name themselves, read before its first computation: their ids'
+    /// claims, the customers of its users, the accounts of its contracts, the reservations its payments
+    /// change, the contract orders its reservations are checked against, the dead letters of the
+    /// messages that do not decode, and the consumer's positions. What the triggers read beyond
+    /// these (a contract under its owner's uid, a park) is found by computing.
+    func firstKeys() -> StepKeys {
+        var keys = StepKeys()
+        for (message, result) in zip(batch.messages, batch.decoded) {
+            switch result {
+            case .success(let event):
+                keys.events.insert(ByteKey(event.id))
+                switch event.payload {
+                case .userCreated(let user): keys.document(Paths.customer(user.uid), .presence)
+                case .fareContractChanged(let contract): keys.accounts.insert(ByteKey(contract.customerAccountId))
+                case .paymentUpdated(let payment): keys.document(Paths.reservation(uid: payment.customerId, orderId: payment.orderId), .content)
+                case .reservationCreated(let reservation): keys.orders.insert(ContractOrderKey(reservation.customerId, reservation.orderId))
+                }
+            case .failure(let rejection):
+                keys.document(DeadLetter(message: StoredMessage(message), rejection: rejection).path, .content)
+            }
+            if let consumer, let c = message.coordinates {
+                keys.positions[ByteKey(consumer), default: []].insert(TopicPartition(topic: message.topic, partition: c.partition))
+            }
+        }
+        return keys
+    }
+
+    /// Reads what the step needs from `store`, beside what `snapshot` knows, and computes it, until
+    /// computing it misses nothing: its snapshot, and the transaction it was computed on.
+    func computed(in store: any DocumentStore, knowing snapshot: StepSnapshot, reading keys: StepKeys) async throws -> (
+        snapshot: StepSnapshot, tx: StepTransaction, result: BatchResult
+    ) {
+        var (snapshot, keys) = (snapshot, keys)
+        while true {
+            let (known, asked) = (snapshot, keys)
+            snapshot = try await store.read { tx in
+                var read = known
+                try read.read(asked, from: tx)
+                return read
+            }
+            let tx = StepTransaction(snapshot)
+            let result = try compute(on: tx)
+            if tx.misses.isEmpty { return (snapshot, tx, result) }
+            keys = tx.misses
+        }
+    }
+
+    /// Applies the batch's messages, in order, on `tx`: claims their events, runs the triggers,
+    /// appends the journal's entries and advances the consumer's positions.
+    func compute(on tx: any StoreTransaction) throws -> BatchResult {
+        let (messages, decoded) = (batch.messages, batch.decoded)
+        var triggers = Triggers(tx: tx, rules: rules)
+        if journal.isOn { triggers.journal = JournalBuilder(applied: journal.clock()) }
+        var newest: Int64?
+        let ids = decoded.compactMap { try? $0.get().id }
+        var claims = try tx.claimEvents(ids)
+        let redriven = try RedriveHeader.take(messages, decoded, in: tx)
+        for index in redriven.keys { claims[index] = true }
+        var claimIndex = 0
+        for (index, message) in messages.enumerated() {
+            triggers.outcomes.events += 1
+            switch decoded[index] {
+            case .success(let event):
+                newest = max(newest ?? event.time, event.time)
+                defer { claimIndex += 1 }
+                try triggers.apply(event, message, new: claims[claimIndex], redriving: redriven[claimIndex], entur: entur)
+            case .failure(let rejection):
+                try triggers.reject(message, rejection)
+            }
+        }
+        if let entries = triggers.journal?.entries, !entries.isEmpty { try tx.appendJournal(entries) }
+        let eventTimes = decoded.map { try? $0.get().time }
+        var positions: [TopicPartition: ConsumerPosition] = [:]
+        if let consumer {
+            positions = try TriggerDispatcher.advancePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
+        }
+        return BatchResult(
+            outcomes: triggers.outcomes, newestEventTime: newest, eventTimes: eventTimes, deadLetters: triggers.written,
+            positions: positions)
+    }
+}

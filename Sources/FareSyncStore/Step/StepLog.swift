@@ -1,0 +1,174 @@
+import FareSyncEvents
+
+/// A parked event as a step saw it in a list: one the store held, by its sequence, or one the step
+/// itself parked, by its provisional sequence (negative, in the order the step parked them).
+package enum ParkedEntry: Sendable, Equatable {
+    case stored(Int64)
+    case new(Int64)
+}
+
+/// One thing a step did to the state, with what it read: replayed on a store transaction, every
+/// read must give what it gave the step, so that the step's writes are the ones the triggers would
+/// make in that transaction.
+package enum StepOperation: Sendable {
+    case document(String, JSONValue?)
+    case hasDocument(String, Bool)
+    case documentVersion(String, String?)
+    case account(String, AccountRecord?)
+    case parkedByAccount(String, [ParkedEntry])
+    case parkedByContract(String, [ParkedEntry])
+    case hasContractOrder(uid: String, orderId: String, Bool)
+    case claimEvents([String], [Bool])
+    case positions(consumer: String, [TopicPartition], [ConsumerPosition?])
+    case record(kind: String, key: String, JSONValue?)
+
+    case setDocument(String, JSONValue, canonicalText: String?)
+    case deleteDocument(String)
+    case setAccount(String, AccountRecord)
+    /// Parks the event; its `sequence` is the step's provisional one.
+    case park(ParkedEvent)
+    case unpark(Int64)
+    case addContractOrder(uid: String, orderId: String)
+    case trackReservation(path: String, created: Int64, rejected: Bool)
+    case untrackReservation(String)
+    case setPositions(consumer: String, [(TopicPartition, ConsumerPosition)])
+    case setRecord(kind: String, key: String, JSONValue?)
+    case appendJournal([JournalEntry])
+}
+
+/// A store held something other than what a step read: the step is read and computed again.
+package struct StepConflict: Error, CustomStringConvertible {
+    package var description: String
+}
+
+/// What a step did, in order (`StepTransaction` records it), and the keys it read.
+package struct StepLog: Sendable {
+    package var operations: [StepOperation] = []
+    package var keys = StepKeys()
+
+    /// Replays the step on `tx` if every read the step made of the store still gives what it gave:
+    /// first the reads are checked, with nothing written, then the writes are made. Returns the
+    /// first read that differs, having written nothing; the write transaction may then commit (it
+    /// changed nothing) and the step is computed again.
+    package func replay(on tx: any StoreTransaction) throws -> StepConflict? {
+        try keys.announce(to: tx)
+        var check = Check(tx: tx)
+        for operation in operations {
+            if let conflict = try check.read(operation) { return conflict }
+        }
+        var write = Write(tx: tx, learnsSequences: operations.contains { if case .unpark(let s) = $0 { return s < 0 } else { return false } })
+        for operation in operations { try write.apply(operation) }
+        return nil
+    }
+
+    /// The check of a step's reads against a store transaction, before anything is written. A read
+    /// of a key the step had written before gave what the step wrote, whatever the store holds: it
+    /// is not asked. A parked list is compared by its stored events, those the step had not unparked.
+    struct Check {
+        let tx: any StoreTransaction
+        var documents: Set<ByteKey> = []
+        var accounts: Set<ByteKey> = []
+        var orders: Set<ContractOrderKey> = []
+        var positions: Set<PositionKey> = []
+        var records: Set<RecordKey> = []
+        var claims: Set<ByteKey> = []
+        var unparked: Set<Int64> = []
+
+        mutating func read(_ operation: StepOperation) throws -> StepConflict? {
+            switch operation {
+            case .document(let path, let value):
+                return try documents.contains(ByteKey(path)) || tx.document(path) == value ? nil : differs("document \(path)")
+            case .hasDocument(let path, let exists):
+                return try documents.contains(ByteKey(path)) || tx.hasDocument(path) == exists ? nil : differs("presence of \(path)")
+            case .documentVersion(let path, let version):
+                return try documents.contains(ByteKey(path)) || tx.documentVersion(path) == version ? nil : differs("version of \(path)")
+            case .account(let abtId, let record):
+                return try accounts.contains(ByteKey(abtId)) || tx.account(abtId) == record ? nil : differs("account \(abtId)")
+            case .parkedByAccount(let account, let entries):
+                return try stored(tx.parkedEvents(account: account), entries) ? nil : differs("park of account \(account)")
+            case .parkedByContract(let id, let entries):
+                return try stored(tx.parkedEvents(contractId: id), entries) ? nil : differs("park of contract \(id)")
+            case .hasContractOrder(let uid, let orderId, let stored):
+                let key = ContractOrderKey(uid, orderId)
+                return try orders.contains(key) || tx.hasContractOrder(uid: uid, orderId: orderId) == stored
+                    ? nil : differs("contract order \(uid)/\(orderId)")
+            case .claimEvents(let ids, let fresh):
+                for ((id, isFresh), isClaimed) in zip(zip(ids, fresh), try tx.claimedEvents(ids)) where claims.insert(ByteKey(id)).inserted {
+                    if isFresh == isClaimed { return differs("the claim of event \(id)") }
+                }
+                return nil
+            case .positions(let consumer, let partitions, let expected):
+                for (tp, (actual, expected)) in zip(partitions, zip(try tx.positions(consumer: consumer, partitions: partitions), expected))
+                where !positions.contains(PositionKey(consumer: ByteKey(consumer), partition: tp)) && actual != expected {
+                    return differs("position of \(consumer) in \(tp)")
+                }
+                return nil
+            case .record(let kind, let key, let value):
+                return try records.contains(RecordKey(kind, key)) || tx.record(kind, key) == value ? nil : differs("record \(kind)/\(key)")
+            case .setDocument(let path, _, _), .deleteDocument(let path): documents.insert(ByteKey(path))
+            case .setAccount(let abtId, _): accounts.insert(ByteKey(abtId))
+            case .unpark(let sequence) where sequence >= 0: unparked.insert(sequence)
+            case .addContractOrder(let uid, let orderId): orders.insert(ContractOrderKey(uid, orderId))
+            case .setPositions(let consumer, let set):
+                for (tp, _) in set { positions.insert(PositionKey(consumer: ByteKey(consumer), partition: tp)) }
+            case .setRecord(let kind, let key, _): records.insert(RecordKey(kind, key))
+            case .park, .unpark, .trackReservation, .untrackReservation, .appendJournal: break
+            }
+            return nil
+        }
+
+        /// Whether the store's list holds the stored events the step saw, in order.
+        func stored(_ events: [ParkedEvent], _ entries: [ParkedEntry]) -> Bool {
+            let seen = entries.compactMap { if case .stored(let s) = $0 { s } else { nil } }
+            return events.map(\.sequence).filter { !unparked.contains($0) } == seen
+        }
+
+        func differs(_ what: String) -> StepConflict { StepConflict(description: "\(what) changed since the step read it") }
+    }
+
+    /// The writes of a checked step. Only where the step unparks an event it parked itself are its
+    /// parked lists read again, to learn the sequences the store gave those events.
+    struct Write {
+        let tx: any StoreTransaction
+        let learnsSequences: Bool
+        var parked: [Int64: ParkedEvent] = [:]
+        var sequences: [Int64: Int64] = [:]
+
+        mutating func apply(_ operation: StepOperation) throws {
+            switch operation {
+            case .parkedByAccount(let account, let entries) where learnsSequences: learn(try tx.parkedEvents(account: account), entries)
+            case .parkedByContract(let id, let entries) where learnsSequences: learn(try tx.parkedEvents(contractId: id), entries)
+            case .document, .hasDocument, .documentVersion, .account, .parkedByAccount, .parkedByContract, .hasContractOrder, .positions,
+                .record:
+                break
+            case .claimEvents(let ids, let fresh):
+                guard try tx.claimEvents(ids) == fresh else {
+                    throw StepConflict(description: "the claims of a checked step changed within its write")
+                }
+            case .setDocument(let path, let value, let text): try tx.setDocument(path, value, canonicalText: text)
+            case .deleteDocument(let path): try tx.deleteDocument(path)
+            case .setAccount(let abtId, let record): try tx.setAccount(abtId, record)
+            case .park(let event):
+                parked[event.sequence] = event
+                try tx.park(event)
+            case .unpark(let sequence):
+                guard sequence < 0 else { return try tx.unpark(sequence: sequence) }
+                guard let stored = sequences[sequence] else { throw StepConflict(description: "a parked event was not listed before its unpark") }
+                try tx.unpark(sequence: stored)
+            case .addContractOrder(let uid, let orderId): try tx.addContractOrder(uid: uid, orderId: orderId)
+            case .trackReservation(let path, let created, let rejected): try tx.trackReservation(path: path, created: created, rejected: rejected)
+            case .untrackReservation(let path): try tx.untrackReservation(path: path)
+            case .setPositions(let consumer, let positions): try tx.setPositions(consumer: consumer, positions)
+            case .setRecord(let kind, let key, let value): try tx.setRecord(kind, key, value)
+            case .appendJournal(let entries): try tx.appendJournal(entries)
+            }
+        }
+
+        /// The sequences the store gave the step's own parked events, in the order it lists them.
+        mutating func learn(_ events: [ParkedEvent], _ entries: [ParkedEntry]) {
+            for (event, entry) in zip(events, entries) {
+                if case .new(let provisional) = entry { sequences[provisional] = event.sequence }
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import FareSyncEvents
+import FareSyncSimulation
+import FareSyncStore
+import Synchronization
+import Testing
+
+@testable import FareSyncPipeline
+
+/// A batch as a pure step between one read and one write: computed from its snapshot alone, the
+/// same when computed twice, and checked at its write, where a read that changed meanwhile sends
+/// it back to be read and computed again with nothing written.
+@Suite struct BatchStepTests {
+    /// The snapshot a step needs, read until computing it misses nothing.
+    static func snapshot(for step: BatchStep, in store: any DocumentStore) async throws -> StepSnapshot {
+        try await step.computed(in: store, knowing: StepSnapshot(), reading: step.firstKeys()).snapshot
+    }
+
+    static func step(_ messages: SourceMessage...) -> BatchStep {
+        BatchStep(batch: TriggerDispatcher.decode(messages), entur: [:], rules: TriggerRules(), journal: Harness.journal, consumer: "c")
+    }
+
+    @Test func aStepComputedTwiceOnOneSnapshotWritesTheSame() async throws {
+        let h = Harness()
+        try await h.send(Make.user("u1"), Make.reservation("u1"))
+        let paid = Make.payment("u1", status: .capture, at: Make.t0 + 40 * Make.minute)
+        let step = Self.step(Make.contract("u1"), paid, Make.contract("u9", id: "FC9"))
+        let snapshot = try await Self.snapshot(for: step, in: h.store)
+        let (first, second) = (StepTransaction(snapshot), StepTransaction(snapshot))
+        let results = (try step.compute(on: first), try step.compute(on: second))
+        #expect(first.misses.isEmpty && second.misses.isEmpty)
+        #expect(String(describing: first.log.operations) == String(describing: second.log.operations))
+        #expect(results.0.outcomes == results.1.outcomes)
+        #expect(results.0.outcomes.contractsStored == 1 && results.0.outcomes.contractsParked == 1)
+    }
+
+    /// The meeting of two partitions: a contract computed while its account is unknown parks, but
+    /// its user is created before the write. The write sees the account changed and writes
+    /// nothing; computed again, the contract is stored under its user.
+    @Test func aContractWhoseUserIsCreatedBeforeItsWriteIsComputedAgain() async throws {
+        let h = Harness()
+        let step = Self.step(Make.contract("u1"))
+        let tx = StepTransaction(try await Self.snapshot(for: step, in: h.store))
+        #expect(try step.compute(on: tx).outcomes.contractsParked == 1)
+        try await h.send(Make.user("u1"))
+        let log = tx.log
+        let conflict = try await h.store.write { try log.replay(on: $0) }
+        #expect(conflict?.description == "account \(Make.account("u1")) changed since the step read it")
+        #expect(try await h.store.read { try $0.document(Paths.parkedFareContract("FC1")) } == nil, "nothing of the step was written")
+        #expect(try await h.store.read { try $0.claimedEvents(["fc-FC1-1"]) } == [false])
+    }
+
+    /// The same meeting through the dispatcher: the user's batch lands between the contract's read
+    /// and its write; the contract's batch is computed again and stored, counted once.
+    @Test func theDispatcherComputesAgainABatchWhoseReadsChanged() async throws {
+        let h = Harness()
+        let interposed = InterposingStore(h.store) { try await h.send(Make.user("u1")) }
+        let dispatcher = TriggerDispatcher(store: interposed, entur: h.entur, journal: Harness.journal)
+        let result = try await dispatcher.process([Make.contract("u1")])
+        #expect(result.outcomes.contractsStored == 1 && result.outcomes.contractsParked == 0)
+        #expect(dispatcher.batchesRecomputed == 1)
+        #expect(try await h.store.read { try $0.document(Paths.fareContract(uid: "u1", id: "FC1")) } != nil)
+        #expect(try await h.store.read { try $0.parkedEvents(account: Make.account("u1")) }.isEmpty)
+    }
+
+    /// Events the store has claimed are duplicates from the first computation.
+    @Test func aRedeliveredBatchIsDuplicatesWithoutComputingAgain() async throws {
+        let h = Harness()
+        try await h.send(Make.user("u1"), Make.reservation("u1"))
+        let again = try await h.send(Make.user("u1"), Make.reservation("u1"))
+        #expect(again.outcomes.duplicateEvents == 2)
+        #expect(h.dispatcher.batchesRecomputed == 0)
+    }
+}
+
+/// A store that runs `interpose` once, before its first write: another writer between a step's
+/// read and its write.
+final class InterposingStore: DocumentStore {
+    let base: any DocumentStore
+    let interpose: @Sendable () async throws -> Void
+    let pending = Mutex(true)
+
+    init(_ base: any DocumentStore, interpose: @escaping @Sendable () async throws -> Void) {
+        self.base = base
+        self.interpose = interpose
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let first = pending.withLock { pending in
+            defer { pending = false }
+            return pending
+        }
+        if first { try await interpose() }
+        return try await base.write(body)
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await base.read(body)
+    }
+
+    func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
+        try await base.exportDocuments(sink)
+    }
+}
