@@ -3,8 +3,8 @@ import FareSyncStore
 
 /// A batch's step: its messages and what they decoded to, Entur's answers for the users it
 /// creates, and the rules, computed into the batch's writes on a transaction. Pure: on a
-/// `StepTransaction` it reads the snapshot alone, and computed twice on one snapshot it writes the
-/// same.
+/// `StepTransaction` it reads the snapshot alone, and computed twice on one snapshot it makes the
+/// same reads and writes (its journal entries' applied time aside, read from the journal's clock).
 ///
 /// ```swift
 /// let step = BatchStep(batch: batch, entur: [:], rules: TriggerRules(), journal: JournalSettings(), consumer: nil)
@@ -46,23 +46,16 @@ struct BatchStep: Sendable {
         return keys
     }
 
-    /// Reads what the step needs from `store`, beside what `snapshot` knows, and computes it, until
-    /// computing it misses nothing: its snapshot, and the transaction it was computed on.
-    func computed(in store: any DocumentStore, knowing snapshot: StepSnapshot, reading keys: StepKeys) async throws -> (
-        snapshot: StepSnapshot, tx: StepTransaction, result: BatchResult
-    ) {
-        var (snapshot, keys) = (snapshot, keys)
-        while true {
-            let (known, asked) = (snapshot, keys)
-            snapshot = try await store.read { tx in
-                var read = known
-                try read.read(asked, from: tx)
-                return read
-            }
-            let tx = StepTransaction(snapshot)
+    /// Computes the step in one read transaction of `store`: `keys` read first, with a few set
+    /// queries, and whatever else the triggers ask for read as they ask. Its log, for the write to
+    /// check and replay, and its result.
+    func computed(in store: any DocumentStore, reading keys: StepKeys) async throws -> (log: StepLog, result: BatchResult) {
+        try await store.read { source in
+            var snapshot = StepSnapshot()
+            try snapshot.read(keys, from: source)
+            let tx = StepTransaction(snapshot, reading: source)
             let result = try compute(on: tx)
-            if tx.misses.isEmpty { return (snapshot, tx, result) }
-            keys = tx.misses
+            return (tx.log, result)
         }
     }
 

@@ -94,25 +94,26 @@ public final class TriggerDispatcher: Sendable {
     }
 
     /// Applies a decoded batch, like `process(_:consumer:)`, as a pure step between one read and one
-    /// short write: the state its keys need is read outside any write (`StepSnapshot`), the
-    /// triggers compute the batch's writes from it alone (`StepTransaction`), and the write replays
-    /// them, checking that every read still gives what it gave. A key the snapshot lacked is read
-    /// and the batch computed again; so is a batch whose reads changed before its write.
+    /// short write: the triggers compute the batch's writes in a read transaction, from a snapshot
+    /// of the keys they read (`StepTransaction`), and the write replays them, checking that every
+    /// read still gives what it gave; a batch whose reads changed before its write is computed again.
     @discardableResult
     public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
         let enturOutcomes = try await provisionNewUsers(batch.decoded)
         let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer)
         var keys = step.firstKeys()
+        var computedAgain = false
         while true {
-            let (_, tx, result) = try await step.computed(in: store, knowing: StepSnapshot(), reading: keys)
-            let log = tx.log
+            try Task.checkCancellation()
+            let (log, result) = try await step.computed(in: store, reading: keys)
             if try await store.write({ try log.replay(on: $0) }) == nil {
                 totals.withLock { $0 += result.outcomes }
+                if computedAgain { recomputed.withLock { $0 += 1 } }
                 return result
             }
             // Everything the step read is read again.
             keys = log.keys
-            recomputed.withLock { $0 += 1 }
+            computedAgain = true
         }
     }
 

@@ -37,8 +37,15 @@ package enum StepOperation: Sendable {
 }
 
 /// A store held something other than what a step read: the step is read and computed again.
-package struct StepConflict: Error, CustomStringConvertible {
+package struct StepConflict: CustomStringConvertible, Sendable {
     package var description: String
+}
+
+/// A checked step's writes found the store other than its check did, within one transaction: a
+/// defect of the store or of the step, never a race. The write fails and rolls back.
+package struct StepReplayError: Error, CustomStringConvertible {
+    package var description: String
+    init(_ description: String) { self.description = "internal inconsistency: \(description)" }
 }
 
 /// What a step did, in order (`StepTransaction` records it), and the keys it read.
@@ -143,7 +150,7 @@ package struct StepLog: Sendable {
                 break
             case .claimEvents(let ids, let fresh):
                 guard try tx.claimEvents(ids) == fresh else {
-                    throw StepConflict(description: "the claims of a checked step changed within its write")
+                    throw StepReplayError("the claims of a checked step changed within its write")
                 }
             case .setDocument(let path, let value, let text): try tx.setDocument(path, value, canonicalText: text)
             case .deleteDocument(let path): try tx.deleteDocument(path)
@@ -153,7 +160,7 @@ package struct StepLog: Sendable {
                 try tx.park(event)
             case .unpark(let sequence):
                 guard sequence < 0 else { return try tx.unpark(sequence: sequence) }
-                guard let stored = sequences[sequence] else { throw StepConflict(description: "a parked event was not listed before its unpark") }
+                guard let stored = sequences[sequence] else { throw StepReplayError("a parked event was not listed before its unpark") }
                 try tx.unpark(sequence: stored)
             case .addContractOrder(let uid, let orderId): try tx.addContractOrder(uid: uid, orderId: orderId)
             case .trackReservation(let path, let created, let rejected): try tx.trackReservation(path: path, created: created, rejected: rejected)
