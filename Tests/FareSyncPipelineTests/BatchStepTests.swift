@@ -10,24 +10,6 @@ import Testing
 /// same when computed twice, and checked at its write, where a read that changed meanwhile sends
 /// it back to be read and computed again with nothing written.
 @Suite struct BatchStepTests {
-    /// The snapshot a step needs, read until computing it misses nothing.
-    static func snapshot(for step: BatchStep, in store: any DocumentStore) async throws -> StepSnapshot {
-        var snapshot = StepSnapshot()
-        var keys = step.firstKeys()
-        while true {
-            let (known, asked) = (snapshot, keys)
-            snapshot = try await store.read { tx in
-                var read = known
-                try read.read(asked, from: tx)
-                return read
-            }
-            let tx = StepTransaction(snapshot)
-            _ = try step.compute(on: tx)
-            if tx.misses.isEmpty { return snapshot }
-            keys = tx.misses
-        }
-    }
-
     static func step(_ messages: SourceMessage...) -> BatchStep {
         BatchStep(batch: TriggerDispatcher.decode(messages), entur: [:], rules: TriggerRules(), journal: Harness.journal, consumer: "c")
     }
@@ -37,7 +19,7 @@ import Testing
         try await h.send(Make.user("u1"), Make.reservation("u1"))
         let paid = Make.payment("u1", status: .capture, at: Make.t0 + 40 * Make.minute)
         let step = Self.step(Make.contract("u1"), paid, Make.contract("u9", id: "FC9"))
-        let snapshot = try await Self.snapshot(for: step, in: h.store)
+        let snapshot = try await step.computed(in: h.store, reading: step.firstKeys()).snapshot
         let (first, second) = (StepTransaction(snapshot), StepTransaction(snapshot))
         let results = (try step.compute(on: first), try step.compute(on: second))
         #expect(first.misses.isEmpty && second.misses.isEmpty)
@@ -52,7 +34,7 @@ import Testing
     @Test func aContractWhoseUserIsCreatedBeforeItsWriteIsComputedAgain() async throws {
         let h = Harness()
         let step = Self.step(Make.contract("u1"))
-        let tx = StepTransaction(try await Self.snapshot(for: step, in: h.store))
+        let tx = StepTransaction(try await step.computed(in: h.store, reading: step.firstKeys()).snapshot)
         #expect(try step.compute(on: tx).outcomes.contractsParked == 1)
         try await h.send(Make.user("u1"))
         let log = tx.log

@@ -46,16 +46,25 @@ struct BatchStep: Sendable {
         return keys
     }
 
-    /// Computes the step in one read transaction of `store`: `keys` read first, with a few set
-    /// queries, and whatever else the triggers ask for read as they ask. Its log, for the write to
-    /// check and replay, and its result.
-    func computed(in store: any DocumentStore, reading keys: StepKeys) async throws -> (log: StepLog, result: BatchResult) {
-        try await store.read { source in
-            var snapshot = StepSnapshot()
-            try snapshot.read(keys, from: source)
-            let tx = StepTransaction(snapshot, reading: source)
+    /// Computes the step outside any store transaction, on a snapshot read with set queries: first
+    /// of `keys`, then of what computing it missed, until it misses nothing. Its snapshot, its log
+    /// (for the write to check and replay) and its result. No store lock is held while the triggers run.
+    func computed(in store: any DocumentStore, reading keys: StepKeys) async throws -> (
+        snapshot: StepSnapshot, log: StepLog, result: BatchResult
+    ) {
+        var snapshot = StepSnapshot()
+        var keys = keys
+        while true {
+            let (known, asked) = (snapshot, keys)
+            snapshot = try await store.read { tx in
+                var read = known
+                try read.read(asked, from: tx)
+                return read
+            }
+            let tx = StepTransaction(snapshot)
             let result = try compute(on: tx)
-            return (tx.log, result)
+            if tx.misses.isEmpty { return (snapshot, tx.log, result) }
+            keys = tx.misses
         }
     }
 

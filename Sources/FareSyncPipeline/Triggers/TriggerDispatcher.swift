@@ -105,7 +105,7 @@ public final class TriggerDispatcher: Sendable {
         var computedAgain = false
         while true {
             try Task.checkCancellation()
-            let (log, result) = try await step.computed(in: store, reading: keys)
+            let (_, log, result) = try await step.computed(in: store, reading: keys)
             if try await store.write({ try log.replay(on: $0) }) == nil {
                 totals.withLock { $0 += result.outcomes }
                 if computedAgain { recomputed.withLock { $0 += 1 } }

@@ -118,10 +118,9 @@ package struct StepSnapshot: Sendable {
 
     package init() {}
 
-    /// Reads `keys` from `tx`, announced first where `announcing` (a few keys are read as fast one
-    /// at a time); replaces what was known of each.
-    package mutating func read(_ keys: StepKeys, from tx: any StoreTransaction, announcing: Bool = true) throws {
-        if announcing { try keys.announce(to: tx) }
+    /// Reads `keys` from `tx`, announced first; replaces what was known of each.
+    package mutating func read(_ keys: StepKeys, from tx: any StoreTransaction) throws {
+        try keys.announce(to: tx)
         let ids = Array(keys.events)
         for (id, isClaimed) in zip(ids, try tx.claimedEvents(ids.map(\.string))) { claimed[id] = isClaimed }
         for (key, part) in keys.documents {

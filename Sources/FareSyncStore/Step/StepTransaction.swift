@@ -4,10 +4,9 @@ import FareSyncEvents
 /// pure step from the snapshot to the writes. It reads the snapshot under its own writes, and
 /// records every read with its answer and every write (`log`), for the store's write to replay.
 ///
-/// A key the snapshot does not hold is read from `source`, a read transaction the step runs in,
-/// into the snapshot; without one, the read answers as if the key were missing and notes it in
-/// `misses`, for the step to be read again with those keys and computed again. Either way the keys
-/// a batch needs are found by running its triggers, not by a list kept beside them. Ranges (the
+/// A read of a key the snapshot does not hold answers as if it were missing and is noted in
+/// `misses`: the step is then read again with those keys too and computed again, so the keys a
+/// batch needs are found by running its triggers, not by a list kept beside them. Ranges (the
 /// sweep's, listings, the feed) are not a step's: they throw `StepUnsupported`.
 ///
 /// ```swift
@@ -16,9 +15,7 @@ import FareSyncEvents
 /// if tx.misses.isEmpty { try await store.write { try tx.log.replay(on: $0) } }
 /// ```
 package final class StepTransaction: StoreTransaction {
-    private var snapshot: StepSnapshot
-    /// Where a key the snapshot lacks is read, if anywhere: a read transaction the step runs in.
-    private let source: (any StoreTransaction)?
+    private let snapshot: StepSnapshot
     package private(set) var log = StepLog()
     package private(set) var misses = StepKeys()
     /// Documents written by the step (nil: deleted).
@@ -32,19 +29,7 @@ package final class StepTransaction: StoreTransaction {
     private var positionsSet: [PositionKey: ConsumerPosition] = [:]
     private var records: [RecordKey: JSONValue?] = [:]
 
-    package init(_ snapshot: StepSnapshot, reading source: (any StoreTransaction)? = nil) {
-        self.snapshot = snapshot
-        self.source = source
-    }
-
-    /// Reads the keys `note` names from the source into the snapshot, unless `known`, or there is
-    /// no source (the read then answers as missing and notes the keys in `misses`).
-    private func fill(_ known: Bool, _ note: (inout StepKeys) -> Void) throws {
-        guard !known, let source else { return }
-        var keys = StepKeys()
-        note(&keys)
-        try snapshot.read(keys, from: source, announcing: false)
-    }
+    package init(_ snapshot: StepSnapshot) { self.snapshot = snapshot }
 
     private func note(_ operation: StepOperation) { log.operations.append(operation) }
 
@@ -55,7 +40,6 @@ package final class StepTransaction: StoreTransaction {
     package func document(_ path: String) throws -> JSONValue? {
         log.keys.document(path, .content)
         let key = ByteKey(path)
-        try fill(documents[key] != nil || snapshot.documents[key]?.part == .content) { $0.document(path, .content) }
         let value: JSONValue?
         if let own = documents[key] {
             value = own
@@ -74,7 +58,6 @@ package final class StepTransaction: StoreTransaction {
     package func hasDocument(_ path: String) throws -> Bool {
         log.keys.document(path, .presence)
         let key = ByteKey(path)
-        try fill(documents[key] != nil || snapshot.documents[key] != nil) { $0.document(path, .presence) }
         let exists: Bool
         if let own = documents[key] {
             exists = own != nil
@@ -95,7 +78,6 @@ package final class StepTransaction: StoreTransaction {
     package func documentVersion(_ path: String) throws -> String? {
         log.keys.document(path, .version)
         let key = ByteKey(path)
-        try fill(documents[key] != nil || (snapshot.documents[key].map { $0.part >= .version } ?? false)) { $0.document(path, .version) }
         let version: String?
         if let own = documents[key] {
             version = own?["version"]?.stringValue
@@ -139,8 +121,6 @@ package final class StepTransaction: StoreTransaction {
 
     /// An id is new unless the snapshot has it claimed or the step claimed it already.
     package func claimEvents(_ ids: [String]) throws -> [Bool] {
-        let unknown = ids.filter { snapshot.claimed[ByteKey($0)] == nil }
-        try fill(unknown.isEmpty) { keys in for id in unknown { keys.events.insert(ByteKey(id)) } }
         let fresh = ids.map { id in
             let key = ByteKey(id)
             log.keys.events.insert(key)
@@ -161,8 +141,6 @@ package final class StepTransaction: StoreTransaction {
     package func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
         let owner = ByteKey(consumer)
         log.keys.positions[owner, default: []].formUnion(partitions)
-        let unknown = partitions.filter { snapshot.positions[PositionKey(consumer: owner, partition: $0)] == nil }
-        try fill(unknown.isEmpty) { $0.positions[owner, default: []].formUnion(unknown) }
         let found: [ConsumerPosition?] = partitions.map { tp in
             let key = PositionKey(consumer: owner, partition: tp)
             if let own = positionsSet[key] { return own }
@@ -188,7 +166,6 @@ package final class StepTransaction: StoreTransaction {
     package func account(_ abtId: String) throws -> AccountRecord? {
         let key = ByteKey(abtId)
         log.keys.accounts.insert(key)
-        try fill(accounts[key] != nil || snapshot.accounts[key] != nil) { $0.accounts.insert(key) }
         let found: AccountRecord?
         if let own = accounts[key] {
             found = own
@@ -233,7 +210,6 @@ package final class StepTransaction: StoreTransaction {
     package func parkedEvents(account: String) throws -> [ParkedEvent] {
         let key = ByteKey(account)
         log.keys.parkedAccounts.insert(key)
-        try fill(snapshot.parkedByAccount[key] != nil) { $0.parkedAccounts.insert(key) }
         if snapshot.parkedByAccount[key] == nil { miss { $0.parkedAccounts.insert(key) } }
         let (events, entries) = merged(snapshot.parkedByAccount[key]) { UTF8Order.equal($0.account, account) }
         note(.parkedByAccount(account, entries))
@@ -243,7 +219,6 @@ package final class StepTransaction: StoreTransaction {
     package func parkedEvents(contractId: String) throws -> [ParkedEvent] {
         let key = ByteKey(contractId)
         log.keys.parkedContracts.insert(key)
-        try fill(snapshot.parkedByContract[key] != nil) { $0.parkedContracts.insert(key) }
         if snapshot.parkedByContract[key] == nil { miss { $0.parkedContracts.insert(key) } }
         let (events, entries) = merged(snapshot.parkedByContract[key]) { UTF8Order.equal($0.contractId, contractId) }
         note(.parkedByContract(contractId, entries))
@@ -257,7 +232,6 @@ package final class StepTransaction: StoreTransaction {
     package func hasContractOrder(uid: String, orderId: String) throws -> Bool {
         let key = ContractOrderKey(uid, orderId)
         log.keys.orders.insert(key)
-        try fill(orders.contains(key) || snapshot.orders[key] != nil) { $0.orders.insert(key) }
         let stored: Bool
         if orders.contains(key) {
             stored = true
@@ -291,7 +265,6 @@ package final class StepTransaction: StoreTransaction {
     package func record(_ kind: String, _ key: String) throws -> JSONValue? {
         let recordKey = RecordKey(kind, key)
         log.keys.records.insert(recordKey)
-        try fill(records[recordKey] != nil || snapshot.records[recordKey] != nil) { $0.records.insert(recordKey) }
         let found: JSONValue?
         if let own = records[recordKey] {
             found = own
