@@ -30,7 +30,8 @@ public struct DecodedBatch: Sendable {
 /// (source → dispatcher → store → reconciler).
 ///
 /// Messages of one key must be handed over in partition order; batches from different
-/// partitions may be processed concurrently — the store serializes their transactions.
+/// partitions may be processed concurrently: each batch's write checks what its triggers read, and
+/// a batch another wrote under is computed again.
 public final class TriggerDispatcher: Sendable {
     public let store: any DocumentStore
     public let entur: any Entur
@@ -94,8 +95,8 @@ public final class TriggerDispatcher: Sendable {
     }
 
     /// Applies a decoded batch, like `process(_:consumer:)`, as a pure step between one read and one
-    /// short write: the triggers compute the batch's writes in a read transaction, from a snapshot
-    /// of the keys they read (`StepTransaction`), and the write replays them, checking that every
+    /// short write: the triggers compute the batch's writes outside any transaction, from a snapshot
+    /// of the keys they read (`BatchStep.computed`), and the write replays them, checking that every
     /// read still gives what it gave; a batch whose reads changed before its write is computed again.
     @discardableResult
     public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
