@@ -23,19 +23,19 @@ final class CommitGroup: @unchecked Sendable {
     /// in a transaction of its own, which would otherwise stay open after the group.
     var ended = false
 
-    /// Told of every commit (`ReadAheadEpochs`).
-    let epochs: ReadAheadEpochs
+    /// Told of every commit (`SQLiteStore.commits`).
+    let commits: CommitSignal
 
-    init(transactionsPerCommit: Int, epochs: ReadAheadEpochs) {
+    init(transactionsPerCommit: Int, commits: CommitSignal) {
         self.transactionsPerCommit = transactionsPerCommit
-        self.epochs = epochs
+        self.commits = commits
     }
 
     /// Runs one write transaction's body in the group's SQLite transaction; commits once the group
     /// holds `transactionsPerCommit` of them. Returns what the overlay held if it committed.
     func write<T>(_ db: Database, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers?) {
         if ended {
-            let (result, leftovers) = try SQLiteStore.writeAlone(db, epochs: epochs, body)
+            let (result, leftovers) = try SQLiteStore.writeAlone(db, commits: commits, body)
             return (result, leftovers)
         }
         if let failure { throw CommitGroupError(cause: failure) }
@@ -49,7 +49,7 @@ final class CommitGroup: @unchecked Sendable {
                 tx = open
             } else {
                 try db.beginTransaction(.immediate)
-                tx = SQLiteTransaction(db, epochs: epochs)
+                tx = SQLiteTransaction(db)
                 open = tx
             }
             let result = try body(tx)
@@ -100,7 +100,7 @@ final class CommitGroup: @unchecked Sendable {
         guard let tx = open else { return nil }
         try tx.flush()
         try db.commit()
-        epochs.committed()
+        commits.committed()
         open = nil
         writes = 0
         return tx.takeLeftovers()

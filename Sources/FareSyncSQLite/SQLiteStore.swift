@@ -18,10 +18,10 @@ public final class SQLiteStore: DocumentStore {
     private let group = Mutex<CommitGroup?>(nil)
     /// Checkpoints beside the writer (`Checkpointer`).
     private let checkpointer: Checkpointer
-    /// When what a reader read ahead still holds for the writer (`SQLiteStore+ReadAhead.swift`).
-    let epochs = ReadAheadEpochs()
+    /// Told of every commit this process makes.
+    let commitSignal = CommitSignal()
 
-    public var commits: CommitSignal? { epochs.signal }
+    public var commits: CommitSignal? { commitSignal }
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -94,7 +94,7 @@ public final class SQLiteStore: DocumentStore {
             // where groups begin and end their transactions: decided before, a write could find no
             // group and then reach the writer while a group's transaction is open.
             if let group = self.group.withLock({ $0 }) { return try group.write(db, body) }
-            return try Self.writeAlone(db, epochs: self.epochs, body)
+            return try Self.writeAlone(db, commits: self.commitSignal, body)
         }
         checkpointer.committed()
         withExtendedLifetime(leftovers) {}  // freed here, on the caller's thread, not the writer's
@@ -102,24 +102,24 @@ public final class SQLiteStore: DocumentStore {
     }
 
     /// Runs one write transaction's body in an SQLite transaction of its own: flushed, committed,
-    /// counted as a commit (`ReadAheadEpochs`), or rolled back if anything throws.
-    static func writeAlone<T>(_ db: Database, epochs: ReadAheadEpochs, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers) {
+    /// signalled (`commits`), or rolled back if anything throws.
+    static func writeAlone<T>(_ db: Database, commits: CommitSignal, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers) {
         var outcome: (T, Leftovers)?
         try db.inTransaction(.immediate) {
-            let tx = SQLiteTransaction(db, epochs: epochs)
+            let tx = SQLiteTransaction(db)
             let result = try body(tx)
             try tx.flush()
             outcome = (result, tx.takeLeftovers())
             return .commit
         }
-        epochs.committed()
+        commits.committed()
         return outcome!
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         if let group = group.withLock({ $0 }) {
             // The group's writes are not committed yet: read them where they are.
-            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db, epochs: self.epochs)) }
+            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db)) }
         }
         return try await pool.read { db in try body(SQLiteTransaction(db)) }
     }
@@ -134,7 +134,7 @@ public final class SQLiteStore: DocumentStore {
     /// every later write fails too; `body` then fails, and so does this.
     public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
         guard transactionsPerCommit > 1 else { return try await body() }
-        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit, epochs: epochs)
+        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit, commits: commitSignal)
         try self.group.withLock { current in
             guard current == nil else { throw DatabaseError(message: "commit groups cannot nest") }
             current = group

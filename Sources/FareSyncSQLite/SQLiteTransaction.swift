@@ -26,12 +26,8 @@ final class SQLiteTransaction: WriteBackTransaction {
     /// transaction can only roll back, and every later flush fails with the same error.
     private(set) var flushFailure: (any Error)?
 
-    /// Counts the flushes and commits that make a read ahead stale (nil on a reader connection).
-    let epochs: ReadAheadEpochs?
-
-    init(_ db: Database, epochs: ReadAheadEpochs? = nil) {
+    init(_ db: Database) {
         self.db = db
-        self.epochs = epochs
     }
 
     // The writes of `flush()` and `load(_:)`.
@@ -89,7 +85,6 @@ final class SQLiteTransaction: WriteBackTransaction {
     }
 
     private func writeOverlay() throws {
-        epochs?.flushed()
         let changes = overlay.takeChanges()
         defer { leftovers.items.append(changes) }
         if !changes.documents.isEmpty {

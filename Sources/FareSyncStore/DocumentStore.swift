@@ -40,20 +40,6 @@ public protocol DocumentStore: Sendable {
     /// ```
     func commitGroupedWrites() async throws
 
-    /// Runs `body`, which only reads (the `StoreReadAhead` hints of a batch), against the last
-    /// commit on a connection other than the writer's, so that the reads of the next batch run
-    /// beside the write of the one before it; returns what it learned, for a later write
-    /// transaction to `adopt`. nil: the store does not read ahead (by default).
-    ///
-    /// ```swift
-    /// let ahead = try await store.readAhead { tx in try tx.prefetch(documents: paths, versions: [], presence: [], accounts: []) }
-    /// try await store.write { tx in
-    ///     if ahead.map(tx.adopt) != true { try tx.prefetch(documents: paths, versions: [], presence: [], accounts: []) }
-    ///     …
-    /// }
-    /// ```
-    func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead?
-
     /// Signalled after each commit this process makes, for the change feed's readers in the process
     /// (the mirror) to wait on instead of polling. nil: the store does not signal (by default).
     var commits: CommitSignal? { get }
@@ -70,8 +56,6 @@ extension DocumentStore {
     }
 
     public func commitGroupedWrites() async throws {}
-
-    public func readAhead(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws -> ReadAhead? { nil }
 
     public var commits: CommitSignal? { nil }
 }

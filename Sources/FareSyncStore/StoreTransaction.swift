@@ -171,16 +171,12 @@ public protocol StoreReadAhead: AnyObject {
     /// The accounts and contract ids whose parked events the batch will ask about (the accounts
     /// its users create, and the contracts it may park).
     func prefetchParked(accounts: [String], contractIds: [String]) throws
-    /// Takes what `DocumentStore.readAhead(_:)` learned, as if this transaction had read it, unless
-    /// the store changed since; whether it took it.
-    func adopt(_ readAhead: ReadAhead) -> Bool
 }
 
 extension StoreReadAhead {
     public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
     public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
     public func prefetchParked(accounts: [String], contractIds: [String]) throws {}
-    public func adopt(_ readAhead: ReadAhead) -> Bool { false }
 }
 
 /// Loading an empty store (`AccountLoad`): shards of final rows computed outside the store.

@@ -14,8 +14,7 @@ import FareSyncEvents
 /// for (path, document) in changes.documents { … }   // upsert, or delete when nil
 /// ```
 package final class WriteBackOverlay {
-    /// What is known of stored rows that the transaction has not changed: read ahead or looked up,
-    /// and handed from a read ahead to a write (`ReadAhead`).
+    /// What is known of stored rows that the transaction has not changed: prefetched or looked up.
     package struct Reads: Sendable {
         package var documents: [ByteKey: Known] = [:]
         /// Accounts read or set (nil: known not to exist).
@@ -149,14 +148,6 @@ package final class WriteBackOverlay {
         }
         setSinceCompaction.removeAll(keepingCapacity: true)
         return trees
-    }
-
-    /// Takes what a read ahead learned, as if this transaction had read it; what the transaction
-    /// already knows stays.
-    package func adopt(_ ahead: Reads) {
-        reads.documents.merge(ahead.documents) { mine, _ in mine }
-        reads.accounts.merge(ahead.accounts) { mine, _ in mine }
-        reads.orders.merge(ahead.orders) { mine, _ in mine }
     }
 
     /// Forgets what the overlay holds or knows of the keys of `rows`, which are written past it

@@ -51,17 +51,6 @@ package struct StepKeys: Sendable {
         try tx.prefetchContractOrders(orders.map { ($0.uid.string, $0.orderId.string) })
         try tx.prefetchParked(accounts: parkedAccounts.map(\.string), contractIds: parkedContracts.map(\.string))
     }
-
-    package mutating func formUnion(_ other: StepKeys) {
-        events.formUnion(other.events)
-        for (key, part) in other.documents { documents[key] = max(documents[key] ?? part, part) }
-        accounts.formUnion(other.accounts)
-        parkedAccounts.formUnion(other.parkedAccounts)
-        parkedContracts.formUnion(other.parkedContracts)
-        orders.formUnion(other.orders)
-        for (consumer, partitions) in other.positions { positions[consumer, default: []].formUnion(partitions) }
-        records.formUnion(other.records)
-    }
 }
 
 /// A record's key: its kind and its key.
