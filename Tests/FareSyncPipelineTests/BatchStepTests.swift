@@ -10,6 +10,12 @@ import Testing
 /// same when computed twice, and checked at its write, where a read that changed meanwhile sends
 /// it back to be read and computed again with nothing written.
 @Suite struct BatchStepTests {
+    /// The snapshot a step needs: its first keys, and what computing it missed.
+    static func snapshot(for step: BatchStep, in store: any DocumentStore) async throws -> StepSnapshot {
+        let first = try await BatchStep.read(BatchStep.firstKeys(of: step.batch, consumer: step.consumer), into: StepSnapshot(), from: store)
+        return try await step.computed(in: store, from: first).snapshot
+    }
+
     static func step(_ messages: SourceMessage...) -> BatchStep {
         BatchStep(batch: TriggerDispatcher.decode(messages), entur: [:], rules: TriggerRules(), journal: Harness.journal, consumer: "c")
     }
@@ -19,7 +25,7 @@ import Testing
         try await h.send(Make.user("u1"), Make.reservation("u1"))
         let paid = Make.payment("u1", status: .capture, at: Make.t0 + 40 * Make.minute)
         let step = Self.step(Make.contract("u1"), paid, Make.contract("u9", id: "FC9"))
-        let snapshot = try await step.computed(in: h.store, reading: step.firstKeys()).snapshot
+        let snapshot = try await Self.snapshot(for: step, in: h.store)
         let (first, second) = (StepTransaction(snapshot), StepTransaction(snapshot))
         let results = (try step.compute(on: first), try step.compute(on: second))
         #expect(first.misses.isEmpty && second.misses.isEmpty)
@@ -34,7 +40,7 @@ import Testing
     @Test func aContractWhoseUserIsCreatedBeforeItsWriteIsComputedAgain() async throws {
         let h = Harness()
         let step = Self.step(Make.contract("u1"))
-        let tx = StepTransaction(try await step.computed(in: h.store, reading: step.firstKeys()).snapshot)
+        let tx = StepTransaction(try await Self.snapshot(for: step, in: h.store))
         #expect(try step.compute(on: tx).outcomes.contractsParked == 1)
         try await h.send(Make.user("u1"))
         let log = tx.log

@@ -24,7 +24,7 @@ struct BatchStep: Sendable {
     /// change, the contract orders its reservations are checked against, the dead letters of the
     /// messages that do not decode, and the consumer's positions. What the triggers read beyond
     /// these (a contract under its owner's uid, a park) is found by computing.
-    func firstKeys() -> StepKeys {
+    static func firstKeys(of batch: DecodedBatch, consumer: String?) -> StepKeys {
         var keys = StepKeys()
         for (message, result) in zip(batch.messages, batch.decoded) {
             switch result {
@@ -46,25 +46,28 @@ struct BatchStep: Sendable {
         return keys
     }
 
-    /// Computes the step outside any store transaction, on a snapshot read with set queries: first
-    /// of `keys`, then of what computing it missed, until it misses nothing. Its snapshot, its log
-    /// (for the write to check and replay) and its result. No store lock is held while the triggers run.
-    func computed(in store: any DocumentStore, reading keys: StepKeys) async throws -> (
+    /// Reads `keys` from `store` into what `snapshot` knows.
+    static func read(_ keys: StepKeys, into snapshot: StepSnapshot, from store: any DocumentStore) async throws -> StepSnapshot {
+        try await store.read { tx in
+            var read = snapshot
+            try read.read(keys, from: tx)
+            return read
+        }
+    }
+
+    /// Computes the step outside any store transaction, on `snapshot`, then on it with what
+    /// computing missed read from `store` (with set queries), until it misses nothing. Its
+    /// snapshot, its log (for the write to check and replay) and its result. No store lock is held
+    /// while the triggers run.
+    func computed(in store: any DocumentStore, from snapshot: StepSnapshot) async throws -> (
         snapshot: StepSnapshot, log: StepLog, result: BatchResult
     ) {
-        var snapshot = StepSnapshot()
-        var keys = keys
+        var snapshot = snapshot
         while true {
-            let (known, asked) = (snapshot, keys)
-            snapshot = try await store.read { tx in
-                var read = known
-                try read.read(asked, from: tx)
-                return read
-            }
             let tx = StepTransaction(snapshot)
             let result = try compute(on: tx)
             if tx.misses.isEmpty { return (snapshot, tx.log, result) }
-            keys = tx.misses
+            snapshot = try await Self.read(tx.misses, into: snapshot, from: store)
         }
     }
 

@@ -100,20 +100,20 @@ public final class TriggerDispatcher: Sendable {
     /// read still gives what it gave; a batch whose reads changed before its write is computed again.
     @discardableResult
     public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
-        let enturOutcomes = try await provisionNewUsers(batch.decoded)
+        var snapshot = try await BatchStep.read(BatchStep.firstKeys(of: batch, consumer: consumer), into: StepSnapshot(), from: store)
+        let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
         let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer)
-        var keys = step.firstKeys()
         var computedAgain = false
         while true {
             try Task.checkCancellation()
-            let (_, log, result) = try await step.computed(in: store, reading: keys)
+            let (_, log, result) = try await step.computed(in: store, from: snapshot)
             if try await store.write({ try log.replay(on: $0) }) == nil {
                 totals.withLock { $0 += result.outcomes }
                 if computedAgain { recomputed.withLock { $0 += 1 } }
                 return result
             }
             // Everything the step read is read again.
-            keys = log.keys
+            snapshot = try await BatchStep.read(log.keys, into: StepSnapshot(), from: store)
             computedAgain = true
         }
     }
@@ -146,28 +146,20 @@ public final class TriggerDispatcher: Sendable {
         return batch
     }
 
-    /// Runs Entur provisioning (with its retries and backoff) for user-created events whose user
-    /// does not exist yet, before the transaction, so no transaction waits on Entur.
-    /// Keyed by uid: every event of that uid in the batch may use it (only the first that gets
-    /// to the store creates the user; the others find the customer written).
-    private func provisionNewUsers(_ decoded: [Result<CloudEvent, Rejection>]) async throws -> [ByteKey: Result<EnturAccount, Rejection>] {
-        var uids: [String] = []
-        var seen = Set<ByteKey>()
-        for result in decoded {
-            guard case .success(let event) = result, case .userCreated(let user) = event.payload,
-                seen.insert(ByteKey(user.uid)).inserted
-            else { continue }
-            uids.append(user.uid)
-        }
-        guard !uids.isEmpty else { return [:] }
-        let candidates = uids
-        let needed: [String] = try await store.read { tx in
-            try tx.prefetch(documents: [], versions: [], presence: candidates.map(Paths.customer), accounts: [])
-            return try candidates.filter { try !tx.hasDocument(Paths.customer($0)) }
-        }
+    /// Runs Entur provisioning (with its retries and backoff) for user-created events whose
+    /// customer the batch's first snapshot does not hold, before the step, so no transaction waits
+    /// on Entur. Keyed by uid: every event of that uid in the batch may use it (only the first that
+    /// gets to the store creates the user; the others find the customer written). Once per batch,
+    /// however often it is computed: Entur's answers count its calls.
+    private func provisionNewUsers(_ decoded: [Result<CloudEvent, Rejection>], known snapshot: StepSnapshot) async -> [ByteKey: Result<
+        EnturAccount, Rejection
+    >] {
         var outcomes: [ByteKey: Result<EnturAccount, Rejection>] = [:]
-        for uid in needed {
-            outcomes[ByteKey(uid)] = await entur.provision(uid: uid)
+        for result in decoded {
+            guard case .success(let event) = result, case .userCreated(let user) = event.payload, outcomes[ByteKey(user.uid)] == nil,
+                case .missing? = snapshot.documents[ByteKey(Paths.customer(user.uid))]
+            else { continue }
+            outcomes[ByteKey(user.uid)] = await entur.provision(uid: user.uid)
         }
         return outcomes
     }
