@@ -32,15 +32,11 @@ struct FirestoreOptions: ParsableArguments {
         }
     }
 
-    /// A mirror of `store` into the emulator, if one is named.
-    func mirror(of store: any DocumentStore, pacing: @escaping @Sendable () -> Duration = { .zero }) -> FirestoreMirror? {
-        endpoint.map { FirestoreMirror(store: store, client: FirestoreClient(endpoint: $0), pacing: pacing) }
-    }
-
     /// Runs `work`, with the mirror following behind it if an emulator is named; `work`'s result and
     /// the mirror's summary line.
     func mirroring<T: Sendable>(_ store: any DocumentStore, _ work: () async throws -> T) async throws -> (T, String?) {
-        guard let mirror = mirror(of: store) else { return (try await work(), nil) }
+        guard let endpoint else { return (try await work(), nil) }
+        let mirror = FirestoreMirror(store: store, client: FirestoreClient(endpoint: endpoint))
         let (result, line) = try await mirror.followingShowingProgress(work)
         return (result, line)
     }
