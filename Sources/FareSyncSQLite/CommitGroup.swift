@@ -25,17 +25,20 @@ final class CommitGroup: @unchecked Sendable {
 
     /// Told of every commit (`SQLiteStore.commits`).
     let commits: CommitSignal
+    /// The store's write marks (`WriteMarks`).
+    let marks: WriteMarks
 
-    init(transactionsPerCommit: Int, commits: CommitSignal) {
+    init(transactionsPerCommit: Int, commits: CommitSignal, marks: WriteMarks) {
         self.transactionsPerCommit = transactionsPerCommit
         self.commits = commits
+        self.marks = marks
     }
 
     /// Runs one write transaction's body in the group's SQLite transaction; commits once the group
     /// holds `transactionsPerCommit` of them. Returns what the overlay held if it committed.
     func write<T>(_ db: Database, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers?) {
         if ended {
-            let (result, leftovers) = try SQLiteStore.writeAlone(db, commits: commits, body)
+            let (result, leftovers) = try SQLiteStore.writeAlone(db, commits: commits, marks: marks, body)
             return (result, leftovers)
         }
         if let failure { throw CommitGroupError(cause: failure) }
@@ -49,13 +52,15 @@ final class CommitGroup: @unchecked Sendable {
                 tx = open
             } else {
                 try db.beginTransaction(.immediate)
-                tx = SQLiteTransaction(db)
+                tx = SQLiteTransaction(db, marks: .writer(marks))
                 open = tx
             }
             let result = try body(tx)
+            marks.wrote()
             writes += 1
             return (result, writes >= transactionsPerCommit ? try commit(db) : tx.shedReads())
         } catch {
+            marks.wrote()
             failure = error
             abandon(db)
             throw error
@@ -100,6 +105,7 @@ final class CommitGroup: @unchecked Sendable {
         guard let tx = open else { return nil }
         try tx.flush()
         try db.commit()
+        marks.committed()
         commits.committed()
         open = nil
         writes = 0

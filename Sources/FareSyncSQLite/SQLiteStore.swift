@@ -20,6 +20,8 @@ public final class SQLiteStore: DocumentStore {
     private let checkpointer: Checkpointer
     /// Told of every commit this process makes.
     let commitSignal = CommitSignal()
+    /// Counts the writes, for the write marks of transactions (`WriteMarks`).
+    let marks = WriteMarks()
 
     public var commits: CommitSignal? { commitSignal }
 
@@ -94,7 +96,7 @@ public final class SQLiteStore: DocumentStore {
             // where groups begin and end their transactions: decided before, a write could find no
             // group and then reach the writer while a group's transaction is open.
             if let group = self.group.withLock({ $0 }) { return try group.write(db, body) }
-            return try Self.writeAlone(db, commits: self.commitSignal, body)
+            return try Self.writeAlone(db, commits: self.commitSignal, marks: self.marks, body)
         }
         checkpointer.committed()
         withExtendedLifetime(leftovers) {}  // freed here, on the caller's thread, not the writer's
@@ -103,15 +105,24 @@ public final class SQLiteStore: DocumentStore {
 
     /// Runs one write transaction's body in an SQLite transaction of its own: flushed, committed,
     /// signalled (`commits`), or rolled back if anything throws.
-    static func writeAlone<T>(_ db: Database, commits: CommitSignal, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers) {
+    static func writeAlone<T>(
+        _ db: Database, commits: CommitSignal, marks: WriteMarks, _ body: (any StoreTransaction) throws -> T
+    ) throws -> (T, Leftovers) {
         var outcome: (T, Leftovers)?
-        try db.inTransaction(.immediate) {
-            let tx = SQLiteTransaction(db)
-            let result = try body(tx)
-            try tx.flush()
-            outcome = (result, tx.takeLeftovers())
-            return .commit
+        do {
+            try db.inTransaction(.immediate) {
+                let tx = SQLiteTransaction(db, marks: .writer(marks))
+                let result = try body(tx)
+                try tx.flush()
+                outcome = (result, tx.takeLeftovers())
+                return .commit
+            }
+        } catch {
+            marks.wrote()
+            throw error
         }
+        marks.wrote()
+        marks.committed()
         commits.committed()
         return outcome!
     }
@@ -119,13 +130,14 @@ public final class SQLiteStore: DocumentStore {
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         if let group = group.withLock({ $0 }) {
             // The group's writes are not committed yet: read them where they are.
-            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db)) }
+            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db, marks: .writer(self.marks))) }
         }
-        return try await pool.read { db in try body(SQLiteTransaction(db)) }
+        return try await readCommitted(body)
     }
 
     public func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await pool.read { db in try body(SQLiteTransaction(db)) }
+        let mark = marks.ofLastCommit  // before the reader's first statement, which fixes what it sees
+        return try await pool.read { db in try body(SQLiteTransaction(db, marks: .reader(mark))) }
     }
 
     /// Lets up to `transactionsPerCommit` write transactions share one SQLite transaction until
@@ -134,7 +146,7 @@ public final class SQLiteStore: DocumentStore {
     /// every later write fails too; `body` then fails, and so does this.
     public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
         guard transactionsPerCommit > 1 else { return try await body() }
-        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit, commits: commitSignal)
+        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit, commits: commitSignal, marks: marks)
         try self.group.withLock { current in
             guard current == nil else { throw DatabaseError(message: "commit groups cannot nest") }
             current = group

@@ -26,8 +26,20 @@ final class SQLiteTransaction: WriteBackTransaction {
     /// transaction can only roll back, and every later flush fails with the same error.
     private(set) var flushFailure: (any Error)?
 
-    init(_ db: Database) {
+    /// Where this transaction's write mark comes from (`WriteMarks`).
+    let markSource: WriteMarkSource
+
+    init(_ db: Database, marks: WriteMarkSource = .none) {
         self.db = db
+        self.markSource = marks
+    }
+
+    var writeMark: Int64? {
+        switch markSource {
+        case .none: return nil
+        case .reader(let mark): return mark
+        case .writer(let marks): return try? marks.onWriter(db)
+        }
     }
 
     // The writes of `flush()` and `load(_:)`.

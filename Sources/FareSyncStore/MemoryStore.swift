@@ -22,7 +22,10 @@ public final class MemoryStore: DocumentStore {
             // changed in place), and put it back — rolled back if the body threw.
             let tx = MemoryTransaction(state: state, recordingUndo: true)
             state = MemoryState()
-            defer { state = tx.state }
+            defer {
+                tx.state.writes += 1
+                state = tx.state
+            }
             do {
                 return try body(tx)
             } catch {
@@ -57,6 +60,10 @@ package struct MemoryState: Sendable {
     package var processed: Set<ByteKey> = []
     package var accounts: [ByteKey: AccountRecord] = [:]
     package var parked: [Int64: ParkedEvent] = [:]
+    /// The sequences of the parked events by account and by contract id, so that the triggers'
+    /// lookups of one key read that key's events only.
+    var parkedByAccount: [ByteKey: Set<Int64>] = [:]
+    var parkedByContract: [ByteKey: Set<Int64>] = [:]
     var nextSequence: Int64 = 1
     package var contractOrders: Set<ByteKey> = []
     package var reservations: [ByteKey: ReservationEntry] = [:]
@@ -64,6 +71,8 @@ package struct MemoryState: Sendable {
     /// The services' records, by kind and then key.
     var records: [ByteKey: [ByteKey: JSONValue]] = [:]
     var journal = MemoryJournal()
+    /// The write transactions run so far, rolled back or not (`StoreReadAhead.writeMark`).
+    var writes: Int64 = 0
     /// The change feed; nil where nobody reads one (a load's shards, whose rows the store they
     /// are loaded into gives positions).
     var feed: MemoryFeed?
@@ -117,6 +126,8 @@ package final class MemoryTransaction: StoreTransaction {
     func onRollBack(_ step: @escaping (inout MemoryState) -> Void) {
         if recordingUndo { undo.append(step) }
     }
+
+    package var writeMark: Int64? { state.writes }
 
     package func rollBack() {
         for step in undo.reversed() { step(&state) }
@@ -193,25 +204,43 @@ package final class MemoryTransaction: StoreTransaction {
         if recordingUndo { undo.append { $0.nextSequence -= 1 } }
         state.nextSequence += 1
         change(\.parked, e.sequence, to: e)
+        index(e, parked: true)
     }
 
-    private func parked(where predicate: (ParkedEvent) -> Bool) -> [ParkedEvent] {
-        state.parked.values.filter(predicate).sorted { $0.sequence < $1.sequence }
+    /// Adds a parked event to the indexes by account and by contract id, or removes it.
+    private func index(_ event: ParkedEvent, parked: Bool) {
+        let keys = [(\MemoryState.parkedByAccount, ByteKey(event.account)), (\MemoryState.parkedByContract, ByteKey(event.contractId))]
+        func apply(_ state: inout MemoryState, _ add: Bool) {
+            for (index, key) in keys {
+                if add {
+                    state[keyPath: index][key, default: []].insert(event.sequence)
+                } else {
+                    state[keyPath: index][key]?.remove(event.sequence)
+                    if state[keyPath: index][key]?.isEmpty == true { state[keyPath: index][key] = nil }
+                }
+            }
+        }
+        apply(&state, parked)
+        onRollBack { apply(&$0, !parked) }
     }
 
-    package func parkedEvents(account: String) throws -> [ParkedEvent] {
-        parked { UTF8Order.equal($0.account, account) }
+    private func parked(_ sequences: Set<Int64>?) -> [ParkedEvent] {
+        (sequences ?? []).sorted().compactMap { state.parked[$0] }
     }
 
-    package func parkedEvents(contractId: String) throws -> [ParkedEvent] {
-        parked { UTF8Order.equal($0.contractId, contractId) }
-    }
+    package func parkedEvents(account: String) throws -> [ParkedEvent] { parked(state.parkedByAccount[ByteKey(account)]) }
+
+    package func parkedEvents(contractId: String) throws -> [ParkedEvent] { parked(state.parkedByContract[ByteKey(contractId)]) }
 
     package func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {
-        parked { $0.eventTime < time }
+        state.parked.values.filter { $0.eventTime < time }.sorted { $0.sequence < $1.sequence }
     }
 
-    package func unpark(sequence: Int64) throws { change(\.parked, sequence, to: nil) }
+    package func unpark(sequence: Int64) throws {
+        guard let event = state.parked[sequence] else { return }
+        index(event, parked: false)
+        change(\.parked, sequence, to: nil)
+    }
 
     private static func orderKey(_ uid: String, _ orderId: String) -> ByteKey { ByteKey(uid + "/" + orderId) }
 

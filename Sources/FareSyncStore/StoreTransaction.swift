@@ -171,12 +171,17 @@ public protocol StoreReadAhead: AnyObject {
     /// The accounts and contract ids whose parked events the batch will ask about (the accounts
     /// its users create, and the contracts it may park).
     func prefetchParked(accounts: [String], contractIds: [String]) throws
+    /// The store's count of writes so far, where it keeps one (nil by default): the same mark at a
+    /// read and at a later write transaction means that no write came between, so what was read
+    /// still holds and the write need not read it again to check (`StepLog.replay`).
+    var writeMark: Int64? { get }
 }
 
 extension StoreReadAhead {
     public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
     public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
     public func prefetchParked(accounts: [String], contractIds: [String]) throws {}
+    public var writeMark: Int64? { nil }
 }
 
 /// Loading an empty store (`AccountLoad`): shards of final rows computed outside the store.

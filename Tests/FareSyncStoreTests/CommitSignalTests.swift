@@ -3,8 +3,10 @@ import FareSyncStore
 import Testing
 
 /// Each store signals its commits to the feed's readers in the process: after a commit, never for
-/// writes a commit group still holds, and a waiter that is cancelled or times out returns.
-@Suite(.timeLimit(.minutes(1))) struct CommitSignalTests {
+/// writes a commit group still holds, and a waiter that is cancelled or times out returns. The time
+/// limit catches a waiter that hangs; it leaves room for the PostgreSQL case's fresh database, which
+/// the server creates after those of every other case running at once.
+@Suite(.timeLimit(.minutes(3))) struct CommitSignalTests {
     @Test(arguments: StoreKinds.all)
     func aCommitWakesAWaiter(kind: String) async throws {
         let tmp = try TemporaryStore()

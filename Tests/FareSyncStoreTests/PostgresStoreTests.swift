@@ -55,52 +55,23 @@ struct PostgresStoreTests {
         return dealt
     }
 
-    /// Three workers, each with its own connections, apply their partitions at once, in small
-    /// batches, to one database: the export equals a replay's, round after round. A user's
-    /// creation, reservations, payments and contracts fall on different workers at the same moment,
-    /// so a batch's reads change before its write, and that batch is computed again: the count of
-    /// those shows that the race happened. The rounds vary the seed, so the users' events fall on
-    /// the workers differently each time.
+    /// Three workers, each with its own connections, race on one database (`WorkerRaceTests`): the
+    /// export equals a replay's, round after round, and batches were computed again. The rounds
+    /// vary the seed, so the users' events fall on the workers differently each time.
     @Test func concurrentWorkersOnOneHotAccountEndAsOneWorker() async throws {
         var retried = 0
         var turns = 0
         var batches = 0
         var recomputed = 0
         for round in 0..<50 {
-            let lines = Self.lines(UInt64(1000 + round), users: 3)
-            let memory = MemoryStore()
-            try await SQLiteStoreTests.replay(memory, lines, lanes: 1)
-            let expected = try await Export.string(memory)
-
             let url = try await StoreKinds.freshDatabase()
             var stores: [PostgresStore] = []
             for _ in 0..<3 { stores.append(try await PostgresStore(url: url)) }
-            let partitions = Self.dealt(lines, workers: 3)
-            batches += partitions.map { ($0.count + 2) / 3 }.reduce(1, +)
-            let dispatchers = stores.map { TriggerDispatcher(store: $0, entur: SimulatedEntur(clock: VirtualClock())) }
-            // Then one sweep at the newest event time, as a replay ends.
-            let newest = try await withThrowingTaskGroup(of: Int64?.self) { group in
-                for (dispatcher, messages) in zip(dispatchers, partitions) {
-                    group.addTask {
-                        var newest: Int64?
-                        var start = 0
-                        while start < messages.count {
-                            let end = min(start + 3, messages.count)
-                            let result = try await dispatcher.process(Array(messages[start..<end]))
-                            newest = [newest, result.newestEventTime].compactMap { $0 }.max()
-                            start = end
-                        }
-                        return newest
-                    }
-                }
-                return try await group.reduce(into: [Int64]()) { if let t = $1 { $0.append(t) } }.max()
-            }
-            let sweeper = TriggerDispatcher(store: stores[1], entur: SimulatedEntur(clock: VirtualClock()))
-            try await sweeper.sweep(watermark: try #require(newest))
-            #expect(try await Export.string(stores[0]) == expected, "round \(round)")
+            let counts = try await WorkerRaceTests.round(round, stores: stores)
+            batches += counts.batches
+            recomputed += counts.recomputed
             retried += stores.map(\.retriedTransactions).reduce(0, +)
             turns += stores.map(\.writeLockUse.turns).reduce(0, +)
-            recomputed += dispatchers.map(\.batchesRecomputed).reduce(0, +)
         }
         #expect(retried == 0, "one at a time, the workers' transactions never conflict")
         #expect(turns >= batches, "every batch's write took its turn")

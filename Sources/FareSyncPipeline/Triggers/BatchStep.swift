@@ -46,6 +46,45 @@ struct BatchStep: Sendable {
         return keys
     }
 
+    /// The keys the batch's contracts lead to once their owners are known, that `snapshot` does not
+    /// hold yet: each contract's document and reservation under its owner's uid (an owner the
+    /// snapshot holds, or a user the batch creates with Entur's account), the park of every contract
+    /// whose owner the snapshot does not hold, and the park of every account the batch creates, with
+    /// what its parked contracts lead to. Read before the first computation, so that a batch is
+    /// computed once where nothing writes under it; what these miss, computing finds.
+    static func ownerKeys(
+        of batch: DecodedBatch, entur: [ByteKey: Result<EnturAccount, Rejection>], in snapshot: StepSnapshot
+    ) -> StepKeys {
+        var created: [ByteKey: String] = [:]
+        for case .success(let event) in batch.decoded {
+            guard case .userCreated(let user) = event.payload, case .success(let account)? = entur[ByteKey(user.uid)] else { continue }
+            created[ByteKey(account.abtId)] = created[ByteKey(account.abtId)] ?? user.uid
+        }
+        var keys = StepKeys()
+        func contract(_ id: String, order: String?, account: ByteKey) {
+            if case .some(.some(let owner)) = snapshot.accounts[account] {
+                keys.document(Paths.fareContract(uid: owner.uid, id: id), .version)
+                if let order { keys.document(Paths.reservation(uid: owner.uid, orderId: order), .presence) }
+                return
+            }
+            keys.parkedContracts.insert(ByteKey(id))
+            guard let uid = created[account] else { return }
+            keys.document(Paths.fareContract(uid: uid, id: id), .version)
+            if let order { keys.document(Paths.reservation(uid: uid, orderId: order), .presence) }
+        }
+        for case .success(let event) in batch.decoded {
+            guard case .fareContractChanged(let c) = event.payload else { continue }
+            contract(c.id, order: c.orderId, account: ByteKey(c.customerAccountId))
+        }
+        for account in created.keys {
+            keys.parkedAccounts.insert(account)
+            for parked in snapshot.parkedByAccount[account] ?? [] {
+                contract(parked.contractId, order: parked.data["orderId"]?.stringValue, account: account)
+            }
+        }
+        return snapshot.unknown(keys)
+    }
+
     /// Reads `keys` from `store` into what `snapshot` knows.
     static func read(_ keys: StepKeys, into snapshot: StepSnapshot, from store: any DocumentStore) async throws -> StepSnapshot {
         try await store.read { tx in

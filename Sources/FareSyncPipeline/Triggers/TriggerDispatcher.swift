@@ -102,12 +102,18 @@ public final class TriggerDispatcher: Sendable {
     public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
         var snapshot = try await BatchStep.read(BatchStep.firstKeys(of: batch, consumer: consumer), into: StepSnapshot(), from: store)
         let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
+        // What the contracts lead to under their owners; then what a created account's parked contracts lead to.
+        for _ in 0..<2 {
+            let keys = BatchStep.ownerKeys(of: batch, entur: enturOutcomes, in: snapshot)
+            if keys.isEmpty { break }
+            snapshot = try await BatchStep.read(keys, into: snapshot, from: store)
+        }
         let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer)
         var computedAgain = false
         while true {
             try Task.checkCancellation()
-            let (_, log, result) = try await step.computed(in: store, from: snapshot)
-            if try await store.write({ try log.replay(on: $0) }) == nil {
+            let (read, log, result) = try await step.computed(in: store, from: snapshot)
+            if try await store.write({ try log.replay(on: $0, readAt: read.mark) }) == nil {
                 totals.withLock { $0 += result.outcomes }
                 if computedAgain { recomputed.withLock { $0 += 1 } }
                 return result

@@ -56,12 +56,15 @@ package struct StepLog: Sendable {
     /// Replays the step on `tx` if every read the step made of the store still gives what it gave:
     /// first the reads are checked, with nothing written, then the writes are made. Returns the
     /// first read that differs, having written nothing; the write transaction may then commit (it
-    /// changed nothing) and the step is computed again.
-    package func replay(on tx: any StoreTransaction) throws -> StepConflict? {
-        try keys.announce(to: tx)
-        var check = Check(tx: tx)
-        for operation in operations {
-            if let conflict = try check.read(operation) { return conflict }
+    /// changed nothing) and the step is computed again. Where the step read at write mark `mark`
+    /// (`StepSnapshot.mark`) and `tx` is still at it, no write came between: nothing is checked.
+    package func replay(on tx: any StoreTransaction, readAt mark: Int64? = nil) throws -> StepConflict? {
+        if mark == nil || tx.writeMark != mark {
+            try keys.announce(to: tx)
+            var check = Check(tx: tx)
+            for operation in operations {
+                if let conflict = try check.read(operation) { return conflict }
+            }
         }
         var write = Write(tx: tx, learnsSequences: operations.contains { if case .unpark(let s) = $0 { return s < 0 } else { return false } })
         for operation in operations { try write.apply(operation) }

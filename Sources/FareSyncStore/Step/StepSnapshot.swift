@@ -104,11 +104,19 @@ package struct StepSnapshot: Sendable {
     package var records: [RecordKey: JSONValue?] = [:]
     /// Whether each event id read is claimed.
     package var claimed: [ByteKey: Bool] = [:]
+    /// The store's write mark at the first read, and whether every read since saw the same.
+    private var marks: (first: Int64?, same: Bool)?
 
     package init() {}
 
+    /// The store's write mark (`StoreReadAhead.writeMark`) if every read of this snapshot saw the
+    /// same one: then the snapshot is the store's state at that mark, all of it.
+    package var mark: Int64? { marks.flatMap { $0.same ? $0.first : nil } }
+
     /// Reads `keys` from `tx`, announced first; replaces what was known of each.
     package mutating func read(_ keys: StepKeys, from tx: any StoreTransaction) throws {
+        let now = tx.writeMark
+        marks = marks.map { ($0.first, $0.same && $0.first == now) } ?? (now, true)
         try keys.announce(to: tx)
         let ids = Array(keys.events)
         for (id, isClaimed) in zip(ids, try tx.claimedEvents(ids.map(\.string))) { claimed[id] = isClaimed }
@@ -132,6 +140,25 @@ package struct StepSnapshot: Sendable {
             }
         }
         for key in keys.records { records[key] = .some(try tx.record(key.kind.string, key.key.string)) }
+    }
+}
+
+extension StepSnapshot {
+    /// The keys of `keys` this snapshot does not hold (a document: not to the part asked for).
+    package func unknown(_ keys: StepKeys) -> StepKeys {
+        var unknown = StepKeys()
+        unknown.events = keys.events.filter { claimed[$0] == nil }
+        unknown.documents = keys.documents.filter { key, part in documents[key].map { $0.part < part } ?? true }
+        unknown.accounts = keys.accounts.filter { accounts[$0] == nil }
+        unknown.parkedAccounts = keys.parkedAccounts.filter { parkedByAccount[$0] == nil }
+        unknown.parkedContracts = keys.parkedContracts.filter { parkedByContract[$0] == nil }
+        unknown.orders = keys.orders.filter { orders[$0] == nil }
+        for (consumer, partitions) in keys.positions {
+            let missing = partitions.filter { positions[PositionKey(consumer: consumer, partition: $0)] == nil }
+            if !missing.isEmpty { unknown.positions[consumer] = missing }
+        }
+        unknown.records = keys.records.filter { records[$0] == nil }
+        return unknown
     }
 }
 
