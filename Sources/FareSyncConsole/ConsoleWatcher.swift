@@ -104,7 +104,7 @@ public final class ConsoleWatcher: Service, Sendable {
         let (previous, listening, eachChange) = state.withLock { s in
             (s.head, !s.subscribers.isEmpty, s.subscribers.values.contains { $0.eachChange || !$0.prefixes.isEmpty })
         }
-        let head = try await store.readCommitted { try $0.feedHead() }
+        let head = try await store.read { try $0.feedHead() }
         guard head != previous else { return }
         state.withLock { $0.head = head }
         guard previous >= 0, listening else { return }
@@ -112,7 +112,7 @@ public final class ConsoleWatcher: Service, Sendable {
         guard head - previous <= Int64(Self.maxChanges) else {
             return broadcast { subscriber in subscriber.eachChange ? .skipped(from: previous, to: head) : .changed(head: head) }
         }
-        let changes = try await store.readCommitted { try $0.changes(after: previous, limit: Self.maxChanges) }
+        let changes = try await store.read { try $0.changes(after: previous, limit: Self.maxChanges) }
         deliver(changes, head: head)
     }
 

@@ -191,7 +191,7 @@ public actor FirestoreMirror: Service {
         var target: Int64?
         while true {
             do {
-                let head = try await store.readCommitted { try $0.feedHead() }
+                let head = try await store.read { try $0.feedHead() }
                 if target == nil { target = head }
                 let applied = try await step()
                 backoff = .milliseconds(100)
@@ -285,7 +285,7 @@ public actor FirestoreMirror: Service {
 
     /// Reads the changes after `position` (as many as one commit can take) and encodes them.
     static func page(of store: any DocumentStore, after position: Int64, endpoint: FirestoreEndpoint) async throws -> Page {
-        let (head, changes) = try await store.readCommitted { tx in
+        let (head, changes) = try await store.read { tx in
             (try tx.feedHead(), try tx.changes(after: position, limit: maxWrites - 1))
         }
         return Page(head: head, writes: changes.map { PendingWrite(change: $0, write: write($0, endpoint: endpoint)) })
@@ -296,7 +296,7 @@ public actor FirestoreMirror: Service {
     /// Reads the mirror's position from the emulator (once, and again after it changed under us).
     private func attach() async throws -> Attachment {
         if let attachment { return attachment }
-        let identity = try await store.readCommitted { try $0.feedIdentity() }
+        let identity = try await store.read { try $0.feedIdentity() }
         var attached = Attachment(identity: identity, position: 0)
         for (lane, path) in Self.positionPaths.enumerated() {
             guard let current = try await client.get(path) else { continue }

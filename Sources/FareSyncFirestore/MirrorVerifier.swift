@@ -52,7 +52,7 @@ public enum MirrorVerifier {
                         continue
                     }
                     if digest(fields) != expected {
-                        let document = try await store.readCommitted { try $0.document(path) } ?? .null
+                        let document = try await store.read { try $0.document(path) } ?? .null
                         let fieldsInStore = FirestoreMapping.fields(of: document, at: path)
                         differences.append(MirrorDifference(path: path, kind: .different(compare(fieldsInStore, fields, prefix: ""))))
                     }

@@ -26,7 +26,7 @@ public struct HTTPApplication: Sendable {
         /// Ready while the store answers a read.
         public static func storeReadable(_ store: any DocumentStore) -> @Sendable () async -> Readiness {
             {
-                let readable = (try? await store.readCommitted { try $0.feedHead() }) != nil
+                let readable = (try? await store.read { try $0.feedHead() }) != nil
                 return Readiness(ready: readable, text: readable ? "ready" : "not ready: the store cannot be read")
             }
         }

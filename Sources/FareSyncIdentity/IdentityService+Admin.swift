@@ -122,14 +122,14 @@ extension IdentityService {
     /// The users whose uids come after `uid` (from the first, for nil), by uid, at most `limit`: the
     /// users are read a page at a time.
     public func users(after uid: String?, limit: Int) async throws -> [IdentityUser] {
-        try await store.readCommitted { tx in
+        try await store.read { tx in
             try tx.records(IdentityUser.recordKind, after: uid, limit: limit).compactMap { IdentityUser(record: $0.value) }
         }
     }
 
     /// The users with these uids (nil where none), read in one store read.
     public func users(uids: [String]) async throws -> [IdentityUser?] {
-        try await store.readCommitted { tx in
+        try await store.read { tx in
             try uids.map { uid in try tx.record(IdentityUser.recordKind, uid).flatMap { IdentityUser(record: $0) } }
         }
     }
@@ -137,7 +137,7 @@ extension IdentityService {
     /// The user's custom claims: those of `authUsers/{uid}` once the trigger wrote it, else those
     /// set through the Admin API, else none.
     public func claims(of user: IdentityUser) async throws -> JSONObject {
-        let document = try await store.readCommitted { try $0.document(Paths.authUser(user.uid)) }
+        let document = try await store.read { try $0.document(Paths.authUser(user.uid)) }
         return document?["customClaims"]?.objectValue ?? user.pendingClaims ?? JSONObject()
     }
 

@@ -73,7 +73,7 @@ extension IdentityService {
     /// The codes that still sign in, as the emulator's `verificationCodes` lists them.
     public func verificationCodes() async throws -> [VerificationCode] {
         let now = clock.milliseconds()
-        return try await store.readCommitted { tx in
+        return try await store.read { tx in
             try tx.records(VerificationCode.recordKind).compactMap { VerificationCode(sessionInfo: $0.key, record: $0.value) }
         }.filter { $0.expiresAt > now && !$0.spent }
     }

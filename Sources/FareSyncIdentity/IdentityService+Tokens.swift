@@ -25,7 +25,7 @@ extension IdentityService {
     public func standing(_ uid: String) async throws -> UserStanding? {
         let now = clock.milliseconds()
         if let known = standings.value(for: uid, now: now) { return known }
-        let standing = try await store.readCommitted { tx -> UserStanding? in
+        let standing = try await store.read { tx -> UserStanding? in
             if let user = try Self.user(uid, in: tx) { return user.standing }
             guard let deleted = try tx.record(IdentityUser.deletedKind, uid)?.int64Value else { return nil }
             return UserStanding(validSince: deleted, disabled: false, deleted: true)

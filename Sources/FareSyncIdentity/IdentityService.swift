@@ -138,7 +138,7 @@ public final class IdentityService: Sendable {
     public func refresh(_ refreshToken: String, client: String? = nil) async throws -> Session {
         let attempt = try throttle.begin(email: nil, client: client, now: clock.milliseconds())
         let key = Self.digest(refreshToken)
-        guard let record = try await store.readCommitted({ try $0.record(Self.refreshKind, key) }),
+        guard let record = try await store.read({ try $0.record(Self.refreshKind, key) }),
             let uid = record["uid"]?.stringValue, let issued = record["issued"]?.int64Value,
             let authTime = record["authTime"]?.int64Value
         else {
@@ -170,11 +170,11 @@ public final class IdentityService: Sendable {
     }
 
     public func user(uid: String) async throws -> IdentityUser? {
-        try await store.readCommitted { tx in try Self.user(uid, in: tx) }
+        try await store.read { tx in try Self.user(uid, in: tx) }
     }
 
     public func user(email: String) async throws -> IdentityUser? {
-        try await store.readCommitted { tx in
+        try await store.read { tx in
             guard let uid = try tx.record(IdentityUser.emailKind, Self.emailKey(email))?.stringValue else { return nil }
             return try Self.user(uid, in: tx)
         }
@@ -182,7 +182,7 @@ public final class IdentityService: Sendable {
 
     /// The user a phone number signs in (the Admin API's lookup by `phoneNumber`).
     public func user(phoneNumber: String) async throws -> IdentityUser? {
-        try await store.readCommitted { tx in
+        try await store.read { tx in
             guard let uid = try tx.record(IdentityUser.phoneKind, phoneNumber)?.stringValue else { return nil }
             return try Self.user(uid, in: tx)
         }
@@ -190,7 +190,7 @@ public final class IdentityService: Sendable {
 
     /// The user an identity provider's user is linked to (the Admin API's `federatedUserId`).
     public func user(providerId: String, rawId: String) async throws -> IdentityUser? {
-        try await store.readCommitted { tx in
+        try await store.read { tx in
             let key = FederatedIdentity(providerId: providerId, rawId: rawId).indexKey
             guard let uid = try tx.record(IdentityUser.federatedKind, key)?.stringValue else { return nil }
             return try Self.user(uid, in: tx)

@@ -74,7 +74,7 @@ public struct KeyRing: Sendable {
 
     /// The keys in the store, making the first one if there is none.
     public static func load(from store: any DocumentStore, now: Int64) async throws -> KeyRing {
-        let stored = try await store.readCommitted { tx in try tx.records(recordKind).compactMap { SigningKey(record: $0.value) } }
+        let stored = try await store.read { tx in try tx.records(recordKind).compactMap { SigningKey(record: $0.value) } }
         if !stored.isEmpty { return KeyRing(keys: stored.sorted { $0.created < $1.created }) }
         let key = try SigningKey.generate(now: now)
         // Two processes starting on one new store: the first key written wins, the other is dropped.

@@ -47,7 +47,7 @@ actor DeadLetterForwarder {
         var sent = 0
         while true {
             let after = position!
-            let page = try await store.readCommitted { try $0.changes(after: after, limit: 500, under: "deadLetters/") }
+            let page = try await store.read { try $0.changes(after: after, limit: 500, under: "deadLetters/") }
             guard let last = page.last?.position else { return sent }
             for change in page {
                 guard let text = change.text, let letter = try? JSONParser.parse(text, maxDepth: .max),

@@ -38,7 +38,7 @@ public final class KafkaGroupLag: Sendable {
             return partitions.map { ($0, try? view.watermarks($0, timeoutMilliseconds: 1000).high) }
         }
         let (group, partitions) = (group, highs.map(\.0))
-        let positions = try await store.readCommitted { try $0.positions(consumer: group, partitions: partitions) }
+        let positions = try await store.read { try $0.positions(consumer: group, partitions: partitions) }
         return zip(highs, positions).map { Row(topic: $0.0.topic, partition: $0.0.partition, next: $1?.next, high: $0.1) }
     }
 }

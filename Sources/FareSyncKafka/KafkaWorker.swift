@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncKafkaClient
 import FareSyncPipeline
+import FareSyncStore
 import Logging
 import ServiceLifecycle
 
@@ -79,7 +80,7 @@ public final class KafkaWorker: Service, Sendable {
         }
         do {
             // The worker's loop says when to commit, not the group.
-            try await dispatcher.store.withGroupedCommits(.max) { try await self.consumeGroup(deadLetters) }
+            try await dispatcher.store.withCommitGroup(.max) { group in try await self.consumeGroup(deadLetters, in: group) }
         } catch {
             try? await deadLetters?.finish()
             throw error
@@ -87,12 +88,12 @@ public final class KafkaWorker: Service, Sendable {
         try await deadLetters?.finish()
     }
 
-    private func consumeGroup(_ deadLetters: DeadLetterRelay?) async throws {
+    private func consumeGroup(_ deadLetters: DeadLetterRelay?, in group: any StoreCommitGroup) async throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: options.bootstrap, groupID: options.group)
         configuration.overrides = options.consumerOverrides
         let consumer = try KafkaConsumer(configuration: configuration)
         do {
-            try await consume(consumer, deadLetters)
+            try await consume(consumer, deadLetters, in: group)
         } catch {
             await consumer.closeOffThread()
             throw error
@@ -100,12 +101,12 @@ public final class KafkaWorker: Service, Sendable {
         await consumer.closeOffThread()
     }
 
-    private func consume(_ consumer: KafkaConsumer, _ deadLetters: DeadLetterRelay?) async throws {
+    private func consume(_ consumer: KafkaConsumer, _ deadLetters: DeadLetterRelay?, in group: any StoreCommitGroup) async throws {
         let source = try KafkaMessageSource(consumer: consumer, topics: options.topics, bootstrap: options.bootstrap, logger: logger)
         try consumer.subscribe(options.topics)
         logger.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
         let loop = WorkerLoop(
-            source: source, dispatcher: dispatcher, options: options.loop, status: status, logger: logger,
+            source: source, dispatcher: dispatcher, options: options.loop, status: status, group: group, logger: logger,
             deadLettersCommitted: deadLetters.map { relay in { relay.wake() } })
         try await loop.run()
     }

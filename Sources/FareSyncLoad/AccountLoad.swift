@@ -56,10 +56,10 @@ struct AccountLoad {
         } else {
             messages = try await route(sources, into: spill, shards: shards)
         }
-        return try await dispatcher.store.withGroupedCommits(.max) { () async throws -> ReplayReport? in
-            // Checked again where no other writer can come in before the load is committed.
-            guard try await dispatcher.store.write({ try $0.isEmpty() }) else { return nil }
-            return try await apply(spill, shards: shards, messages: messages, progress: progress)
+        return try await dispatcher.store.withCommitGroup(.max) { group -> ReplayReport? in
+            // Checked again in the group, which holds the writer until the load is committed.
+            guard try await group.write({ try $0.isEmpty() }) else { return nil }
+            return try await apply(spill, shards: shards, messages: messages, in: group, progress: progress)
         }
     }
 
@@ -91,7 +91,7 @@ struct AccountLoad {
     // MARK: Applying
 
     private func apply(
-        _ spill: SpillDirectory, shards: Int, messages: Int,
+        _ spill: SpillDirectory, shards: Int, messages: Int, in commitGroup: any StoreCommitGroup,
         progress: @escaping @Sendable (Int) -> Void
     ) async throws -> ReplayReport {
         let shared = LoadProgress()
@@ -104,7 +104,7 @@ struct AccountLoad {
                         do {
                             while let index = shared.nextShard(below: shards) {
                                 let records = try spill.read(index)
-                                try await self.load(records, shard: index, shards: shards, shared: shared, turns: turns)
+                                try await self.load(records, shard: index, shards: shards, shared: shared, turns: turns, in: commitGroup)
                                 progress(shared.done(records.count))
                             }
                         } catch {
@@ -129,7 +129,7 @@ struct AccountLoad {
         loopOptions.sweepInterval = nil
         loopOptions.attempts = 1
         let loop = WorkerLoop(
-            source: MessageList(setAside), dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(),
+            source: MessageList(setAside), dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(), group: commitGroup,
             batchApplied: { result, _ in shared.observe(result.newestEventTime) })
         try await loop.run()
         let watermark = shared.watermark
@@ -142,16 +142,16 @@ struct AccountLoad {
     /// lower shard is applied, whatever the timing.
     private func load(
         _ records: [(sequence: UInt64, message: SourceMessage)], shard: Int, shards: Int,
-        shared: LoadProgress, turns: WriteTurns
+        shared: LoadProgress, turns: WriteTurns, in group: any StoreCommitGroup
     ) async throws {
         var applied = try await applyInMemory(records, shard: shard, shards: shards, taken: [])
         try await turns.wait(for: shard)
-        let collided = try await write(applied, claims: true)
+        let collided = try await write(applied, claims: true, in: group)
         if !collided.isEmpty {
             // Applied again with those ids taken. The claims written are those of the second
             // application already: the same ids, minus these.
             applied = try await applyInMemory(records, shard: shard, shards: shards, taken: collided)
-            let again = try await write(applied, claims: false)
+            let again = try await write(applied, claims: false, in: group)
             guard again.isEmpty else { throw PipelineError.internalInconsistency("a shard's claims were checked twice") }
         }
         await turns.finished(shard)
@@ -218,9 +218,9 @@ struct AccountLoad {
 
     /// Writes a shard's final state; returns the ids it claimed that were claimed already (and
     /// then writes nothing else). With `claims` false the claims are not written (they were).
-    private func write(_ applied: Applied, claims: Bool) async throws -> [String] {
+    private func write(_ applied: Applied, claims: Bool, in group: any StoreCommitGroup) async throws -> [String] {
         let rules = dispatcher.rules
-        return try await dispatcher.store.write { tx in
+        return try await group.write { tx in
             if claims {
                 let ids = applied.claims
                 let fresh = try tx.claimEvents(ids)

@@ -1,5 +1,6 @@
 import FareSyncEvents
 import FareSyncPipeline
+import FareSyncStore
 import Synchronization
 
 /// Where a replay reads messages from.
@@ -71,13 +72,15 @@ public struct Replay: Sendable {
     /// Up to `options.batchesPerCommit` batches share a commit: a replay that stops early loses the
     /// batches since the last commit, whose events the next replay of the same logs applies again.
     public func run(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> ReplayReport {
-        // Each lane's loop commits its batches in groups (`batchesPerCommit`), not the store.
-        try await dispatcher.store.withGroupedCommits(.max) {
-            try await runGrouped(sources, progress: progress)
+        // Each lane's loop commits the group's batches (`batchesPerCommit`), not the group's size.
+        try await dispatcher.store.withCommitGroup(.max) { group in
+            try await runGrouped(sources, in: group, progress: progress)
         }
     }
 
-    private func runGrouped(_ sources: [ReplaySource], progress: @escaping @Sendable (Int) -> Void) async throws -> ReplayReport {
+    private func runGrouped(
+        _ sources: [ReplaySource], in commitGroup: any StoreCommitGroup, progress: @escaping @Sendable (Int) -> Void
+    ) async throws -> ReplayReport {
         // Each lane holds two batches, so the reader fills the next while one is applied.
         let queue = InProcessQueue(lanes: options.lanes, capacity: max(4096, 2 * options.batchSize))
         let done = ReplayTally()
@@ -94,7 +97,7 @@ public struct Replay: Sendable {
             for lane in 0..<options.lanes {
                 group.addTask {
                     do {
-                        try await self.consume(lane: lane, of: queue, done: done, progress: progress)
+                        try await self.consume(lane: lane, of: queue, in: commitGroup, done: done, progress: progress)
                     } catch {
                         queue.finish()
                         throw error
@@ -113,7 +116,8 @@ public struct Replay: Sendable {
     /// replay's events are recognized by their ids), no retries, and no sweep before the end: the
     /// replay sweeps once, with the newest event time of every lane.
     private func consume(
-        lane: Int, of queue: InProcessQueue, done: ReplayTally, progress: @escaping @Sendable (Int) -> Void
+        lane: Int, of queue: InProcessQueue, in group: any StoreCommitGroup, done: ReplayTally,
+        progress: @escaping @Sendable (Int) -> Void
     ) async throws {
         var loopOptions = WorkerLoopOptions()
         loopOptions.batchSize = options.batchSize
@@ -122,7 +126,7 @@ public struct Replay: Sendable {
         loopOptions.attempts = 1
         let loop = WorkerLoop(
             source: InProcessQueue.LaneSource(queue: queue, lane: lane, batchSize: options.batchSize, idleWhenDry: options.speed > 0),
-            dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(),
+            dispatcher: dispatcher, options: loopOptions, status: WorkerStatus(), group: group,
             batchApplied: { result, messages in progress(done.add(messages, newest: result.newestEventTime)) })
         try await loop.run()
     }

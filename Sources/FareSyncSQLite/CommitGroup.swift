@@ -1,7 +1,7 @@
 import FareSyncStore
 import GRDB
 
-/// Write transactions that share one SQLite transaction: `SQLiteStore.withGroupedCommits`.
+/// Write transactions that share one SQLite transaction: `SQLiteStore.withCommitGroup`.
 ///
 /// A commit writes every page the transaction dirtied to the WAL, and a replay's random keys (event
 /// ids, paths, accounts) dirty pages all over the store, so fewer commits write fewer pages; and one

@@ -14,10 +14,10 @@ import Synchronization
 public final class SQLiteStore: DocumentStore {
     let pool: DatabasePool
     public let path: String
-    /// The commit group in force, if any (`withGroupedCommits`).
-    private let group = Mutex<CommitGroup?>(nil)
+    /// The commit group in force, if any (`withCommitGroup`).
+    let group = Mutex<CommitGroup?>(nil)
     /// Checkpoints beside the writer (`Checkpointer`).
-    private let checkpointer: Checkpointer
+    let checkpointer: Checkpointer
     /// Told of every commit this process makes.
     let commitSignal = CommitSignal()
     /// Counts the writes, for the write marks of transactions (`WriteMarks`).
@@ -85,21 +85,23 @@ public final class SQLiteStore: DocumentStore {
             try db.execute(sql: "PRAGMA cache_size = -\(db.configuration.readonly ? readerCacheKiB : writerCacheKiB)")
         }
         config.busyMode = .timeout(10)
-        // A commit group (`withGroupedCommits`) keeps its transaction open across write calls.
+        // A commit group (`withCommitGroup`) keeps its transaction open across write calls.
         config.allowsUnsafeTransactions = true
         return config
     }
 
+    /// A transaction of its own, durable when it returns: a commit group's transaction that holds
+    /// the writer is committed first (`withCommitGroup`).
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let (result, leftovers) = try await pool.writeWithoutTransaction { db in
-            // Whether a commit group takes this write in is decided here, on the writer's queue,
-            // where groups begin and end their transactions: decided before, a write could find no
-            // group and then reach the writer while a group's transaction is open.
-            if let group = self.group.withLock({ $0 }) { return try group.write(db, body) }
-            return try Self.writeAlone(db, commits: self.commitSignal, marks: self.marks, body)
+        let (result, leftovers, groupLeftovers) = try await pool.writeWithoutTransaction { db in
+            // Decided on the writer's queue, where groups begin and end their transactions. A group
+            // whose commit fails is rolled back and learns so at its next write; this write goes on.
+            let held = try? self.group.withLock({ $0 })?.commitNow(db).leftovers
+            let (result, leftovers) = try Self.writeAlone(db, commits: self.commitSignal, marks: self.marks, body)
+            return (result, leftovers, held)
         }
         checkpointer.committed()
-        withExtendedLifetime(leftovers) {}  // freed here, on the caller's thread, not the writer's
+        withExtendedLifetime((leftovers, groupLeftovers)) {}  // freed here, on the caller's thread, not the writer's
         return result
     }
 
@@ -127,52 +129,10 @@ public final class SQLiteStore: DocumentStore {
         return outcome!
     }
 
+    /// On a reader connection: what is committed, never a commit group's pending writes.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        if let group = group.withLock({ $0 }) {
-            // The group's writes are not committed yet: read them where they are.
-            return try await pool.writeWithoutTransaction { db in try body(group.open ?? SQLiteTransaction(db, marks: .writer(self.marks))) }
-        }
-        return try await readCommitted(body)
-    }
-
-    public func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         let mark = marks.ofLastCommit  // before the reader's first statement, which fixes what it sees
         return try await pool.read { db in try body(SQLiteTransaction(db, marks: .reader(mark))) }
-    }
-
-    /// Lets up to `transactionsPerCommit` write transactions share one SQLite transaction until
-    /// `body` returns, then commits what is left (see `CommitGroup`). Reads in the meantime see the
-    /// uncommitted writes. A write that fails rolls back every write since the last commit, and
-    /// every later write fails too; `body` then fails, and so does this.
-    public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
-        guard transactionsPerCommit > 1 else { return try await body() }
-        let group = CommitGroup(transactionsPerCommit: transactionsPerCommit, commits: commitSignal, marks: marks)
-        try self.group.withLock { current in
-            guard current == nil else { throw DatabaseError(message: "commit groups cannot nest") }
-            current = group
-        }
-        defer { self.group.withLock { $0 = nil } }
-        let result: T
-        do {
-            result = try await body()
-        } catch {
-            try? await pool.writeWithoutTransaction { db in
-                group.abandon(db)
-                group.ended = true
-            }
-            throw error
-        }
-        let leftovers = try await pool.writeWithoutTransaction { db in try group.finish(db) }
-        checkpointer.committed()
-        withExtendedLifetime(leftovers) {}
-        return result
-    }
-
-    public func commitGroupedWrites() async throws {
-        guard let group = group.withLock({ $0 }) else { return }
-        let (committed, leftovers) = try await pool.writeWithoutTransaction { db in try group.commitNow(db) }
-        if committed { checkpointer.committed() }
-        withExtendedLifetime(leftovers) {}
     }
 
     public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {

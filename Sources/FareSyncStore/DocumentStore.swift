@@ -4,41 +4,17 @@ import FareSyncEvents
 /// bookkeeping the triggers need to apply each event effectively once. Everything one event (or
 /// one batch of events) changes — documents and bookkeeping, offsets included — commits in one
 /// `write` transaction, or not at all.
-public protocol DocumentStore: Sendable {
-    /// Runs `body` in a write transaction. If `body` throws, nothing of it is kept.
-    /// Transactions are serializable: they never interleave.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
-
-    /// Runs `body` on a consistent snapshot. `body` must not write.
-    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
-
-    /// Runs `body` on a snapshot of what is committed: unlike `read`, never on the pending writes of
-    /// a commit group. Consumers of the change feed read through it, so that they never pass a
-    /// position that could still roll back. `body` must not write.
-    func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
-
+public protocol DocumentStore: StoreAccess {
     /// Every document (no bookkeeping), sorted by path in UTF-8 byte order.
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws
 
-    /// Runs `body`, during which the store may let up to `transactionsPerCommit` write transactions
-    /// share one commit (each is still all or nothing with respect to what is committed). What is
-    /// left is committed when `body` returns. If a write fails meanwhile, every write since the last
-    /// commit is rolled back, every later write of `body` fails, and so does this. Reads during
-    /// `body` see its writes (`exportDocuments` sees what is committed). A store that cannot group
-    /// commits just runs `body`.
-    func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T
-
-    /// Inside `withGroupedCommits`: commits what the group holds now, rather than at its
-    /// `transactionsPerCommit`-th write or at its end. Throws as a write of the group would. A
-    /// store that cannot group commits, or a call outside a group, has nothing to commit.
-    ///
-    /// ```swift
-    /// try await store.withGroupedCommits(.max) {
-    ///     for batch in backlog { try await dispatcher.process(batch) }
-    ///     try await store.commitGroupedWrites()   // durable here, before telling anyone
-    /// }
-    /// ```
-    func commitGroupedWrites() async throws
+    /// Runs `body` with a commit group (`StoreCommitGroup`) whose write transactions share commits,
+    /// up to `transactionsPerCommit` each; what is left commits when `body` returns. If a write of the
+    /// group fails, every write of the group since its last commit is rolled back, every later one
+    /// fails, and so does this. The store's own writes stay transactions of their own: on a store
+    /// with one writer, a write commits what the group holds first. A store that cannot share
+    /// commits gives a group whose writes commit on their own.
+    func withCommitGroup<T: Sendable>(_ transactionsPerCommit: Int, _ body: (any StoreCommitGroup) async throws -> T) async throws -> T
 
     /// Signalled after each commit this process makes, for the change feed's readers in the process
     /// (the mirror) to wait on instead of polling. nil: the store does not signal (by default).
@@ -46,16 +22,9 @@ public protocol DocumentStore: Sendable {
 }
 
 extension DocumentStore {
-    /// A store without commit groups reads only what is committed.
-    public func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await read(body)
+    public func withCommitGroup<T: Sendable>(_ transactionsPerCommit: Int, _ body: (any StoreCommitGroup) async throws -> T) async throws -> T {
+        try await body(UngroupedCommits(store: self))
     }
-
-    public func withGroupedCommits<T: Sendable>(_ transactionsPerCommit: Int, _ body: () async throws -> T) async throws -> T {
-        try await body()
-    }
-
-    public func commitGroupedWrites() async throws {}
 
     public var commits: CommitSignal? { nil }
 }

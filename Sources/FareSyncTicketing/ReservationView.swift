@@ -80,7 +80,7 @@ public final class ReservationView: Sendable {
     /// head, whose changes for this user it passed over.
     private func read(_ uid: String, limit: Int) async throws -> [JSONObject] {
         let collection = "customers/\(uid)/reservations"
-        let (head, page) = try await store.readCommitted { tx in
+        let (head, page) = try await store.read { tx in
             (try tx.feedHead(), try tx.documents(inCollectionAt: collection, after: nil, limit: Self.page))
         }
         if page.count < Self.page {
@@ -93,7 +93,7 @@ public final class ReservationView: Sendable {
         }
         var listed = page
         while listed.count < limit, let last = listed.last?.path {
-            let next = try await store.readCommitted { tx in try tx.documents(inCollectionAt: collection, after: last, limit: Self.page) }
+            let next = try await store.read { tx in try tx.documents(inCollectionAt: collection, after: last, limit: Self.page) }
             guard !next.isEmpty else { break }
             listed += next
         }
@@ -134,7 +134,7 @@ public final class ReservationView: Sendable {
         defer { state.withLock { $0.catchingUp = nil } }
         guard var position = state.withLock({ $0.position }) else {
             // Nothing is held yet: the feed is followed from its head.
-            let head = try await store.readCommitted { try $0.feedHead() }
+            let head = try await store.read { try $0.feedHead() }
             state.withLock { state in
                 state.position = max(state.position ?? head, head)
                 state.lastRead = (started, generation)
@@ -142,7 +142,7 @@ public final class ReservationView: Sendable {
             return
         }
         while true {
-            let changes = try await store.readCommitted { [position] in
+            let changes = try await store.read { [position] in
                 try $0.changes(after: position, limit: Self.page, under: "customers/")
             }
             state.withLock { state in

@@ -191,7 +191,7 @@ public final class TicketService: Sendable {
     }
 
     public func order(_ orderId: String) async throws -> Order? {
-        try await store.readCommitted { try $0.record(Order.recordKind, orderId).flatMap(Order.init(record:)) }
+        try await store.read { try $0.record(Order.recordKind, orderId).flatMap(Order.init(record:)) }
     }
 
     public func terminalURL(_ order: Order) -> String {
@@ -295,7 +295,7 @@ public final class TicketService: Sendable {
     public func issuePending() async throws {
         var after: String?
         while true {
-            let page = try await store.readCommitted { [after] tx in try tx.records(Order.recordKind, after: after, limit: 500) }
+            let page = try await store.read { [after] tx in try tx.records(Order.recordKind, after: after, limit: 500) }
             guard let last = page.last?.key else { return }
             after = last
             for order in page.compactMap({ Order(record: $0.value) }) where order.state == .captured && !order.issued {

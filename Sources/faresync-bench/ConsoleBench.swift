@@ -25,7 +25,7 @@ enum ConsoleBench {
             dispatcher: dispatcher, replay: ReplayOptions(lanes: 2), load: LoadOptions(accounts: SimulatedEntur.accountKeys)
         ).run([.file(log)])
         let uid =
-            try await store.readCommitted { try $0.documents(inCollectionAt: "authUsers", after: nil, limit: 1).first?.path }
+            try await store.read { try $0.documents(inCollectionAt: "authUsers", after: nil, limit: 1).first?.path }
             .map { String($0.dropFirst("authUsers/".count)) } ?? "none"
         FileHandle.standardOutput.write(Data("  the store of \(written) events replayed\n".utf8))
         let port = try FirestoreBench.freePort()

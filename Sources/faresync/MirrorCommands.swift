@@ -128,7 +128,7 @@ struct Changes: AsyncParsableCommand {
         let signals = Task { for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { stop.set(); break } }
         defer { signals.cancel() }
         while !stop.isSet {
-            let page = try await opened.readCommitted { [position] in try $0.changes(after: position, limit: 1000) }
+            let page = try await opened.read { [position] in try $0.changes(after: position, limit: 1000) }
             if page.isEmpty {
                 guard follow else { return }
                 try await Task.sleep(for: .milliseconds(200))

@@ -71,7 +71,7 @@ import Testing
         let fixture = ServeFixture()
         try await fixture.application.test(.router) { client in
             let uid = try await fixture.user(email: "search@example.com")
-            let customer = try #require(try await fixture.store.readCommitted { try $0.document(Paths.customer(uid)) })
+            let customer = try #require(try await fixture.store.read { try $0.document(Paths.customer(uid)) })
             let abtId = try #require(customer["abtAccountId"]?.stringValue)
             let number = try #require(customer["customerNumber"]?.int64Value)
             var browser = Browser(client: client)

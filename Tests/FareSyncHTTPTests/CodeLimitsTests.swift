@@ -24,19 +24,19 @@ import Testing
             let identity = fixture.identity
             var first: [VerificationCode] = []
             for index in 0..<20 { first.append(try await identity.sendVerificationCode(phoneNumber: "+479000\(1000 + index)")) }
-            let indexed = try await fixture.store.readCommitted { try $0.records(VerificationCode.expiryKind) }
+            let indexed = try await fixture.store.read { try $0.records(VerificationCode.expiryKind) }
             #expect(indexed.count == 20, "the codes are not indexed by expiry")
             #expect(indexed.map(\.key) == indexed.map(\.key).sorted())
 
             fixture.clock.advance(seconds: 5 * 60)
             let later = try await identity.sendVerificationCode(phoneNumber: "+4790009999")
-            let (kept, expiries) = try await fixture.store.readCommitted { tx in
+            let (kept, expiries) = try await fixture.store.read { tx in
                 (try tx.records(VerificationCode.recordKind).count, try tx.records(VerificationCode.expiryKind).count)
             }
             // One send drops a few expired codes, not all of them: its cost does not grow with them.
             #expect(kept == 21 - ExpiryIndex.prunedPerWrite && expiries == kept, "\(kept) codes, \(expiries) expiries")
             for _ in 0..<3 { _ = try await identity.sendVerificationCode(phoneNumber: "+4790009998") }
-            let left = try await fixture.store.readCommitted { try $0.records(VerificationCode.recordKind).map(\.key) }
+            let left = try await fixture.store.read { try $0.records(VerificationCode.recordKind).map(\.key) }
             #expect(!left.contains(first[19].sessionInfo) && left.contains(later.sessionInfo) && left.count == 4, "\(left.count) left")
         }
     }
@@ -160,7 +160,7 @@ import Testing
             _ = try await OAuthProviderTests.logIn(client, OAuthProviderTests.authorization())
             server.clock.advance(seconds: OAuthProvider.codeLifetime / 1000 + 1)
             _ = try await OAuthProviderTests.logIn(client, OAuthProviderTests.authorization())
-            let (codes, expiries) = try await server.store.readCommitted { tx in
+            let (codes, expiries) = try await server.store.read { tx in
                 (try tx.records(OAuthProvider.codeKind).count, try tx.records(OAuthProvider.codeExpiryKind).count)
             }
             #expect(codes == 1 && expiries == 1, "an expired code is kept: \(codes) codes, \(expiries) expiries")

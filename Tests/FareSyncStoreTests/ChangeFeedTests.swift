@@ -13,14 +13,14 @@ import Testing
     static func doc(_ n: Int) -> JSONValue { .object(JSONObject([("n", .int(Int64(n)))])) }
 
     static func feed(_ store: any DocumentStore, after position: Int64 = 0, limit: Int = 100) async throws -> [DocumentChange] {
-        try await store.readCommitted { try $0.changes(after: position, limit: limit) }
+        try await store.read { try $0.changes(after: position, limit: limit) }
     }
 
     @Test(arguments: StoreKinds.all)
     func writesAndDeletesGetPositionsInCommitOrder(kind: String) async throws {
         let tmp = try TemporaryStore()
         let store = try await StoreKinds.open(kind, tmp)
-        #expect(try await store.readCommitted { try $0.feedHead() } == 0)
+        #expect(try await store.read { try $0.feedHead() } == 0)
         try await store.write { tx in
             try tx.setDocument("a/1", Self.doc(1))
             try tx.setDocument("a/2", Self.doc(2))
@@ -35,7 +35,7 @@ import Testing
         #expect(changes.map(\.text) == [#"{"n":3}"#, nil])
         #expect(changes[0].position < changes[1].position)
         #expect(changes[1].position == 4)
-        #expect(try await store.readCommitted { try $0.feedHead() } == 4)
+        #expect(try await store.read { try $0.feedHead() } == 4)
         // Reading on from a position sees only what came after it.
         #expect(try await Self.feed(store, after: changes[0].position).map(\.path) == ["a/2"])
         #expect(try await Self.feed(store, after: 4).isEmpty)
@@ -79,7 +79,7 @@ import Testing
                 throw Boom()
             }
         }
-        #expect(try await store.readCommitted { try $0.feedHead() } == 1)
+        #expect(try await store.read { try $0.feedHead() } == 1)
         try await store.write { try $0.setDocument("a/3", Self.doc(3)) }
         // The position handed out to a/2 may stay unused (PostgreSQL's sequence), but never shows.
         let feed = try await Self.feed(store)
@@ -102,7 +102,7 @@ import Testing
         }
         #expect(try await store.write { try $0.pruneTombstones() } == 1)
         #expect(try await Self.feed(store, after: 4).map(\.path) == ["a/2"])
-        #expect(try await store.readCommitted { try $0.feedPosition(consumer: "slow") } == 5)
+        #expect(try await store.read { try $0.feedPosition(consumer: "slow") } == 5)
         try await store.write { try $0.setFeedPosition(consumer: "slow", nil) }
         #expect(try await store.write { try $0.pruneTombstones() } == 1)
         #expect(try await Self.feed(store, after: 4).isEmpty)
@@ -170,9 +170,9 @@ import Testing
     @Test func aCommitGroupsPendingWritesStayOutOfTheCommittedFeed() async throws {
         let tmp = try TemporaryStore()
         let store = try SQLiteStore(path: tmp.path)
-        try await store.withGroupedCommits(10) {
-            try await store.write { try $0.setDocument("a/1", Self.doc(1)) }
-            #expect(try await store.read { try $0.changes(after: 0, limit: 10) }.count == 1)
+        try await store.withCommitGroup(10) { group in
+            try await group.write { try $0.setDocument("a/1", Self.doc(1)) }
+            #expect(try await group.read { try $0.changes(after: 0, limit: 10) }.count == 1)
             #expect(try await Self.feed(store).isEmpty)
         }
         #expect(try await Self.feed(store).count == 1)

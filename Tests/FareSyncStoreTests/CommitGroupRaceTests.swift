@@ -16,13 +16,13 @@ import Testing
             for i in 0..<groups * 2 { try await store.write { try $0.setFeedPosition(consumer: "other-\(i)", Int64(i)) } }
         }()
         for g in 0..<groups {
-            try await store.withGroupedCommits(.max) {
-                try await store.write { try $0.setDocument("g/\(g)", .object(JSONObject())) }
+            try await store.withCommitGroup(.max) { group in
+                try await group.write { try $0.setDocument("g/\(g)", .object(JSONObject())) }
             }
         }
         try await others
         try await store.write { try $0.setDocument("after/1", .object(JSONObject())) }
-        let counts = try await store.readCommitted { tx in
+        let counts = try await store.read { tx in
             (
                 try tx.countDocuments(inCollection: "g"), try (0..<groups * 2).filter { try tx.feedPosition(consumer: "other-\($0)") != nil }.count,
                 try tx.hasDocument("after/1")

@@ -23,11 +23,11 @@ import Testing
         let tmp = try TemporaryStore()
         let store = try await StoreKinds.open("sqlite", tmp)
         let signal = try #require(store.commits)
-        try await store.withGroupedCommits(.max) {
+        try await store.withCommitGroup(.max) { group in
             let before = signal.generation
-            try await store.write { tx in try tx.setDocument("a/1", .object(JSONObject())) }
+            try await group.write { tx in try tx.setDocument("a/1", .object(JSONObject())) }
             #expect(signal.generation == before, "nothing is committed yet")
-            try await store.commitGroupedWrites()
+            try await group.commit()
             #expect(signal.generation > before)
         }
     }

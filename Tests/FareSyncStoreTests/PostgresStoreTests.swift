@@ -172,10 +172,10 @@ struct PostgresStoreTests {
             }
             try await group.waitForAll()
         }
-        let changes = try await stores[0].readCommitted { try $0.changes(after: 0, limit: 1000) }
+        let changes = try await stores[0].read { try $0.changes(after: 0, limit: 1000) }
         #expect(changes.count == 80)
         #expect(changes.map(\.position) == changes.map(\.position).sorted())
-        #expect(try await stores[1].readCommitted { try $0.feedHead() } == changes.last?.position)
+        #expect(try await stores[1].read { try $0.feedHead() } == changes.last?.position)
     }
 
     @Test func urlsReadLikeLibpqs() throws {

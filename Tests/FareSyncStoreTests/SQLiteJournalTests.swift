@@ -24,11 +24,11 @@ import Testing
         let a = Self.entry("e1", time: 20, keys: ["e1", "u1"])
         let b = Self.entry("e2", time: 10, keys: ["e2", "u2"])
         let c = Self.entry("e3", time: 30, keys: ["e3", "u1"])
-        let before = try await store.withGroupedCommits(.max) { () async throws -> [[JournalEntry]] in
-            try await store.write { tx in try tx.appendJournal([a]) }
-            try await store.write { tx in try tx.appendJournal([b]) }
-            try await store.write { tx in try tx.appendJournal([c]) }
-            return [try await store.trace("u1"), try await store.trace("u2"), try await other.journal()]
+        let before = try await store.withCommitGroup(.max) { group -> [[JournalEntry]] in
+            try await group.write { tx in try tx.appendJournal([a]) }
+            try await group.write { tx in try tx.appendJournal([b]) }
+            try await group.write { tx in try tx.appendJournal([c]) }
+            return [try await group.trace("u1"), try await group.trace("u2"), try await other.journal()]
         }
         #expect(before == [[a, c], [b], []])
         #expect(try await other.journal() == [a, b, c])
@@ -40,10 +40,10 @@ import Testing
 
         let d = Self.entry("e4", time: 5, keys: ["e4", "u1"])
         let e = Self.entry("e5", time: 40, keys: ["e5", "u1"])
-        let midway = try await store.withGroupedCommits(.max) { () async throws -> [JournalEntry] in
-            try await store.write { tx in try tx.appendJournal([d]) }
-            let traced = try await store.trace("u1")
-            try await store.write { tx in try tx.appendJournal([e]) }
+        let midway = try await store.withCommitGroup(.max) { group -> [JournalEntry] in
+            try await group.write { tx in try tx.appendJournal([d]) }
+            let traced = try await group.trace("u1")
+            try await group.write { tx in try tx.appendJournal([e]) }
             return traced
         }
         #expect(midway == [a, c, d])
@@ -52,9 +52,9 @@ import Testing
         #expect(numbered.map(\.sequence) == [1, 3, 4, 5])
 
         await #expect(throws: (any Error).self) {
-            try await store.withGroupedCommits(.max) {
-                try await store.write { tx in try tx.appendJournal([Self.entry("e6", time: 50, keys: ["e6", "u1"])]) }
-                try await store.write { _ in throw StoreError("the batch fails") }
+            try await store.withCommitGroup(.max) { group in
+                try await group.write { tx in try tx.appendJournal([Self.entry("e6", time: 50, keys: ["e6", "u1"])]) }
+                try await group.write { _ in throw StoreError("the batch fails") }
             }
         }
         try await store.write { tx in try tx.appendJournal([Self.entry("e7", time: 60, keys: ["e7"])]) }
@@ -110,10 +110,10 @@ import Testing
         var traced = false
         var wroteAfter = false
         await #expect(throws: (any Error).self) {
-            try await store.withGroupedCommits(.max) {
-                try await store.write { tx in try tx.appendJournal([Self.entry("poison", time: 20, keys: ["poison", "u1"])]) }
-                traced = (try? await store.trace("u1")) != nil
-                wroteAfter = (try? await store.write { tx in try tx.appendJournal([Self.entry("e3", time: 30, keys: ["e3", "u1"])]) }) != nil
+            try await store.withCommitGroup(.max) { group in
+                try await group.write { tx in try tx.appendJournal([Self.entry("poison", time: 20, keys: ["poison", "u1"])]) }
+                traced = (try? await group.trace("u1")) != nil
+                wroteAfter = (try? await group.write { tx in try tx.appendJournal([Self.entry("e3", time: 30, keys: ["e3", "u1"])]) }) != nil
             }
         }
         #expect(!traced, "the read whose flush failed fails")

@@ -114,120 +114,6 @@ final class TemporaryStore {
         #expect(after)
     }
 
-    /// In a commit group, writes commit every `transactionsPerCommit` transactions and when the
-    /// group ends; until then another connection does not see them, but the group's own reads do.
-    @Test func aCommitGroupCommitsEveryNWritesAndAtItsEnd() async throws {
-        let tmp = try TemporaryStore()
-        let store = try SQLiteStore(path: tmp.path)
-        let other = try SQLiteStore(path: tmp.path)
-        func visible(_ s: SQLiteStore, _ path: String) async throws -> Bool { try await s.read { try $0.hasDocument(path) } }
-        var seen: [Bool] = []
-        try await store.withGroupedCommits(2) {
-            try await store.write { try $0.setDocument("a/1", .string("one")) }
-            seen += [try await visible(store, "a/1"), try await visible(other, "a/1")]
-            try await store.write { try $0.setDocument("a/2", .string("two")) }
-            seen += [try await visible(other, "a/1"), try await visible(other, "a/2")]
-            try await store.write { try $0.setDocument("a/3", .string("three")) }
-            seen += [try await visible(store, "a/3"), try await visible(other, "a/3")]
-        }
-        seen.append(try await visible(other, "a/3"))
-        #expect(seen == [true, false, true, true, true, false, true])
-    }
-
-    /// A group commits when told to, and goes on: the writes before the call are visible to
-    /// another connection at once, the ones after it only at the next commit.
-    @Test func aCommitGroupCommitsWhenTold() async throws {
-        let tmp = try TemporaryStore()
-        let store = try SQLiteStore(path: tmp.path)
-        let other = try SQLiteStore(path: tmp.path)
-        func visible(_ path: String) async throws -> Bool { try await other.read { try $0.hasDocument(path) } }
-        var seen: [Bool] = []
-        try await store.withGroupedCommits(.max) {
-            try await store.write { try $0.setDocument("a/1", .string("one")) }
-            try await store.write { try $0.setDocument("a/2", .string("two")) }
-            seen.append(try await visible("a/2"))
-            try await store.commitGroupedWrites()
-            seen += [try await visible("a/1"), try await visible("a/2")]
-            try await store.write { try $0.setDocument("a/3", .string("three")) }
-            seen.append(try await visible("a/3"))
-            try await store.commitGroupedWrites()
-            try await store.commitGroupedWrites()  // nothing held: nothing to do
-            seen.append(try await visible("a/3"))
-        }
-        try await store.commitGroupedWrites()  // outside a group: nothing to do
-        #expect(seen == [false, true, true, false, true])
-    }
-
-    /// Between the transactions of a commit group what they only read is dropped; what they wrote —
-    /// an account, a document, a contract order — stays visible to the next ones until the commit.
-    @Test func aCommitGroupKeepsWritesVisibleAfterDroppingReads() async throws {
-        let tmp = try TemporaryStore()
-        let store = try SQLiteStore(path: tmp.path)
-        try await store.write { tx in
-            try tx.setDocument("c/old", .string("stored"))
-            try tx.setAccount("old", AccountRecord(uid: "u0", created: 1))
-        }
-        let tree = JSONValue.object(JSONObject([("version", .string("7")), ("rights", .array([.object(JSONObject([("n", .int(1))]))]))]))
-        let seen = try await store.withGroupedCommits(3) { () async throws -> [Bool] in
-            try await store.write { tx in
-                try tx.prefetch(documents: ["c/old"], versions: [], presence: ["c/new"], accounts: ["old", "new"])
-                try tx.setAccount("new", AccountRecord(uid: "u1", created: 2))
-                try tx.setDocument("c/new", .string("pending"))
-                try tx.setDocument("c/tree", tree)
-                try tx.addContractOrder(uid: "u1", orderId: "o1")
-                try tx.deleteDocument("c/old")
-            }
-            // Between the writes the group kept only the text of "c/tree": it reads back whole.
-            return try await store.write { tx in
-                [
-                    try tx.account("new")?.uid == "u1", try tx.account("old")?.uid == "u0", try tx.hasDocument("c/new"),
-                    try tx.document("c/old") == nil, try tx.hasContractOrder(uid: "u1", orderId: "o1"),
-                    try tx.document("c/tree") == tree, try tx.documentVersion("c/tree") == "7",
-                ]
-            }
-        }
-        #expect(seen == [true, true, true, true, true, true, true])
-        let after = try await store.read { tx in [try tx.hasDocument("c/new"), try tx.hasDocument("c/old"), try tx.account("new") != nil] }
-        #expect(after == [true, false, true])
-    }
-
-    /// A failed write in a commit group rolls back every write since the last commit, later writes
-    /// of the group fail, and so does the group; what was committed before stays.
-    @Test func aFailedWriteRollsBackTheCommitGroup() async throws {
-        let tmp = try TemporaryStore()
-        let store = try SQLiteStore(path: tmp.path)
-        var laterWriteFailed = false
-        var commitFailed = false
-        await #expect(throws: Boom.self) {
-            try await store.withGroupedCommits(2) {
-                try await store.write { try $0.setDocument("a/1", .string("committed")) }
-                try await store.write { _ = try $0.claimEvent("e1") }
-                try await store.write { try $0.setDocument("a/2", .string("lost")) }
-                do {
-                    try await store.write { tx in
-                        try tx.setDocument("a/3", .string("lost too"))
-                        throw Boom()
-                    }
-                } catch {
-                    do {
-                        try await store.write { try $0.setDocument("a/4", .string("never")) }
-                    } catch is CommitGroupError {
-                        laterWriteFailed = true
-                    }
-                    // Nor does a commit asked for: it says the group failed, rather than nothing to do.
-                    do { try await store.commitGroupedWrites() } catch is CommitGroupError { commitFailed = true }
-                    throw error
-                }
-            }
-        }
-        #expect(laterWriteFailed && commitFailed)
-        let (documents, claimed) = try await store.write { tx in
-            (try ["a/1", "a/2", "a/3", "a/4"].map { try tx.hasDocument($0) }, try tx.claimEvent("e1"))
-        }
-        #expect(documents == [true, false, false, false])
-        #expect(!claimed, "e1 was committed with the first two writes")
-    }
-
     @Test func exportsExactlyWhatTheMemoryStoreExports() async throws {
         let tmp = try TemporaryStore()
         let lines = TrafficSimulator(SimulationOptions(users: 200, seed: 99, faults: true)).lines()
@@ -372,16 +258,34 @@ final class FailingStore: DocumentStore, @unchecked Sendable {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await inner.write(failing(body))
+    }
+
+    /// `body`, made to throw if it is the `failAt`-th write.
+    func failing<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) -> @Sendable (any StoreTransaction) throws -> T {
         let n = writes.withLock {
             $0 += 1; return $0
         }
-        return try await inner.write { tx in
-            if n == self.failAt { throw Boom() }
+        return { [failAt] tx in
+            if n == failAt { throw Boom() }
             return try body(tx)
         }
     }
+
+    /// A group of the inner store whose writes count among this store's.
+    struct Group: StoreCommitGroup {
+        let inner: any StoreCommitGroup
+        let store: FailingStore
+
+        func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+            try await inner.write(store.failing(body))
+        }
+        func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.read(body) }
+        func commit() async throws { try await inner.commit() }
+    }
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.read(body) }
     func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws { try await inner.exportDocuments(sink) }
-    func withGroupedCommits<T: Sendable>(_ n: Int, _ body: () async throws -> T) async throws -> T { try await inner.withGroupedCommits(n, body) }
-    func commitGroupedWrites() async throws { try await inner.commitGroupedWrites() }
+    func withCommitGroup<T: Sendable>(_ n: Int, _ body: (any StoreCommitGroup) async throws -> T) async throws -> T {
+        try await inner.withCommitGroup(n) { group in try await body(Group(inner: group, store: self)) }
+    }
 }

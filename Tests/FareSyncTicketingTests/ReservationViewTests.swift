@@ -161,16 +161,15 @@ struct SplitMix {
     }
 }
 
-/// A store that lets other tasks run after each committed read returns, so that the view's reads of
+/// A store that lets other tasks run after each read returns, so that the view's reads of
 /// the feed and of a user's reservations interleave with what happens around them.
 struct YieldingStore: DocumentStore {
     let inner: MemoryStore
     init(_ inner: MemoryStore) { self.inner = inner }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.write(body) }
-    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T { try await inner.read(body) }
-    func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let result = try await inner.readCommitted(body)
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let result = try await inner.read(body)
         for _ in 0..<Int.random(in: 0...3) { await Task.yield() }
         return result
     }

@@ -28,7 +28,7 @@ struct ConsoleUser: Sendable {
 
     /// The users with these uids that exist in the store (a document or an account), in order.
     static func load(_ uids: [String], store: any DocumentStore, identity: IdentityService?) async throws -> [ConsoleUser] {
-        let documents = try await store.readCommitted { tx in try uids.map { try tx.document(Paths.authUser($0)) } }
+        let documents = try await store.read { tx in try uids.map { try tx.document(Paths.authUser($0)) } }
         let accounts = try await identity?.users(uids: uids) ?? uids.map { _ in nil }
         return zip(uids, zip(documents, accounts)).compactMap { uid, found in
             found.0 == nil && found.1 == nil ? nil : ConsoleUser(uid: uid, document: found.0, account: found.1)
@@ -38,7 +38,7 @@ struct ConsoleUser: Sendable {
     /// The uids of the `authUsers` documents after `uid`, by uid, at most `limit`.
     static func page(after uid: String?, limit: Int, store: any DocumentStore) async throws -> [String] {
         let after = uid.map(Paths.authUser)
-        let page = try await store.readCommitted { try $0.documents(inCollectionAt: "authUsers", after: after, limit: limit) }
+        let page = try await store.read { try $0.documents(inCollectionAt: "authUsers", after: after, limit: limit) }
         return page.map { String($0.path.dropFirst("authUsers/".count)) }
     }
 

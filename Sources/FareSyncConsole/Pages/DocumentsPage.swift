@@ -51,7 +51,7 @@ struct DocumentsPage {
     }
 
     func collection(_ path: String, after: String?) async throws -> String {
-        let page = try await store.readCommitted { try $0.documents(inCollectionAt: path, after: after, limit: Self.pageSize) }
+        let page = try await store.read { try $0.documents(inCollectionAt: path, after: after, limit: Self.pageSize) }
         var html = "<h2>Collection <code>\(Layout.escape(path))</code></h2>"
         if page.isEmpty { return html + "<p>No documents\(after == nil ? "" : " after this point").</p>" }
         html += "<ul class=\"documents\">"
@@ -68,7 +68,7 @@ struct DocumentsPage {
     }
 
     func document(_ path: String) async throws -> String {
-        let value = try await store.readCommitted { try $0.document(path) }
+        let value = try await store.read { try $0.document(path) }
         var html = "<h2>Document <code>\(Layout.escape(path))</code></h2>"
         if let value {
             html += ValueView.document(value, at: path)

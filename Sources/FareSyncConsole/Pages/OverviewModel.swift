@@ -45,7 +45,7 @@ struct OverviewModel: Sendable {
 
     /// The counts and dead letters, in one read.
     static func read(_ store: any DocumentStore, mirrorConsumer: String?) async throws -> OverviewModel {
-        try await store.readCommitted { tx in
+        try await store.read { tx in
             var model = OverviewModel()
             model.counts = [
                 Count(label: "Users", value: try tx.countDocuments(inCollection: "authUsers")),

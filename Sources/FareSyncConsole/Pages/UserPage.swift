@@ -60,7 +60,7 @@ struct UserPage {
             return ConsoleResponse.refusal(.notFound, "No user has the uid “\(uid)”.")
         }
         let claims = user.claims
-        let (customer, contracts, reservations) = try await store.readCommitted { tx in
+        let (customer, contracts, reservations) = try await store.read { tx in
             (
                 try tx.document(Paths.customer(uid)),
                 try tx.documents(inCollectionAt: "customers/\(uid)/fareContracts", after: nil, limit: 100),

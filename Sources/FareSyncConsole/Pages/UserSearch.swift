@@ -20,14 +20,14 @@ struct UserSearch {
         if !query.contains("/") { add(query) }
         if query.contains("@") { add(try await identity?.user(email: query)?.uid) }
         if query.hasPrefix("+") { add(try await identity?.user(phoneNumber: query)?.uid) }
-        add(try await store.readCommitted { try $0.account(query)?.uid })
+        add(try await store.read { try $0.account(query)?.uid })
         if let number = Int64(query) { add(try await customer(number: number)) }
         return found
     }
 
     /// The uid of the customer with this customer number.
     func customer(number: Int64) async throws -> String? {
-        try await store.readCommitted { tx in
+        try await store.read { tx in
             var after: String?
             var read = 0
             while read < Self.scanLimit {

@@ -86,7 +86,7 @@ struct BatchStep: Sendable {
     }
 
     /// Reads `keys` from `store` into what `snapshot` knows.
-    static func read(_ keys: StepKeys, into snapshot: StepSnapshot, from store: any DocumentStore) async throws -> StepSnapshot {
+    static func read(_ keys: StepKeys, into snapshot: StepSnapshot, from store: any StoreAccess) async throws -> StepSnapshot {
         try await store.read { tx in
             var read = snapshot
             try read.read(keys, from: tx)
@@ -98,7 +98,7 @@ struct BatchStep: Sendable {
     /// computing missed read from `store` (with set queries), until it misses nothing. Its
     /// snapshot, its log (for the write to check and replay) and its result. No store lock is held
     /// while the triggers run.
-    func computed(in store: any DocumentStore, from snapshot: StepSnapshot) async throws -> (
+    func computed(in store: any StoreAccess, from snapshot: StepSnapshot) async throws -> (
         snapshot: StepSnapshot, log: StepLog, result: BatchResult
     ) {
         var snapshot = snapshot

@@ -70,8 +70,8 @@ public final class TriggerDispatcher: Sendable {
     /// offset and newest event time, from the messages' coordinates), so effects and offsets commit
     /// together.
     @discardableResult
-    public func process(_ messages: [SourceMessage], consumer: String? = nil) async throws -> BatchResult {
-        try await process(Self.decode(messages), consumer: consumer)
+    public func process(_ messages: [SourceMessage], consumer: String? = nil, in group: (any StoreCommitGroup)? = nil) async throws -> BatchResult {
+        try await process(Self.decode(messages), consumer: consumer, in: group)
     }
 
     /// Decodes a batch: pure work, which a caller may do while the previous batch is being applied.
@@ -98,8 +98,10 @@ public final class TriggerDispatcher: Sendable {
     /// short write: the triggers compute the batch's writes outside any transaction, from a snapshot
     /// of the keys they read (`BatchStep.computed`), and the write replays them, checking that every
     /// read still gives what it gave; a batch whose reads changed before its write is computed again.
+    /// In a commit `group`, the batch reads and writes through it, and is durable at the group's commit.
     @discardableResult
-    public func process(_ batch: DecodedBatch, consumer: String? = nil) async throws -> BatchResult {
+    public func process(_ batch: DecodedBatch, consumer: String? = nil, in group: (any StoreCommitGroup)? = nil) async throws -> BatchResult {
+        let store: any StoreAccess = group ?? self.store
         var snapshot = try await BatchStep.read(BatchStep.firstKeys(of: batch, consumer: consumer), into: StepSnapshot(), from: store)
         let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
         // What the contracts lead to under their owners; then what a created account's parked contracts lead to.

@@ -9,7 +9,7 @@ extension WorkerLoop {
         let consumer = options.consumer ?? ""
         let positions: [ConsumerPosition?]
         do {
-            positions = try await dispatcher.store.read { tx in
+            positions = try await group.read { tx in
                 try tx.positions(consumer: consumer, partitions: partitions)
             }
         } catch {

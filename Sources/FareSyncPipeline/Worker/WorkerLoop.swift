@@ -17,15 +17,20 @@ import Logging
 /// var options = WorkerLoopOptions()
 /// options.consumer = "faresync"
 /// let loop = WorkerLoop(source: source, dispatcher: dispatcher, options: options, status: WorkerStatus())
-/// try await dispatcher.store.withGroupedCommits(.max) { try await loop.run() }
+/// try await dispatcher.store.withCommitGroup(.max) { group in
+///     try await WorkerLoop(source: source, dispatcher: dispatcher, options: options, status: WorkerStatus(), group: group).run()
+/// }
 /// ```
 ///
-/// The loop commits the store's commit group itself (`DocumentStore.commitGroupedWrites`), so run
-/// it inside one whose size does not commit on its own (`.max`); without `batchesPerCommit` it
-/// commits nothing and the caller's group decides.
+/// The loop's batches are written through its commit group, which it commits itself
+/// (`StoreCommitGroup.commit`), so give it one whose size does not commit on its own (`.max`);
+/// without `batchesPerCommit` it commits nothing and the group decides. Without a group, each
+/// batch commits on its own.
 public final class WorkerLoop<Source: MessageSource> {
     var source: Source
     let dispatcher: TriggerDispatcher
+    /// Where the loop's batches are written: they are durable at its commits.
+    let group: any StoreCommitGroup
     let options: WorkerLoopOptions
     let status: WorkerStatus
     let log: Logger
@@ -57,11 +62,12 @@ public final class WorkerLoop<Source: MessageSource> {
 
     public init(
         source: Source, dispatcher: TriggerDispatcher, options: WorkerLoopOptions, status: WorkerStatus,
-        logger: Logger = Logger(label: "faresync.worker"), deadLettersCommitted: (() -> Void)? = nil,
-        batchApplied: ((BatchResult, Int) -> Void)? = nil
+        group: (any StoreCommitGroup)? = nil, logger: Logger = Logger(label: "faresync.worker"),
+        deadLettersCommitted: (() -> Void)? = nil, batchApplied: ((BatchResult, Int) -> Void)? = nil
     ) {
         self.source = source
         self.dispatcher = dispatcher
+        self.group = group ?? UngroupedCommits(store: dispatcher.store)
         self.options = options
         self.status = status
         self.log = logger
@@ -129,7 +135,7 @@ public final class WorkerLoop<Source: MessageSource> {
         let batch = pending
         pending = []
         pendingBytes = 0
-        let dispatcher = self.dispatcher
+        let (dispatcher, group) = (self.dispatcher, self.group)
         let decoding = Task { await TriggerDispatcher.decodeYielding(batch) }
         try await finishInFlight()
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
@@ -141,7 +147,7 @@ public final class WorkerLoop<Source: MessageSource> {
                 var attempt = 0
                 while true {
                     do {
-                        return try await dispatcher.process(decoded, consumer: consumer)
+                        return try await dispatcher.process(decoded, consumer: consumer, in: group)
                     } catch {
                         attempt += 1
                         if attempt >= attempts { throw error }
@@ -180,12 +186,11 @@ public final class WorkerLoop<Source: MessageSource> {
     }
 
     /// Commits what was applied since the last commit; then tells the source its positions and
-    /// has the dead letters it committed published. The store's commit is asked for also when no
-    /// batch is waiting: other writes join the group too (the sweep, the dead-letter relay's
-    /// position, `/readyz`'s probe), and an open group holds the file's write lock.
+    /// has the dead letters it committed published. Asked for also when no batch is waiting: a
+    /// write on the store meanwhile (the sweep) committed the group's batches without telling.
     func commit() async throws {
         guard options.batchesPerCommit != nil else { return }
-        try await dispatcher.store.commitGroupedWrites()
+        try await group.commit()
         if !uncommitted.positions.isEmpty { source.committed(uncommitted.positions) }
         if uncommitted.deadLetters { deadLettersCommitted?() }
         uncommitted = Uncommitted()

@@ -28,7 +28,7 @@ extension StoreJournal {
     public func pruneJournal(before time: Int64) throws -> Int { try pruneJournal(before: time, limit: Self.pruneLimit) }
 }
 
-extension DocumentStore {
+extension StoreAccess {
     /// The timeline of `key` — an event id, uid, order id, fare contract id, ABT account id, dead
     /// letter id, or the subject of an entry without an event id (`deadLetters/<id>`, a reservation's
     /// path) — in the order the entries were committed: the newest `limit` of them.

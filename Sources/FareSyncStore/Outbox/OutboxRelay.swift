@@ -64,14 +64,14 @@ public actor OutboxRelay {
         defer { deadline.cancel() }
         await withCheckedContinuation { waiters.append((key, $0)) }
         if deliveredKeys.contains(key) { return true }
-        return (try? await store.readCommitted { try $0.record(Outbox.kind, key) == nil }) ?? false
+        return (try? await store.read { try $0.record(Outbox.kind, key) == nil }) ?? false
     }
 
     /// Publishes every pending message; returns false when a publish or the store failed.
     private func pass() async -> Bool {
         do {
             while true {
-                let page = try await store.readCommitted { [pageSize] tx in try Outbox.pending(in: tx, limit: pageSize) }
+                let page = try await store.read { [pageSize] tx in try Outbox.pending(in: tx, limit: pageSize) }
                 resumeWaiters(before: page.first?.key)
                 if page.isEmpty { return true }
                 var done: [String] = []

@@ -1,0 +1,43 @@
+/// Reading and writing a store: the store itself, or one of its commit groups.
+public protocol StoreAccess: Sendable {
+    /// Runs `body` in a write transaction. If `body` throws, nothing of it is kept.
+    /// Transactions are serializable: they never interleave.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+
+    /// Runs `body` on a consistent snapshot. `body` must not write.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+}
+
+/// Write transactions that share commits (`DocumentStore.withCommitGroup`): a worker loop's
+/// batches. Each is all or nothing; they are durable together once the group commits, at its
+/// `transactionsPerCommit`-th write, at `commit()`, or at its end. Its reads see its writes not yet
+/// committed. Only what is written through the group waits for its commits: a write on the store
+/// itself is a transaction of its own, durable when it returns.
+///
+/// ```swift
+/// try await store.withCommitGroup(.max) { group in
+///     for batch in backlog { try await dispatcher.process(batch, in: group) }
+///     try await group.commit()   // durable here, before telling anyone
+/// }
+/// ```
+public protocol StoreCommitGroup: StoreAccess {
+    /// Commits what the group holds now. Throws as a write of the group would.
+    func commit() async throws
+}
+
+/// The commit group of a store that does not share commits: each write commits on its own.
+package struct UngroupedCommits: StoreCommitGroup {
+    package let store: any DocumentStore
+
+    package init(store: any DocumentStore) { self.store = store }
+
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.write(body)
+    }
+
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.read(body)
+    }
+
+    package func commit() async throws {}
+}
