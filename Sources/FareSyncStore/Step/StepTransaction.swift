@@ -21,8 +21,11 @@ package final class StepTransaction: StoreTransaction {
     /// Documents written by the step (nil: deleted).
     private var documents: [ByteKey: JSONValue?] = [:]
     private var accounts: [ByteKey: AccountRecord] = [:]
-    /// Events the step parked, with their provisional sequences (-1, -2, …), in order.
+    /// Events the step parked, with their provisional sequences (-1, -2, …), in order, and their
+    /// places in that list by account and by contract id.
     private var parked: [ParkedEvent] = []
+    private var parkedByAccount: [ByteKey: [Int]] = [:]
+    private var parkedByContract: [ByteKey: [Int]] = [:]
     private var unparked: Set<Int64> = []
     private var orders: Set<ContractOrderKey> = []
     private var claims: Set<ByteKey> = []
@@ -187,6 +190,8 @@ package final class StepTransaction: StoreTransaction {
     package func park(_ event: ParkedEvent) throws {
         var event = event
         event.sequence = -Int64(parked.count + 1)
+        parkedByAccount[ByteKey(event.account), default: []].append(parked.count)
+        parkedByContract[ByteKey(event.contractId), default: []].append(parked.count)
         parked.append(event)
         note(.park(event))
     }
@@ -196,13 +201,14 @@ package final class StepTransaction: StoreTransaction {
         note(.unpark(sequence))
     }
 
-    /// The stored events not unparked, then the step's own, as a store lists them (arrival order).
-    private func merged(_ stored: [ParkedEvent]?, _ matches: (ParkedEvent) -> Bool) -> ([ParkedEvent], [ParkedEntry]) {
+    /// The stored events not unparked, then the step's own at `places` in `parked`, as a store lists
+    /// them (arrival order).
+    private func merged(_ stored: [ParkedEvent]?, _ places: [Int]?) -> ([ParkedEvent], [ParkedEntry]) {
         var events = (stored ?? []).filter { !unparked.contains($0.sequence) }
         var entries = events.map { ParkedEntry.stored($0.sequence) }
-        for event in parked where matches(event) && !unparked.contains(event.sequence) {
-            events.append(event)
-            entries.append(.new(event.sequence))
+        for place in places ?? [] where !unparked.contains(parked[place].sequence) {
+            events.append(parked[place])
+            entries.append(.new(parked[place].sequence))
         }
         return (events, entries)
     }
@@ -211,7 +217,7 @@ package final class StepTransaction: StoreTransaction {
         let key = ByteKey(account)
         log.keys.parkedAccounts.insert(key)
         if snapshot.parkedByAccount[key] == nil { miss { $0.parkedAccounts.insert(key) } }
-        let (events, entries) = merged(snapshot.parkedByAccount[key]) { UTF8Order.equal($0.account, account) }
+        let (events, entries) = merged(snapshot.parkedByAccount[key], parkedByAccount[key])
         note(.parkedByAccount(account, entries))
         return events
     }
@@ -220,7 +226,7 @@ package final class StepTransaction: StoreTransaction {
         let key = ByteKey(contractId)
         log.keys.parkedContracts.insert(key)
         if snapshot.parkedByContract[key] == nil { miss { $0.parkedContracts.insert(key) } }
-        let (events, entries) = merged(snapshot.parkedByContract[key]) { UTF8Order.equal($0.contractId, contractId) }
+        let (events, entries) = merged(snapshot.parkedByContract[key], parkedByContract[key])
         note(.parkedByContract(contractId, entries))
         return events
     }
