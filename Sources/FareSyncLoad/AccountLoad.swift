@@ -57,7 +57,7 @@ struct AccountLoad {
             messages = try await route(sources, into: spill, shards: shards)
         }
         return try await dispatcher.store.withCommitGroup(.max) { group -> ReplayReport? in
-            // Checked again in the group, which holds the writer until the load is committed.
+            // Checked again in the group, whose one transaction the load's writes then join.
             guard try await group.write({ try $0.isEmpty() }) else { return nil }
             return try await apply(spill, shards: shards, messages: messages, in: group, progress: progress)
         }

@@ -18,9 +18,8 @@ final class CommitGroup: @unchecked Sendable {
     /// Set by the first failed write: the group's uncommitted writes are gone, and every later write
     /// of the group fails too — a later batch must not commit while an earlier one was lost.
     private var failure: (any Error)?
-    /// Set once the group committed or rolled back for good. A write that found the group in force
-    /// but reached the writer after its end (another task's: the mirror registering itself) runs
-    /// in a transaction of its own, which would otherwise stay open after the group.
+    /// Set once the group committed or rolled back for good. A write of the group after its end
+    /// (a batch still in flight when its loop failed) fails: it may have read what was rolled back.
     var ended = false
 
     /// Told of every commit (`SQLiteStore.commits`).
@@ -37,10 +36,7 @@ final class CommitGroup: @unchecked Sendable {
     /// Runs one write transaction's body in the group's SQLite transaction; commits once the group
     /// holds `transactionsPerCommit` of them. Returns what the overlay held if it committed.
     func write<T>(_ db: Database, _ body: (any StoreTransaction) throws -> T) throws -> (T, Leftovers?) {
-        if ended {
-            let (result, leftovers) = try SQLiteStore.writeAlone(db, commits: commits, marks: marks, body)
-            return (result, leftovers)
-        }
+        if ended { throw CommitGroupError(cause: StoreError("the commit group has ended")) }
         if let failure { throw CommitGroupError(cause: failure) }
         do {
             let tx: SQLiteTransaction
@@ -94,8 +90,24 @@ final class CommitGroup: @unchecked Sendable {
         }
     }
 
-    /// Rolls back what the group holds.
+    /// Commits what the group holds, if anything, for a write on the store that comes next: nothing
+    /// if the group has ended or failed (its failure is the group's to report). A commit that fails
+    /// fails the group, and the write.
+    func commitBeforeOutsideWrite(_ db: Database) throws -> Leftovers? {
+        guard !ended, failure == nil, open != nil else { return nil }
+        do {
+            return try commit(db)
+        } catch {
+            failure = error
+            abandon(db)
+            throw error
+        }
+    }
+
+    /// Rolls back what the group holds. Counted as a write (`WriteMarks`): a read of the group's
+    /// writes no longer holds.
     func abandon(_ db: Database) {
+        if open != nil { marks.wrote() }
         if db.isInsideTransaction { try? db.rollback() }
         open = nil
         writes = 0
@@ -103,6 +115,8 @@ final class CommitGroup: @unchecked Sendable {
 
     private func commit(_ db: Database) throws -> Leftovers? {
         guard let tx = open else { return nil }
+        // Rolled back under the group (an interrupt, an I/O error): a flush would write in autocommit.
+        guard db.isInsideTransaction else { throw DatabaseError(message: "the commit group's transaction was rolled back") }
         try tx.flush()
         try db.commit()
         marks.committed()

@@ -33,7 +33,8 @@ extension SQLiteStore {
 }
 
 /// A commit group of an SQLite store, as `withCommitGroup` hands it out: its writes and reads run
-/// on the writer connection, in the group's open transaction.
+/// on the writer connection, in the group's open transaction; while none is open, a read runs
+/// statement by statement (a step's write mark then catches another process's commit meanwhile).
 struct SQLiteCommitGroup: StoreCommitGroup {
     let store: SQLiteStore
     let group: CommitGroup

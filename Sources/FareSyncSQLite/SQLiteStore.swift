@@ -91,15 +91,17 @@ public final class SQLiteStore: DocumentStore {
     }
 
     /// A transaction of its own, durable when it returns: a commit group's transaction that holds
-    /// the writer is committed first (`withCommitGroup`).
+    /// the writer is committed first (`withCommitGroup`); if that commit fails, so do the group and
+    /// this write. Not cancelled with its caller, whose cancellation would interrupt that commit.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let (result, leftovers, groupLeftovers) = try await pool.writeWithoutTransaction { db in
-            // Decided on the writer's queue, where groups begin and end their transactions. A group
-            // whose commit fails is rolled back and learns so at its next write; this write goes on.
-            let held = try? self.group.withLock({ $0 })?.commitNow(db).leftovers
-            let (result, leftovers) = try Self.writeAlone(db, commits: self.commitSignal, marks: self.marks, body)
-            return (result, leftovers, held)
-        }
+        let (result, leftovers, groupLeftovers) = try await Task {
+            try await self.pool.writeWithoutTransaction { db in
+                // Decided on the writer's queue, where groups begin and end their transactions.
+                let held = try self.group.withLock({ $0 })?.commitBeforeOutsideWrite(db)
+                let (result, leftovers) = try Self.writeAlone(db, commits: self.commitSignal, marks: self.marks, body)
+                return (result, leftovers, held)
+            }
+        }.value
         checkpointer.committed()
         withExtendedLifetime((leftovers, groupLeftovers)) {}  // freed here, on the caller's thread, not the writer's
         return result

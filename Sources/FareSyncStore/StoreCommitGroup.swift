@@ -4,7 +4,8 @@ public protocol StoreAccess: Sendable {
     /// Transactions are serializable: they never interleave.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 
-    /// Runs `body` on a consistent snapshot. `body` must not write.
+    /// Runs `body` on what the store holds: a store's read on one snapshot of what is committed, a
+    /// commit group's with its writes not yet committed. `body` must not write.
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 }
 

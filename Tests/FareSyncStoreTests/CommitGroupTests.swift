@@ -145,4 +145,26 @@ import Testing
         #expect(documents == [true, false, false, false])
         #expect(!claimed, "e1 was committed with the first two writes")
     }
+
+    /// A group rolled back moves the store's write mark, so that a step that read the group's
+    /// writes checks its reads at its write; and a write of the group after its end fails.
+    @Test func aGroupRolledBackMovesTheMarkAndAWriteAfterItsEndFails() async throws {
+        let tmp = try TemporaryStore()
+        let store = try SQLiteStore(path: tmp.path)
+        var marks: [Int64?] = []
+        await #expect(throws: Boom.self) {
+            try await store.withCommitGroup(.max) { group in
+                try await group.write { try $0.setDocument("a/1", .string("lost")) }
+                marks.append(try await group.read { $0.writeMark })
+                throw Boom()
+            }
+        }
+        let ended = try await store.withCommitGroup(.max) { group -> any StoreCommitGroup in
+            marks.append(try await group.read { $0.writeMark })
+            return group
+        }
+        #expect(marks.count == 2 && marks[0] != nil && marks[0] != marks[1])
+        await #expect(throws: CommitGroupError.self) { try await ended.write { try $0.setDocument("a/2", .string("late")) } }
+        #expect(try await store.read { [try $0.hasDocument("a/1"), try $0.hasDocument("a/2")] } == [false, false])
+    }
 }

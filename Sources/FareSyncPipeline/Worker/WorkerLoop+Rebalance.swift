@@ -36,8 +36,9 @@ extension WorkerLoop {
             try await settle()
             try await commit()
         } catch {
-            // Nothing since the last commit committed, the failed batch included, nor will anything
-            // after it; their messages are consumed again by the next owner.
+            // The failed batch did not commit, nor will anything after it (the batches before it may
+            // have, with another write of the process); the next owner consumes them again, and
+            // what is applied already is recognized by its event ids.
             log.error("batch abandoned at revocation: \(error)")
             inFlight = nil
             uncommitted = Uncommitted()

@@ -15,7 +15,7 @@ public struct WorkerLoopOptions: Sendable {
     /// every page its batches dirtied, and consecutive batches dirty many of the same pages. What
     /// is applied is committed at once when nothing more is in hand, before a rebalance is answered
     /// and at the end; the source is told a position only once it is committed. Nil: the loop
-    /// commits nothing, the caller's commit group does (a load is all or nothing).
+    /// commits nothing, the caller's commit group does (a load's, once at its end).
     public var batchesPerCommit: Int? = 8
     /// How often to sweep with the low watermark; nil: never (the caller sweeps at the end).
     public var sweepInterval: Duration? = .seconds(10)
