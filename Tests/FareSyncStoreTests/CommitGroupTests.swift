@@ -12,44 +12,47 @@ import Testing
         return (tmp, try SQLiteStore(path: tmp.path), try SQLiteStore(path: tmp.path))
     }
 
+    /// Whether `store` sees the document at `path`.
+    static func visible(_ path: String, in store: SQLiteStore) async throws -> Bool { try await store.read { try $0.hasDocument(path) } }
+
     /// In a commit group, writes commit every `transactionsPerCommit` transactions and when the
     /// group ends; until then the store's reads and another connection do not see them, but the
     /// group's own reads do.
     @Test func aCommitGroupCommitsEveryNWritesAndAtItsEnd() async throws {
-        let tmp = try TemporaryStore()
-        let store = try SQLiteStore(path: tmp.path)
-        let other = try SQLiteStore(path: tmp.path)
-        func visible(_ s: SQLiteStore, _ path: String) async throws -> Bool { try await s.read { try $0.hasDocument(path) } }
+        let (tmp, store, other) = try Self.twoProcesses()
         var seen: [Bool] = []
         try await store.withCommitGroup(2) { group in
             try await group.write { try $0.setDocument("a/1", .string("one")) }
-            seen += [try await group.read { try $0.hasDocument("a/1") }, try await visible(store, "a/1"), try await visible(other, "a/1")]
+            seen += [
+                try await group.read { try $0.hasDocument("a/1") }, try await Self.visible("a/1", in: store),
+                try await Self.visible("a/1", in: other),
+            ]
             try await group.write { try $0.setDocument("a/2", .string("two")) }
-            seen += [try await visible(other, "a/1"), try await visible(other, "a/2")]
+            seen += [try await Self.visible("a/1", in: other), try await Self.visible("a/2", in: other)]
             try await group.write { try $0.setDocument("a/3", .string("three")) }
-            seen += [try await group.read { try $0.hasDocument("a/3") }, try await visible(other, "a/3")]
+            seen += [try await group.read { try $0.hasDocument("a/3") }, try await Self.visible("a/3", in: other)]
         }
-        seen.append(try await visible(other, "a/3"))
+        seen.append(try await Self.visible("a/3", in: other))
         #expect(seen == [true, false, false, true, true, true, false, true])
+        withExtendedLifetime(tmp) {}
     }
 
     /// A group commits when told to, and goes on: the writes before the call are visible to
     /// another connection at once, the ones after it only at the next commit.
     @Test func aCommitGroupCommitsWhenTold() async throws {
         let (tmp, store, other) = try Self.twoProcesses()
-        func visible(_ path: String) async throws -> Bool { try await other.read { try $0.hasDocument(path) } }
         var seen: [Bool] = []
         try await store.withCommitGroup(.max) { group in
             try await group.write { try $0.setDocument("a/1", .string("one")) }
             try await group.write { try $0.setDocument("a/2", .string("two")) }
-            seen.append(try await visible("a/2"))
+            seen.append(try await Self.visible("a/2", in: other))
             try await group.commit()
-            seen += [try await visible("a/1"), try await visible("a/2")]
+            seen += [try await Self.visible("a/1", in: other), try await Self.visible("a/2", in: other)]
             try await group.write { try $0.setDocument("a/3", .string("three")) }
-            seen.append(try await visible("a/3"))
+            seen.append(try await Self.visible("a/3", in: other))
             try await group.commit()
             try await group.commit()  // nothing held: nothing to do
-            seen.append(try await visible("a/3"))
+            seen.append(try await Self.visible("a/3", in: other))
         }
         #expect(seen == [false, true, true, false, true])
         withExtendedLifetime(tmp) {}
@@ -61,16 +64,15 @@ import Testing
     /// batches before it commit with it; those after it wait for the group's commit.
     @Test func aWriteBesideACommitGroupIsDurableWhenItReturns() async throws {
         let (tmp, store, other) = try Self.twoProcesses()
-        func visible(_ path: String) async throws -> Bool { try await other.read { try $0.hasDocument(path) } }
         var seen: [Bool] = []
         try await store.withCommitGroup(.max) { group in
             try await group.write { try $0.setDocument("batch/1", .string("one")) }
             try await store.write { try $0.setRecord("deadLetterRedrives", "d1", .string("asked")) }
-            seen += [try await other.read { try $0.record("deadLetterRedrives", "d1") } != nil, try await visible("batch/1")]
+            seen += [try await other.read { try $0.record("deadLetterRedrives", "d1") } != nil, try await Self.visible("batch/1", in: other)]
             try await group.write { try $0.setDocument("batch/2", .string("two")) }
-            seen += [try await visible("batch/2"), try await store.read { try $0.hasDocument("batch/2") }]
+            seen += [try await Self.visible("batch/2", in: other), try await Self.visible("batch/2", in: store)]
             try await group.commit()
-            seen.append(try await visible("batch/2"))
+            seen.append(try await Self.visible("batch/2", in: other))
         }
         #expect(seen == [true, true, false, false, true])
         withExtendedLifetime(tmp) {}

@@ -62,13 +62,9 @@ struct BatchStep: Sendable {
         }
         var keys = StepKeys()
         func contract(_ id: String, order: String?, account: ByteKey) {
-            if case .some(.some(let owner)) = snapshot.accounts[account] {
-                keys.document(Paths.fareContract(uid: owner.uid, id: id), .version)
-                if let order { keys.document(Paths.reservation(uid: owner.uid, orderId: order), .presence) }
-                return
-            }
-            keys.parkedContracts.insert(ByteKey(id))
-            guard let uid = created[account] else { return }
+            let owner = snapshot.accounts[account]??.uid
+            if owner == nil { keys.parkedContracts.insert(ByteKey(id)) }
+            guard let uid = owner ?? created[account] else { return }
             keys.document(Paths.fareContract(uid: uid, id: id), .version)
             if let order { keys.document(Paths.reservation(uid: uid, orderId: order), .presence) }
         }
