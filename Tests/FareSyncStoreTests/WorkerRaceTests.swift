@@ -8,7 +8,8 @@ import Testing
 /// Three workers apply their partitions of a few users' events at once, in batches of three, on
 /// one store: the users' creation, reservations, payments and contracts fall on different workers
 /// at the same moment, so that a batch's reads change before its write and the batch is computed
-/// again. Each round ends with the export of a single replay; the count of batches computed again
+/// again. The workers write in lockstep (`Meeting`), so the race happens however busy the machine
+/// is. Each round ends with the export of a single replay; the count of batches computed again
 /// shows that the race happened.
 @Suite struct WorkerRaceTests {
     /// One round on `stores` (one per worker, over one place); the batches and those computed again.
@@ -21,17 +22,25 @@ import Testing
         let partitions = PostgresStoreTests.dealt(lines, workers: stores.count)
         let dispatchers = stores.map { TriggerDispatcher(store: $0, entur: SimulatedEntur(clock: VirtualClock())) }
         // Then one sweep at the newest event time, as a replay ends.
+        let meeting = Meeting(workers: stores.count)
         let newest = try await withThrowingTaskGroup(of: Int64?.self) { group in
             for (dispatcher, messages) in zip(dispatchers, partitions) {
                 group.addTask {
                     var newest: Int64?
                     var start = 0
-                    while start < messages.count {
-                        let end = min(start + 3, messages.count)
-                        let result = try await dispatcher.process(Array(messages[start..<end]))
-                        newest = [newest, result.newestEventTime].compactMap { $0 }.max()
-                        start = end
+                    let lockstep = Lockstep(store: dispatcher.store, meeting: meeting)
+                    do {
+                        while start < messages.count {
+                            let end = min(start + 3, messages.count)
+                            let result = try await dispatcher.process(Array(messages[start..<end]), in: lockstep)
+                            newest = [newest, result.newestEventTime].compactMap { $0 }.max()
+                            start = end
+                        }
+                    } catch {
+                        await meeting.leave()
+                        throw error
                     }
+                    await meeting.leave()
                     return newest
                 }
             }
@@ -70,4 +79,54 @@ import Testing
         }
         #expect(recomputed > 0, "batches whose reads another worker changed were computed again (\(recomputed) of \(batches))")
     }
+}
+
+/// Where the racing workers meet before each write: a write goes only once every worker still at
+/// work waits to write, so that every worker has read before any of them writes, however the
+/// machine schedules their tasks.
+actor Meeting {
+    private var working: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(workers: Int) { working = workers }
+
+    /// Waits until every worker still at work waits here.
+    func meet() async {
+        await withCheckedContinuation { arrived($0) }
+    }
+
+    /// A worker is done: the others no longer wait for it.
+    func leave() {
+        working -= 1
+        releaseIfAllWait()
+    }
+
+    private func releaseIfAllWait() {
+        guard !waiting.isEmpty, waiting.count >= working else { return }
+        let met = waiting
+        waiting = []
+        for worker in met { worker.resume() }
+    }
+
+    private func arrived(_ worker: CheckedContinuation<Void, Never>) {
+        waiting.append(worker)
+        releaseIfAllWait()
+    }
+}
+
+/// A worker's writes through its store, each after the workers' `Meeting`; reads go at once.
+struct Lockstep: StoreCommitGroup {
+    let store: any DocumentStore
+    let meeting: Meeting
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        await meeting.meet()
+        return try await store.write(body)
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.read(body)
+    }
+
+    func commit() async throws {}
 }

@@ -79,6 +79,10 @@ def count_checks(text, status):
     return oks if oks else (1 if status == 0 else 0)
 
 
+# The lines of a log that say what failed: Swift Testing's and XCTest's failures, a crash, a script's FAIL.
+FAILURE_LINE = re.compile(r"✘|^FAIL\s|Fatal error|error: |failed \(|Expectation failed|Caught error|Assertion failed|signal \d|timeLimit|exceeded")
+
+
 def run(stage):
     log = f"out/test/{stage.name}.log"
     started = time.monotonic()
@@ -154,5 +158,14 @@ for stage in stages:
     print(f"{stage.name:<14}{stage.seconds:>9.0f}{stage.checks:>15}{mark}")
 print(f"{'all':<14}{total:>9.0f}{sum(s.checks for s in stages):>15}")
 failed = [s.name for s in stages if s.status != 0]
+# A failed stage's failures again, last, where a reader of only the run's end sees them.
+for stage in stages:
+    if stage.status in (0, "skipped"):
+        continue
+    with open(f"out/test/{stage.name}.log", errors="replace") as text:
+        output = [line.rstrip() for line in text]
+    lines = [line for line in output if FAILURE_LINE.search(line)] or output[-10:]
+    print(f"stages: {stage.name} failed; what its log says of it ({len(lines)} lines, the first 25):")
+    print("".join(f"     {line[:300]}\n" for line in lines[:25]), end="", flush=True)
 print(f"stages: {sum(s.checks for s in stages)} passed, {sum(s.failures for s in stages)} failed")
 sys.exit(1 if failed else 0)
