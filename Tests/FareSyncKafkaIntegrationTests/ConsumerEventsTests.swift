@@ -23,7 +23,7 @@ struct ConsumerEventsTests {
         defer { consumer.close() }
         try consumer.subscribe(["events"])
         var events = consumer.events.makeAsyncIterator()
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + KafkaWorkerTests.patience
         var assigned: [TopicPartition] = []
         while assigned.isEmpty, ContinuousClock.now < deadline, let event = await events.next() {
             if case .assigned(let partitions) = event { assigned = partitions }

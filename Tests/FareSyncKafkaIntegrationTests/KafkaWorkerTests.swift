@@ -11,6 +11,10 @@ import Testing
 
 /// The worker against librdkafka's mock cluster, in-process, over TCP on 127.0.0.1.
 @Suite(.serialized) struct KafkaWorkerTests {
+    /// How long a test waits for a condition before it fails. Long: the suite shares the machine
+    /// with the other stages of `make test`, and a condition that holds ends the wait at once.
+    static let patience: Duration = .seconds(300)
+
     static let topics = Topics.consumed
 
     /// An export without `firstSeen`, and without the dead letter of a log's unreadable line (it never
@@ -188,7 +192,7 @@ final class GatedEntur: Entur {
 
     /// Waits (up to a minute) until a call is held.
     func waitUntilHolding() async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + KafkaWorkerTests.patience
         while state.withLock({ $0.held.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(state.withLock { !$0.held.isEmpty }, "the worker reached the held call")
     }

@@ -108,7 +108,7 @@ extension KafkaWorkerTests {
         try await dispatcher.process(messages.filter { $0.coordinates?.offset == 0 }, consumer: "lagging")
 
         let member = LaggingMember(bootstrap: cluster.bootstrapServers, group: "lagging", topics: ["reservations"])
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + KafkaWorkerTests.patience
         while member.assigned == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         try #require(member.assigned > 0, "the lagging member joined the group")
 

@@ -35,7 +35,7 @@ struct TopicReaderTests {
         defer { reader.close() }
         try reader.start()
         var read: [SourceMessage] = []
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + KafkaWorkerTests.patience
         while read.count < total, ContinuousClock.now < deadline {
             if let m = try await reader.next() { read.append(m) }
         }
@@ -109,7 +109,7 @@ struct TopicReaderTests {
         try reader.start()
         var values = Set<String>()
         var nextOffset = [Int64](repeating: 0, count: partitions)
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + KafkaWorkerTests.patience
         while !reader.caughtUp, ContinuousClock.now < deadline {
             guard let m = try await reader.next(), let c = m.coordinates else { continue }
             #expect(c.offset == nextOffset[Int(c.partition)], "partition \(c.partition)")

@@ -36,7 +36,7 @@ import Testing
                     .compactMap { try tx.position(consumer: "idle", topic: $0.topic, partition: $0.partition)?.next }.reduce(0, +)
             }
         }
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + KafkaWorkerTests.patience
         while try await committed() < published, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
