@@ -190,7 +190,7 @@ final class GatedEntur: Entur {
         return await entur.provision(uid: uid)
     }
 
-    /// Waits (up to a minute) until a call is held.
+    /// Waits (up to `KafkaWorkerTests.patience`) until a call is held.
     func waitUntilHolding() async throws {
         let deadline = ContinuousClock.now + KafkaWorkerTests.patience
         while state.withLock({ $0.held.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }

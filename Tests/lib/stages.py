@@ -70,13 +70,13 @@ os.makedirs("out/test", exist_ok=True)
 
 
 def count_checks(text, status):
-    totals = re.findall(r"Test run with (\d+) tests? in \d+ suites? passed", text)
-    totals += re.findall(r"Executed (\d+) tests?, with 0 failures", text)[-1:]
-    if totals:
-        return sum(int(n) for n in totals)
+    testing = re.findall(r"Test run with (\d+) tests? in \d+ suites? passed", text)
+    xctest = sum(int(n) for n in re.findall(r"Executed (\d+) tests?, with 0 failures", text)[-1:])
+    if testing:
+        return sum(int(n) for n in testing) + xctest
     # A Swift run that failed closes without its total: count the tests that passed.
-    oks = len(re.findall(r"^ok\s", text, re.MULTILINE)) + len(re.findall(r"✔ Test \S+ passed after", text))
-    return oks if oks else (1 if status == 0 else 0)
+    oks = len(re.findall(r"^ok\s", text, re.MULTILINE)) + len(re.findall(r"✔ Test .+? passed after", text))
+    return oks + xctest if oks or xctest else (1 if status == 0 else 0)
 
 
 # The lines of a log that say what failed: Swift Testing's and XCTest's failures, a crash, a script's FAIL.
