@@ -19,7 +19,7 @@ import Testing
             #expect(try await fixture.store.read { try $0.records(Outbox.kind).count } == 1)
             #expect(await fixture.publisher.count == 0)
             await fixture.publisher.fail(false)
-            #expect(await fixture.relay.waitForDelivery(of: Outbox.key(1), timeout: .seconds(60)))
+            #expect(await fixture.relay.waitForDelivery(of: Outbox.key(1), timeout: .seconds(300)))
             #expect(await fixture.publisher.ids == ["user-created-" + session.user.uid])
             #expect(try await fixture.store.read { try $0.records(Outbox.kind).count } == 0)
             let claims = try await fixture.identity.claims(of: session.user)
@@ -41,7 +41,7 @@ import Testing
         let recorder = Recorder()
         let relay = OutboxRelay(store: store, publisher: recorder)
         let running = Task { await relay.run() }
-        #expect(await relay.waitForDelivery(of: Outbox.key(5), timeout: .seconds(60)))
+        #expect(await relay.waitForDelivery(of: Outbox.key(5), timeout: .seconds(300)))
         running.cancel()
         await running.value
         #expect(await recorder.ids == messages.map { "event-\($0.timestamp!)" })

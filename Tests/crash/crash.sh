@@ -212,7 +212,8 @@ for store in redrive reference; do
   setup "the park-timeout store" "$FARESYNC" replay first.jsonl --store "sqlite:$store.sqlite" >/dev/null
   setup "its user" "$FARESYNC" replay second.jsonl --store "sqlite:$store.sqlite" >/dev/null
 done
-letter=$("$FARESYNC" dead-letters list --reason park-timeout --store sqlite:redrive.sqlite | head -1 | grep -o '"id":"[0-9a-f]*"' | cut -d'"' -f4)
+setup "the dead letters before the re-drive" "$FARESYNC" dead-letters list --reason park-timeout --store sqlite:redrive.sqlite >before-redrive.txt
+letter=$(head -1 before-redrive.txt | grep -o '"id":"[0-9a-f]*"' | cut -d'"' -f4)
 setup "a park-timeout dead letter to re-drive" test -n "$letter"
 setup "the reference's re-drive" "$FARESYNC" dead-letters redrive "$letter" --store sqlite:reference.sqlite >/dev/null
 setup "the reference's drain" "$FARESYNC" run "${FLAGS[@]}" --group redrive-reference --store sqlite:reference.sqlite --exit-at-end >/dev/null 2>reference.err
@@ -222,7 +223,7 @@ before=$(applied redrive.sqlite)
   --batch-size 5 --batches-per-commit 100000 >/dev/null 2>redrive.err &
 pid=$!
 consumed=0
-for _ in $(seq 1200); do
+for _ in $(seq 3000); do
   consumed=$(curl -fs --max-time 2 "http://127.0.0.1:$PORT/metrics" | awk '/^faresync_messages_consumed_total/ { n += $2 } END { print n + 0 }')
   [ "${consumed%.*}" -ge 50 ] 2>/dev/null && break
   sleep 0.05
@@ -240,9 +241,10 @@ case $answer in
   *"<code>$letter</code>: applied"*) pass "run --http-port's console answered the re-drive of $letter: applied" ;;
   *) fail "the re-drive's answer: $(echo "$answer" | head -c 300)" ;;
 esac
-"$FARESYNC" dead-letters list --reason park-timeout --store sqlite:redrive.sqlite >after-kill.txt
+"$FARESYNC" dead-letters list --store sqlite:redrive.sqlite >after-kill.txt && listed=yes || listed=no
 "$FARESYNC" trace "$letter" --store sqlite:redrive.sqlite >redrive-trace.txt
-! grep -q "\"id\":\"$letter\"" after-kill.txt && [ "$(tail -1 redrive-trace.txt | grep -c '"redriven":true')" = 1 ] \
+[ "$listed" = yes ] && grep -q '"reason":"park-timeout"' before-redrive.txt && ! grep -q "\"id\":\"$letter\"" after-kill.txt \
+  && [ "$(tail -1 redrive-trace.txt | grep -c '"redriven":true')" = 1 ] \
   && grep -q '/fareContracts/' redrive-trace.txt \
   && pass "after the SIGKILL the re-driven dead letter is gone and its fare contract written" \
   || fail "after the SIGKILL: $(head -c 300 after-kill.txt) / $(tail -1 redrive-trace.txt | head -c 300)"
