@@ -94,14 +94,8 @@ final class CommitGroup: @unchecked Sendable {
     /// if the group has ended or failed (its failure is the group's to report). A commit that fails
     /// fails the group, and the write.
     func commitBeforeOutsideWrite(_ db: Database) throws -> Leftovers? {
-        guard !ended, failure == nil, open != nil else { return nil }
-        do {
-            return try commit(db)
-        } catch {
-            failure = error
-            abandon(db)
-            throw error
-        }
+        guard failure == nil else { return nil }
+        return try commitNow(db).leftovers
     }
 
     /// Rolls back what the group holds. Counted as a write (`WriteMarks`): a read of the group's
