@@ -105,7 +105,7 @@ def run(stage):
         output = text.read()
     stage.checks = count_checks(output, stage.status)
     # A failed stage counts its FAIL lines and Swift's failed tests, and at least one failure.
-    failures = len(re.findall(r"^FAIL\s", output, re.MULTILINE)) + len(re.findall(r"✘ Test \S+ failed after", output))
+    failures = len(re.findall(r"^FAIL\s", output, re.MULTILINE)) + len(re.findall(r"✘ Test .+? failed after", output))
     stage.failures = 0 if stage.status == 0 else max(1, failures)
     verdict = "passed" if stage.status == 0 else f"FAILED (exit {stage.status})"
     print(f"stages: {stage.name} {verdict} in {stage.seconds:.0f} s, {stage.checks} checks", flush=True)
