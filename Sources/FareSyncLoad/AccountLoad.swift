@@ -133,7 +133,8 @@ struct AccountLoad {
             batchApplied: { result, _ in shared.observe(result.newestEventTime) })
         try await loop.run()
         let watermark = shared.watermark
-        if let watermark { try await dispatcher.sweep(watermark: watermark) }
+        // In the group too: a load killed before its end leaves the store empty, not swept or not.
+        if let watermark { try await dispatcher.sweep(watermark: watermark, in: commitGroup) }
         return ReplayReport(messages: messages, outcomes: dispatcher.outcomes, watermark: watermark, loadedByAccount: true)
     }
 

@@ -23,4 +23,22 @@ import Testing
         try await SQLiteStoreTests.replay(sqlite, lines, lanes: 1, byAccount: true)
         #expect(try await Export.string(sqlite) == (try await Export.string(expected)))
     }
+
+    /// The load's last write, its sweep, belongs to the load's one commit group: when it fails, the
+    /// shards written before it are not kept either.
+    @Test func aLoadWhoseSweepFailsLeavesTheStoreEmpty() async throws {
+        let lines = TrafficSimulator(SimulationOptions(users: 80, seed: 21, faults: true)).lines()
+        let counting = try TemporaryStore()
+        let counted = FailingStore(try SQLiteStore(path: counting.path), failAt: .max)
+        try await SQLiteStoreTests.replay(counted, lines, lanes: 1, byAccount: true)
+        let writes = counted.writeCount
+        #expect(writes > 2)
+        let tmp = try TemporaryStore()
+        let sqlite = try SQLiteStore(path: tmp.path)
+        await #expect(throws: Boom.self) {
+            try await SQLiteStoreTests.replay(FailingStore(sqlite, failAt: writes), lines, lanes: 1, byAccount: true)
+        }
+        #expect(try await sqlite.read { try $0.isEmpty() })
+        #expect(try await Export.string(sqlite) == "")
+    }
 }

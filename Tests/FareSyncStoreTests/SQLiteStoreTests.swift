@@ -251,6 +251,8 @@ final class FailingStore: DocumentStore, @unchecked Sendable {
     let inner: SQLiteStore
     let failAt: Int
     private let writes = Mutex(0)
+    /// The writes begun so far, through the store or its groups.
+    var writeCount: Int { writes.withLock { $0 } }
 
     init(_ inner: SQLiteStore, failAt: Int) {
         self.inner = inner

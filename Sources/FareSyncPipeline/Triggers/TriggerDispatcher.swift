@@ -172,12 +172,14 @@ public final class TriggerDispatcher: Sendable {
         return outcomes
     }
 
-    /// The sweep (docs/reference.md#delivery-and-determinism): expires reservations and timed-out parked contracts against `watermark`.
+    /// The sweep (docs/reference.md#delivery-and-determinism): expires reservations and timed-out parked contracts against `watermark`,
+    /// in one write through `access`: the store (a transaction of its own) unless given a commit
+    /// group, whose commit then makes it durable with the group's other writes.
     @discardableResult
-    public func sweep(watermark: Int64) async throws -> BatchResult {
+    public func sweep(watermark: Int64, in access: (any StoreAccess)? = nil) async throws -> BatchResult {
         let rules = self.rules
         let journal = self.journal
-        let result = try await store.write { tx in
+        let result = try await (access ?? store).write { tx in
             var triggers = Triggers(tx: tx, rules: rules)
             if journal.isOn { triggers.journal = JournalBuilder(applied: journal.clock()) }
             try triggers.sweep(watermark: watermark)
