@@ -1,4 +1,3 @@
-import Crypto
 import FareSyncEvents
 import FareSyncStore
 
@@ -75,11 +74,8 @@ public enum MirrorVerifier {
         return (collected.digests, collected.collectionIds)
     }
 
-    /// A digest of fields as Firestore holds them: equal values (by `FirestoreValue`'s equality)
-    /// have equal REST forms once read back, so equal digests.
-    static func digest(_ fields: [String: FirestoreValue]) -> [UInt8] {
-        Array(SHA256.hash(data: JSONWriter.bytes(FirestoreValue.rest(fields))).prefix(16))
-    }
+    /// A digest of fields as Firestore holds them: equal values (by `FirestoreValue`'s equality) have equal digests.
+    static func digest(_ fields: [String: FirestoreValue]) -> [UInt8] { FirestoreValue.digest(fields) }
 
     /// The fields that differ, as "field: store …, firestore …", at most five.
     static func compare(_ store: [String: FirestoreValue], _ firestore: [String: FirestoreValue], prefix: String) -> [String] {

@@ -2,8 +2,8 @@
 # The Firestore mirror against the real Cloud Firestore emulator (with the shipped firestore.rules),
 # checked with Google's own Python client: the demo mirrored and verified, the app's five listeners,
 # the security rules, documents the emulator refuses, an emulator restarted empty, (with a dev
-# broker) the live worker, killed workers and a worker whose last catch-up is interrupted, and the
-# HTTP services' seed flow.
+# broker) the live worker, a replay during the emulator's faults, and the HTTP services' seed flow.
+# check_firestore_workers.sh checks the killed workers, with an emulator of its own.
 #
 # usage: check_firestore.sh FARESYNC
 set -euo pipefail
@@ -12,31 +12,9 @@ FARESYNC=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 WORK=$(mktemp -d)
-JAR=${FIRESTORE_EMULATOR_JAR:-/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar}
 PROJECT=demo-faresync
-EMULATOR_PID=
 . "$HERE/../lib/checks.sh"
-
-# The emulator runs as java directly, in a process group of its own, so that stopping the group
-# leaves no JVM behind (its start scripts leave one when only the script is killed).
-start_emulator() {
-  setsid java -Duser.language=en -cp "$JAR" com.google.cloud.datastore.emulator.firestore.CloudFirestore \
-    start --host=127.0.0.1 --port="$PORT" --rules="$REPO/firestore.rules" > "$WORK/emulator.log" 2>&1 &
-  EMULATOR_PID=$!
-  for _ in $(seq 1 240); do
-    curl -fs "http://127.0.0.1:$PORT/" > /dev/null 2>&1 && return 0
-    sleep 0.25
-  done
-  echo "the emulator did not start:"; cat "$WORK/emulator.log"; return 1
-}
-
-stop_emulator() {
-  if [ -n "$EMULATOR_PID" ]; then
-    kill -- -"$EMULATOR_PID" 2> /dev/null || kill "$EMULATOR_PID" 2> /dev/null || true
-    wait "$EMULATOR_PID" 2> /dev/null || true
-    EMULATOR_PID=
-  fi
-}
+. "$HERE/emulator.sh"
 
 BROKER_PID=
 cleanup() {
@@ -47,9 +25,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ ! -f "$JAR" ]; then
-  echo "check_firestore: the Cloud Firestore emulator is not installed ($JAR)"; exit 1
-fi
 PORT=$(free_port)
 start_emulator
 export FIRESTORE_EMULATOR_HOST=127.0.0.1:$PORT
@@ -159,17 +134,8 @@ else fail "live listener"; fi
 sed 's/^/     /' live.out
 kill -TERM "$RUN"; wait "$RUN" 2> /dev/null || true
 check "mirror --verify after the live run (caught up by 'mirror')" bash -c "'$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' > /dev/null && '$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' --verify"
-
-mirror_position() { # the mirror's position as the emulator holds it: the greater of its two documents' (0 when none)
-  for doc in mirror mirror-1; do
-    curl -s --max-time 10 -H "Authorization: Bearer owner" "http://127.0.0.1:$PORT/v1/projects/$PROJECT/databases/(default)/documents/_faresync/$doc" \
-      | python3 -c 'import json,sys; print(int(json.load(sys.stdin).get("fields", {}).get("position", {}).get("integerValue", 0)))'
-  done | sort -n | tail -1
-}
-wait_for_position_above() { # N: waits (up to 60 s) until the mirror's position passes N
-  for _ in $(seq 600); do [ "$(mirror_position)" -gt "$1" ] && return 0; sleep 0.1; done
-  return 1
-}
+kill "$BROKER_PID" 2> /dev/null; wait "$BROKER_PID" 2> /dev/null || true
+BROKER_PID=
 
 # 8. A 100 k-event replay mirrored while the emulator stops answering for 10 s (SIGSTOP), then is
 #    killed and restarted empty: the replay exits 0 once the mirror caught up, and nothing differs.
@@ -204,64 +170,7 @@ else fail "replay of $events events with --firestore"; tail -5 big.err; fi
 grep "^mirrored to" big.out | sed 's/^/     /'
 check "mirror --verify after the 100 k-event replay and the emulator's faults" "$FARESYNC" mirror --store "sqlite:$WORK/big.sqlite" --verify
 
-# 9. The worker SIGKILLed 5 times while it mirrors (each time once the mirror has moved on and the
-#    worker has run ahead of it), restarted each time on more traffic; then run to the end.
-kill "$BROKER_PID" 2> /dev/null; wait "$BROKER_PID" 2> /dev/null || true
-rm -f boot.txt
-"$FARESYNC" dev-broker --partitions 9 --bootstrap-file boot.txt > broker.out 2> broker.err &
-BROKER_PID=$!
-for _ in $(seq 100); do [ -s boot.txt ] && break; sleep 0.1; done
-curl -fs -X DELETE "http://127.0.0.1:$PORT/emulator/v1/projects/$PROJECT/databases/(default)/documents" > /dev/null  # another store's mirror
-WORKER=(run --brokers @boot.txt --group kills --store "sqlite:$WORK/kills.sqlite" --sweep-interval 1 --log-level error
-        --kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.interval.ms=500)
-mid=0
-reached=0
-for kill in 1 2 3 4 5; do
-  # A new day of traffic before each start, so that every kill finds a backlog in hand.
-  "$FARESYNC" simulate --users 4000 --seed $((42 + kill)) --brokers @boot.txt 2> /dev/null
-  KILL_HTTP=$(free_port)
-  "$FARESYNC" "${WORKER[@]}" --http-port "$KILL_HTTP" 2>> kills.err &
-  pid=$!
-  # Until the worker has its partitions (a killed member's session expires first), the mirror has
-  # moved on since the last kill, and the worker has run well ahead of it.
-  wait_url 60 "http://127.0.0.1:$KILL_HTTP/readyz" || true # the wait for the mirror below bounds the round
-  for _ in $(seq 600); do
-    head=$(sqlite3 "$WORK/kills.sqlite" "SELECT head FROM feed" 2> /dev/null || echo 0)
-    position=$(mirror_position)
-    [ "$position" -gt "$reached" ] && [ $((head - position)) -gt 1000 ] && break
-    sleep 0.1
-  done
-  sleep "$(python3 -c "import random; random.seed($kill); print(round(random.random() * 0.1, 2))")"
-  kill -9 "$pid"; wait "$pid" 2> /dev/null || true
-  reached=$(mirror_position)
-  head=$(sqlite3 "$WORK/kills.sqlite" "SELECT head FROM feed" 2> /dev/null || echo 0)
-  [ "$reached" -lt "$head" ] && mid=$((mid + 1))
-  echo "     kill $kill: the store at feed position $head, the mirror at $reached"
-done
-# A kill lands behind the mirror only when the restarted worker got its partitions back and ran
-# ahead in time; the group's rebalances after a kill take a while on the mock cluster.
-if "$FARESYNC" "${WORKER[@]}" --exit-at-end 2>> kills.err && [ "$mid" -ge 3 ]; then
-  pass "the worker SIGKILLed 5 times ($mid with the mirror behind the store), restarted, runs to the end"
-else
-  fail "the killed workers ($mid of 5 kills with the mirror behind the store)"; tail -5 kills.err
-fi
-check "mirror --verify after the killed workers" "$FARESYNC" mirror --store "sqlite:$WORK/kills.sqlite" --verify
-
-# 9b. The worker's last catch-up retries while the emulator does not answer; SIGTERM still ends it.
-"$FARESYNC" "${WORKER[@]}" --exit-at-end --firestore "127.0.0.1:$(free_port)" 2> unreachable.err &
-pid=$!
-for _ in $(seq 300); do grep -qs "^run: [0-9]* messages in" unreachable.err && break; sleep 0.1; done
-sleep 1
-kill -TERM "$pid" 2> /dev/null || true
-for _ in $(seq 50); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-if ! kill -0 "$pid" 2> /dev/null && wait "$pid" && grep -q "^run: interrupted while the mirror caught up" unreachable.err; then
-  pass "run --exit-at-end with the emulator unreachable: SIGTERM ends its last catch-up"
-else
-  kill -9 "$pid" 2> /dev/null || true
-  fail "run --exit-at-end with the emulator unreachable, SIGTERM"; tail -3 unreachable.err
-fi
-
-# 10. The seed flow over HTTP with serve mirroring: what the app's users did reaches the emulator.
+# 9. The seed flow over HTTP with serve mirroring: what the app's users did reaches the emulator.
 HTTP_PORT=$(free_port)
 setsid "$FARESYNC" serve --http-port "$HTTP_PORT" --store "sqlite:$WORK/served.sqlite" --bcrypt-cost 4 --issue-delay 0.2 \
   > served.out 2> served.err &

@@ -1,0 +1,40 @@
+# Sourced by the Firestore check scripts (after setting WORK, REPO and PROJECT): the Cloud Firestore
+# emulator started and stopped in its own process group, and the mirror's position as it holds it.
+JAR=${FIRESTORE_EMULATOR_JAR:-/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar}
+EMULATOR_PID=
+if [ ! -f "$JAR" ]; then
+  echo "FAIL the Cloud Firestore emulator is not installed ($JAR)"; exit 1
+fi
+
+# The emulator runs as java directly, in a process group of its own, so that stopping the group
+# leaves no JVM behind (its start scripts leave one when only the script is killed).
+start_emulator() {
+  setsid java -Duser.language=en -cp "$JAR" com.google.cloud.datastore.emulator.firestore.CloudFirestore \
+    start --host=127.0.0.1 --port="$PORT" --rules="$REPO/firestore.rules" > "$WORK/emulator.log" 2>&1 &
+  EMULATOR_PID=$!
+  for _ in $(seq 1 240); do
+    curl -fs "http://127.0.0.1:$PORT/" > /dev/null 2>&1 && return 0
+    sleep 0.25
+  done
+  echo "the emulator did not start:"; cat "$WORK/emulator.log"; return 1
+}
+
+stop_emulator() {
+  if [ -n "$EMULATOR_PID" ]; then
+    kill -- -"$EMULATOR_PID" 2> /dev/null || kill "$EMULATOR_PID" 2> /dev/null || true
+    wait "$EMULATOR_PID" 2> /dev/null || true
+    EMULATOR_PID=
+  fi
+}
+
+mirror_position() { # the mirror's position as the emulator holds it: the greater of its two documents' (0 when none)
+  for doc in mirror mirror-1; do
+    curl -s --max-time 10 -H "Authorization: Bearer owner" "http://127.0.0.1:$PORT/v1/projects/$PROJECT/databases/(default)/documents/_faresync/$doc" \
+      | python3 -c 'import json,sys; print(int(json.load(sys.stdin).get("fields", {}).get("position", {}).get("integerValue", 0)))'
+  done | sort -n | tail -1
+}
+wait_for_position_above() { # N: waits (up to 60 s) until the mirror's position passes N
+  for _ in $(seq 600); do [ "$(mirror_position)" -gt "$1" ] && return 0; sleep 0.1; done
+  return 1
+}
+
