@@ -241,7 +241,7 @@ struct Bench: AsyncParsableCommand {
         run.say(
             String(
                 format:
-                    "  %d events, %d partitions per topic: worker %8.0f events/s, the contract floor (GRDB, %d events a transaction) %8.0f events/s   worker_ratio %.3f (goal >= 0.5)",
+                    "  %d events, %d partitions per topic: worker %8.0f events/s, the contract floor (GRDB, %d events a transaction) %8.0f events/s   worker_ratio %.3f (goal >= 0.6)",
                 events, partitions, workerRate, options.batchSize * options.batchesPerCommit, contractFloorRate, contractRatio))
         run.say(
             String(

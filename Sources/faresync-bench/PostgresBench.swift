@@ -45,7 +45,7 @@ extension Bench {
         run.say(
             String(
                 format:
-                    "  %d events, %d partitions per topic: worker %8.0f events/s, the contract floor (unnest, %d events a transaction) %8.0f events/s   pg_ratio %.3f (goal >= 0.5)",
+                    "  %d events, %d partitions per topic: worker %8.0f events/s, the contract floor (unnest, %d events a transaction) %8.0f events/s   pg_ratio %.3f (goal >= 0.6)",
                 events, partitions, workerRate, batchSize, contractFloorRate, workerRate / contractFloorRate))
         run.say(
             String(
@@ -54,74 +54,131 @@ extension Bench {
         groups.say(run, messages: messages)
         run.field("pg_ratio", "%.3f", workerRate / contractFloorRate)
         run.field("pg_final_ratio", "%.3f", workerRate / floorRate)
-        run.field("pg_scaling", "%.3f", rates[2] / rates[0])
+        run.field("pg_scaling", "%.3f", groups.scaling)
         run.field("pg_1_worker_eps", "%.0f", rates[0])
         run.field("pg_2_workers_eps", "%.0f", rates[1])
         run.field("pg_3_workers_eps", "%.0f", rates[2])
+        try await cappedDrains(run, command: command, messages: messages, server: serverURL, uncapped: groups)
         try? FileManager.default.removeItem(atPath: log)
     }
 
-    /// 1, 2 and 3 workers sharing the backlog, each time into a fresh database: messages/s each,
-    /// and the cores busy meanwhile (`MachineCPU`). Without --exit-at-end, whose first member to
-    /// finish would leave and stall the others in a rebalance, and timed from the group's first
-    /// commit to the commit of the last position.
-    /// The workers' summaries say how many transactions they ran again after a conflict, and how
-    /// long they held the write lock and waited for it: summed over the workers, as shares of the
-    /// group's time (the waits per worker); and the messages per turn at it.
-    func groupDrains(command: [String], messages: Int, server serverURL: PostgresURL, directory: String) async throws -> GroupDrains {
-        var rates: [Double] = []
-        var busyCores: [Double?] = []
-        var conflicts: [Int] = []
-        var writeLock: [(held: Double, waited: Double, perTurn: Double)] = []
-        for workers in 1...3 {
-            let url = try await PostgresBench.freshDatabase(on: serverURL, name: "faresync_bench_\(getpid())_\(workers)")
+    /// Scale-out where the database has room: 1 and 3 workers, each held to a quarter of a core
+    /// (`pg_scaling_capped`); and the batches computed again, capped or not (`pg_conflict_rate`).
+    func cappedDrains(_ run: Run, command: [String], messages: Int, server: PostgresURL, uncapped: GroupDrains) async throws {
+        guard let probe = try CPUQuota(name: "faresync_bench_\(getpid())_probe", cores: 1) else {
+            run.say("  pg_scaling_capped: skipped, \(CPUQuota.unavailable)")
+            run.field("pg_conflict_rate", "%.4f", uncapped.conflictRate)
+            return
+        }
+        probe.remove()
+        let capped = try await groupDrains(
+            command: command, messages: messages, server: server, directory: run.dir, counts: [1, 3], cap: PostgresBench.workerCap)
+        capped.say(
+            run, messages: messages, what: String(format: ", each worker held to %.2f of a core", PostgresBench.workerCap),
+            goal: "pg_scaling_capped %.3f (goal >= 2.5)")
+        run.field("pg_scaling_capped", "%.3f", capped.scaling)
+        run.field("pg_conflict_rate", "%.4f", max(uncapped.conflictRate, capped.conflictRate))
+    }
+
+    /// 1, 2 and 3 workers (or `counts`) sharing the backlog, each time into a fresh database:
+    /// messages/s each, and the cores busy meanwhile (`MachineCPU`). Without --exit-at-end, whose
+    /// first member to finish would leave and stall the others in a rebalance, and timed from the
+    /// group's first commit to the commit of the last position. With `cap`, each worker process is
+    /// held to that many cores (`CPUQuota`); the server and the broker are not.
+    /// The workers' summaries say how many of their batches were computed again and how many
+    /// transactions ran again after a conflict, and how long they held the write lock and waited
+    /// for it: summed over the workers, as shares of the group's time (the waits per worker); and
+    /// the messages per turn at it.
+    func groupDrains(
+        command: [String], messages: Int, server serverURL: PostgresURL, directory: String, counts: [Int] = [1, 2, 3], cap: Double? = nil
+    ) async throws -> GroupDrains {
+        var drains = GroupDrains(counts: counts)
+        for workers in counts {
+            let name = "faresync_bench_\(getpid())_\(workers)" + (cap == nil ? "" : "_capped")
+            let url = try await PostgresBench.freshDatabase(on: serverURL, name: name)
             _ = try await PostgresStore(url: url)  // the schema, which the polling below reads
-            let group = "postgres-\(workers)"
+            let group = "postgres-\(workers)" + (cap == nil ? "" : "-capped")
             let errors = (1...workers).map { "\(directory)/\(group)-\($0).err" }
-            let pids = try errors.map { errorFile in
-                try Child.start(
-                    command.filter { $0 != "--exit-at-end" } + ["--group", group, "--store", PostgresBench.text(of: url)], ownGroup: true,
-                    standardErrorFile: errorFile)
+            var quotas: [CPUQuota] = []
+            defer { for quota in quotas { quota.remove() } }
+            var pids: [pid_t] = []
+            for (index, errorFile) in errors.enumerated() {
+                var arguments = command.filter { $0 != "--exit-at-end" } + ["--group", group, "--store", PostgresBench.text(of: url)]
+                if let cap {
+                    guard let quota = try CPUQuota(name: "\(name)_\(index)", cores: cap) else { throw BenchError(CPUQuota.unavailable) }
+                    quotas.append(quota)
+                    arguments = quota.command(arguments)
+                }
+                pids.append(try Child.start(arguments, ownGroup: true, standardErrorFile: errorFile))
             }
             let (elapsed, cpu) = try await PostgresBench.timeToCommit(messages: messages, group: group, in: url)
             for pid in pids { Child.stop(pid, group: true) }
-            rates.append(rate(messages, elapsed))
-            busyCores.append(cpu)
+            drains.rates.append(rate(messages, elapsed))
+            drains.busyCores.append(cpu)
             // A worker without a summary counts nothing.
-            let summaries = errors.compactMap { WriteLineSummary(parsing: (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "") }
-            conflicts.append(summaries.map(\.retriedTransactions).reduce(0, +))
+            let texts = errors.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+            let summaries = texts.compactMap { WriteLineSummary(parsing: $0) }
+            drains.conflicts.append(summaries.map(\.retriedTransactions).reduce(0, +))
+            let batches = texts.compactMap(Self.batchesComputedAgain)
+            drains.recomputed.append((batches.map(\.again).reduce(0, +), batches.map(\.of).reduce(0, +)))
             let held: Double = summaries.map(\.held.seconds).reduce(0, +)
             let waited: Double = summaries.map(\.waited.seconds).reduce(0, +)
             let turns = summaries.map(\.turns).reduce(0, +)
-            writeLock.append((held / elapsed.seconds, waited / (Double(workers) * elapsed.seconds), turns > 0 ? Double(messages) / Double(turns) : 0))
+            drains.writeLock.append(
+                (held / elapsed.seconds, waited / (Double(workers) * elapsed.seconds), turns > 0 ? Double(messages) / Double(turns) : 0))
         }
-        return GroupDrains(rates: rates, busyCores: busyCores, conflicts: conflicts, writeLock: writeLock)
+        return drains
+    }
+
+    /// "… 3 of 412 batches computed again" in a worker's last summary: (3, 412).
+    static func batchesComputedAgain(_ text: String) -> (again: Int, of: Int)? {
+        guard let phrase = text.range(of: " batches computed again", options: .backwards) else { return nil }
+        let words = text[..<phrase.lowerBound].split(separator: " ")
+        guard words.count >= 3, words[words.count - 2] == "of", let again = Int(words[words.count - 3]), let of = Int(words[words.count - 1])
+        else { return nil }
+        return (again, of)
     }
 }
 
-/// What 1, 2 and 3 workers in one group did with the same backlog (`Bench.groupDrains`).
+/// What 1, 2 and 3 workers (or `counts`) in one group did with the same backlog (`Bench.groupDrains`).
 struct GroupDrains {
+    /// How many workers each drain had.
+    let counts: [Int]
     /// Messages/s from the group's first commit to its last.
-    let rates: [Double]
+    var rates: [Double] = []
     /// The cores busy at normal priority meanwhile (`MachineCPU`).
-    let busyCores: [Double?]
+    var busyCores: [Double?] = []
     /// The transactions the workers ran again after a serialization conflict.
-    let conflicts: [Int]
+    var conflicts: [Int] = []
+    /// The batches the workers computed again (another worker wrote under their reads), of all they applied.
+    var recomputed: [(again: Int, of: Int)] = []
     /// The write lock: the share of the group's time some worker held it, the share of each
     /// worker's time spent waiting for it, and the messages per turn at it.
-    let writeLock: [(held: Double, waited: Double, perTurn: Double)]
+    var writeLock: [(held: Double, waited: Double, perTurn: Double)] = []
 
-    func say(_ run: Bench.Run, messages: Int) {
+    init(counts: [Int]) { self.counts = counts }
+
+    /// The most workers' rate over one worker's.
+    var scaling: Double { rates[rates.count - 1] / rates[0] }
+
+    /// Batches computed again over batches applied, in the drain with the most workers.
+    var conflictRate: Double {
+        let last = recomputed[recomputed.count - 1]
+        return last.of > 0 ? Double(last.again) / Double(last.of) : 0
+    }
+
+    func say(_ run: Bench.Run, messages: Int, what: String = "", goal: String = "pg_scaling %.3f (goal >= 1.0)") {
+        let counts = self.counts.map(String.init).joined(separator: ", ")
         run.say(
-            String(
-                format:
-                    "  1, 2, 3 workers in one group, first commit to last: %.0f, %.0f, %.0f messages/s (the server shares the machine's cores)   pg_scaling %.3f (goal >= 0.9)",
-                rates[0], rates[1], rates[2], rates[2] / rates[0]))
+            "  \(counts) workers in one group\(what), first commit to last: "
+                + rates.map { String(format: "%.0f", $0) }.joined(separator: ", ")
+                + " messages/s (the server shares the machine's cores)   " + String(format: goal, scaling))
         // Whether adding workers found idle cores to use: the cores busy at normal priority (the
         // workers, the server, the broker) while each group drained.
         run.say(
             "  cores busy while they drained: "
                 + busyCores.map { $0.map { String(format: "%.2f", $0) } ?? "?" }.joined(separator: ", ") + " of \(MachineCPU.cores)"
+                + "; batches computed again: " + recomputed.map { "\($0.again) of \($0.of)" }.joined(separator: ", ")
                 + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
         // How busy the database's one line of writes was: the share of the group's time some
         // worker held the write lock, and the share of each worker's time spent waiting for it.
@@ -131,17 +188,15 @@ struct GroupDrains {
                 + " of the group's time, each worker waiting for it "
                 + writeLock.map { String(format: "%.2f", $0.waited) }.joined(separator: ", ") + " of its time, "
                 + writeLock.map { String(format: "%.0f", $0.perTurn) }.joined(separator: ", ") + " messages a turn")
-        // A transaction run again after a conflict applies its whole batch again: about that many
-        // messages' work, as a share of the backlog, done twice.
-        run.say(
-            "  work run again after the conflicts, as a share of the backlog: "
-                + zip(conflicts, writeLock).map { String(format: "%.2f", Double($0) * $1.perTurn / Double(messages)) }.joined(separator: ", "))
     }
 }
 
 /// The PostgreSQL floor: what a minimal client takes to write the same documents.
 enum PostgresBench {
     static let logger = Logger(label: "faresync.bench")
+
+    /// The cores each worker of the capped drains may use.
+    static let workerCap = 0.25
 
     /// From the first position `group` commits in `database` to the commit of positions past all
     /// `messages` (partitions start at offset 0, so the positions' sum reaches the message count).

@@ -40,6 +40,7 @@ public final class TriggerDispatcher: Sendable {
     public let journal: JournalSettings
     private let totals = Mutex(Outcomes())
     private let recomputed = Mutex(0)
+    private let applied = Mutex(0)
 
     /// A batch (one store transaction) holds at most this many bytes of message keys and values,
     /// whatever its message count: a batch's memory — the messages, their decoded events, the
@@ -61,6 +62,9 @@ public final class TriggerDispatcher: Sendable {
 
     /// Batches whose reads changed before their write, so that they were read and computed again.
     public var batchesRecomputed: Int { recomputed.withLock { $0 } }
+
+    /// Batches applied through `process`, each counted once however often it was computed.
+    public var batchesApplied: Int { applied.withLock { $0 } }
 
     /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
     package func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
@@ -117,6 +121,7 @@ public final class TriggerDispatcher: Sendable {
             let (read, log, result) = try await step.computed(in: store, from: snapshot)
             if try await store.write({ try log.replay(on: $0, readAt: read.mark) }) == nil {
                 totals.withLock { $0 += result.outcomes }
+                applied.withLock { $0 += 1 }
                 if computedAgain { recomputed.withLock { $0 += 1 } }
                 return result
             }

@@ -1,0 +1,54 @@
+import Foundation
+
+/// A cgroup (v1) CPU quota: the processes started in it share `cores` of the machine's cores,
+/// however many threads they run. Scale-out is measured with it on a machine of few cores: a
+/// worker held to a quarter of a core leaves the database room for three.
+///
+/// ```swift
+/// if let quota = try CPUQuota(name: "bench-1", cores: 0.25) {
+///     let pid = try Child.start(quota.command(["faresync", "run", …]))
+///     …
+///     quota.remove()   // once its processes have ended
+/// }
+/// ```
+struct CPUQuota {
+    /// Where the cgroup v1 CPU controller is mounted.
+    static let root = "/sys/fs/cgroup/cpu"
+    let path: String
+
+    /// Makes the cgroup; nil when the controller is not there or not writable (not root, cgroup v2).
+    init?(name: String, cores: Double) throws {
+        let period = 100_000
+        path = Self.root + "/" + name
+        guard FileManager.default.isWritableFile(atPath: Self.root + "/cgroup.procs") else { return nil }
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        do {
+            try String(period).write(toFile: path + "/cpu.cfs_period_us", atomically: false, encoding: .utf8)
+            try String(Int(cores * Double(period))).write(toFile: path + "/cpu.cfs_quota_us", atomically: false, encoding: .utf8)
+        } catch {
+            remove()
+            return nil
+        }
+    }
+
+    /// Why `init` gives nil, for the benchmark's output.
+    static var unavailable: String { "\(root) is not writable (cgroup v1's CPU controller, as root)" }
+
+    /// `arguments` run through a shell that joins the cgroup and then executes them, so that the
+    /// program is held to the quota from its first instruction.
+    func command(_ arguments: [String]) -> [String] {
+        ["/bin/sh", "-c", "echo $$ > '\(path)/cgroup.procs' && exec \"$@\"", "sh"] + arguments
+    }
+
+    /// The CPU time the cgroup's processes were held back by the quota.
+    var throttled: Duration {
+        let text = (try? String(contentsOfFile: path + "/cpu.stat", encoding: .utf8)) ?? ""
+        for line in text.split(separator: "\n") where line.hasPrefix("throttled_time ") {
+            return .nanoseconds(Int64(line.split(separator: " ").last ?? "") ?? 0)
+        }
+        return .zero
+    }
+
+    /// Removes the cgroup (it must hold no process).
+    func remove() { rmdir(path) }
+}
