@@ -1,8 +1,9 @@
 import Crypto
 import FareSyncEvents
 
-/// A digest of Firestore fields that equal values share: `MirrorVerifier` compares each document
-/// of the store with the emulator's by it.
+/// A digest of Firestore fields that equal values share, strings (keys too) compared by their UTF-8
+/// bytes as Firestore compares them: `MirrorVerifier` compares each document of the store with the
+/// emulator's by it.
 ///
 /// The fields are written in one unambiguous form (a tag per type, lengths before contents, map
 /// keys in UTF-8 order) into a buffer and hashed once, rather than written as their REST JSON:

@@ -35,18 +35,9 @@ struct CPUQuota {
     static var unavailable: String { "\(root) is not writable (cgroup v1's CPU controller, as root)" }
 
     /// `arguments` run through a shell that joins the cgroup and then executes them, so that the
-    /// program is held to the quota from its first instruction.
+    /// program is held to the quota from its first instruction (or, if it cannot join, never runs).
     func command(_ arguments: [String]) -> [String] {
         ["/bin/sh", "-c", "echo $$ > '\(path)/cgroup.procs' && exec \"$@\"", "sh"] + arguments
-    }
-
-    /// The CPU time the cgroup's processes were held back by the quota.
-    var throttled: Duration {
-        let text = (try? String(contentsOfFile: path + "/cpu.stat", encoding: .utf8)) ?? ""
-        for line in text.split(separator: "\n") where line.hasPrefix("throttled_time ") {
-            return .nanoseconds(Int64(line.split(separator: " ").last ?? "") ?? 0)
-        }
-        return .zero
     }
 
     /// Removes the cgroup (it must hold no process).

@@ -100,8 +100,12 @@ extension Bench {
             let group = "postgres-\(workers)" + (cap == nil ? "" : "-capped")
             let errors = (1...workers).map { "\(directory)/\(group)-\($0).err" }
             var quotas: [CPUQuota] = []
-            defer { for quota in quotas { quota.remove() } }
             var pids: [pid_t] = []
+            // Whatever ends the drain, its workers end first, then their quotas, which must be empty.
+            defer {
+                for pid in pids { Child.stop(pid, group: true) }
+                for quota in quotas { quota.remove() }
+            }
             for (index, errorFile) in errors.enumerated() {
                 var arguments = command.filter { $0 != "--exit-at-end" } + ["--group", group, "--store", PostgresBench.text(of: url)]
                 if let cap {
@@ -113,6 +117,7 @@ extension Bench {
             }
             let (elapsed, cpu) = try await PostgresBench.timeToCommit(messages: messages, group: group, in: url)
             for pid in pids { Child.stop(pid, group: true) }
+            pids = []
             drains.rates.append(rate(messages, elapsed))
             drains.busyCores.append(cpu)
             // A worker without a summary counts nothing.

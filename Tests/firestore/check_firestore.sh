@@ -19,7 +19,7 @@ PROJECT=demo-faresync
 BROKER_PID=
 cleanup() {
   stop_emulator
-  [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2> /dev/null
+  [ -z "$BROKER_PID" ] || kill "$BROKER_PID" 2> /dev/null || true
   jobs -p | xargs -r kill 2> /dev/null || true # a job may end before its kill
   rm -rf "$WORK"
 }
@@ -134,7 +134,8 @@ else fail "live listener"; fi
 sed 's/^/     /' live.out
 kill -TERM "$RUN"; wait "$RUN" 2> /dev/null || true
 check "mirror --verify after the live run (caught up by 'mirror')" bash -c "'$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' > /dev/null && '$FARESYNC' mirror --store 'sqlite:$WORK/live.sqlite' --verify"
-kill "$BROKER_PID" 2> /dev/null; wait "$BROKER_PID" 2> /dev/null || true
+kill "$BROKER_PID" 2> /dev/null || true
+wait "$BROKER_PID" 2> /dev/null || true
 BROKER_PID=
 
 # 8. A 100 k-event replay mirrored while the emulator stops answering for 10 s (SIGSTOP), then is

@@ -17,7 +17,7 @@ PROJECT=demo-faresync
 BROKER_PID=
 cleanup() {
   stop_emulator
-  [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2> /dev/null
+  [ -z "$BROKER_PID" ] || kill "$BROKER_PID" 2> /dev/null || true
   jobs -p | xargs -r kill 2> /dev/null || true # a job may end before its kill
   rm -rf "$WORK"
 }

@@ -3,7 +3,9 @@
 JAR=${FIRESTORE_EMULATOR_JAR:-/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar}
 EMULATOR_PID=
 if [ ! -f "$JAR" ]; then
-  echo "FAIL the Cloud Firestore emulator is not installed ($JAR)"; exit 1
+  echo "FAIL the Cloud Firestore emulator is not installed ($JAR)"
+  rm -rf "$WORK"
+  exit 1
 fi
 
 # The emulator runs as java directly, in a process group of its own, so that stopping the group
