@@ -66,11 +66,10 @@ WORKER_FLAGS=(--kafka-setting session.timeout.ms=6000 --kafka-setting heartbeat.
 # three_workers NAME DISRUPTION: three workers in group NAME on database NAME; DISRUPTION (none,
 # kill or restart) happens after the first commit of the group.
 three_workers() {
-  local name=$1 disruption=$2 url pids=() statuses=() i batch=500
+  local name=$1 disruption=$2 url pids=() statuses=() i batch=50
   url=$(database "$name")
-  # Smaller batches under a disruption: more transactions, so that the run still has work in hand
-  # when the server goes down under it, or when a member is killed.
-  [ "$disruption" != none ] && batch=50
+  # Small batches: more transactions, so that the run still has work in hand when each member
+  # joins, when the server goes down under it, or when a member is killed.
   for i in 1 2 3; do
     "$FARESYNC" run --brokers @boot.txt --group "$name" --store "$url" --exit-at-end --batch-size "$batch" "${WORKER_FLAGS[@]}" \
       2>"$name-$i.err" &
@@ -105,16 +104,13 @@ three_workers() {
   if [ "$disruption" = kill ]; then
     [ "$(echo "$counts" | wc -w)" = 2 ] && ! echo " $counts " | grep -q " 0 " && pass "$name: the two left worked (${counts// / and } messages)" \
       || fail "$name: the two left did not both work: summaries: $counts"
-  elif [ "$disruption" = restart ]; then
-    # Members join at their own pace (a first join to the mock cluster takes seconds) and the outage
-    # comes at the group's first commit, so a member may join after the others took its share: at
-    # least two work, and all three end.
+  else
+    # Members join at their own pace (a first join to the mock cluster takes seconds, more on a busy
+    # machine), so a member may join after the others took its share: at least two work, and all
+    # three end.
     local working
     working=$(for c in $counts; do [ "$c" -gt 0 ] && echo "$c"; done | wc -l)
     [ "$(echo "$counts" | wc -w)" = 3 ] && [ "$working" -ge 2 ] && pass "$name: the work is shared ($counts messages)" \
-      || fail "$name: work not shared: $counts"
-  else
-    [ "$(echo "$counts" | wc -w)" = 3 ] && ! echo " $counts " | grep -q " 0 " && pass "$name: the work is shared ($counts messages)" \
       || fail "$name: work not shared: $counts"
   fi
   [ "$disruption" = restart ] && { grep -q "PostgreSQL unreachable" "$name"-[123].err \
