@@ -50,7 +50,7 @@ public enum MirrorVerifier {
                         differences.append(MirrorDifference(path: path, kind: .extra))
                         continue
                     }
-                    if digest(fields) != expected {
+                    if FirestoreValue.digest(fields) != expected {
                         let document = try await store.read { try $0.document(path) } ?? .null
                         let fieldsInStore = FirestoreMapping.fields(of: document, at: path)
                         differences.append(MirrorDifference(path: path, kind: .different(compare(fieldsInStore, fields, prefix: ""))))
@@ -69,13 +69,10 @@ public enum MirrorVerifier {
     static func storeDigests(_ store: any DocumentStore) async throws -> (digests: [ByteKey: [UInt8]], collectionIds: Set<String>) {
         let collected = DigestCollector()
         try await store.exportDocuments { path, document in
-            collected.add(path, digest(FirestoreMapping.fields(of: document, at: path)))
+            collected.add(path, FirestoreValue.digest(FirestoreMapping.fields(of: document, at: path)))
         }
         return (collected.digests, collected.collectionIds)
     }
-
-    /// A digest of fields as Firestore holds them: equal values (by `FirestoreValue`'s equality) have equal digests.
-    static func digest(_ fields: [String: FirestoreValue]) -> [UInt8] { FirestoreValue.digest(fields) }
 
     /// The fields that differ, as "field: store …, firestore …", at most five.
     static func compare(_ store: [String: FirestoreValue], _ firestore: [String: FirestoreValue], prefix: String) -> [String] {

@@ -5,7 +5,7 @@ import Foundation
 /// worker held to a quarter of a core leaves the database room for three.
 ///
 /// ```swift
-/// if let quota = try CPUQuota(name: "bench-1", cores: 0.25) {
+/// if let quota = CPUQuota(name: "bench-1", cores: 0.25) {
 ///     let pid = try Child.start(quota.command(["faresync", "run", …]))
 ///     …
 ///     quota.remove()   // once its processes have ended
@@ -16,11 +16,14 @@ struct CPUQuota {
     static let root = "/sys/fs/cgroup/cpu"
     let path: String
 
-    /// Makes the cgroup; nil when the controller is not there or not writable (not root, cgroup v2).
-    init?(name: String, cores: Double) throws {
+    /// Whether cgroups can be made here: the controller is there and writable (root, cgroup v1).
+    static var isAvailable: Bool { FileManager.default.isWritableFile(atPath: root + "/cgroup.procs") }
+
+    /// Makes the cgroup; nil when it cannot be made (`isAvailable`).
+    init?(name: String, cores: Double) {
         let period = 100_000
         path = Self.root + "/" + name
-        guard FileManager.default.isWritableFile(atPath: Self.root + "/cgroup.procs") else { return nil }
+        guard Self.isAvailable else { return nil }
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         do {
             try String(period).write(toFile: path + "/cpu.cfs_period_us", atomically: false, encoding: .utf8)
@@ -31,7 +34,7 @@ struct CPUQuota {
         }
     }
 
-    /// Why `init` gives nil, for the benchmark's output.
+    /// Why cgroups cannot be made, for the benchmark's output.
     static var unavailable: String { "\(root) is not writable (cgroup v1's CPU controller, as root)" }
 
     /// `arguments` run through a shell that joins the cgroup and then executes them, so that the

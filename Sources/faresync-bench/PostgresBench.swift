@@ -65,12 +65,11 @@ extension Bench {
     /// Scale-out where the database has room: 1 and 3 workers, each held to a quarter of a core
     /// (`pg_scaling_capped`); and the batches computed again, capped or not (`pg_conflict_rate`).
     func cappedDrains(_ run: Run, command: [String], messages: Int, server: PostgresURL, uncapped: GroupDrains) async throws {
-        guard let probe = try CPUQuota(name: "faresync_bench_\(getpid())_probe", cores: 1) else {
+        guard CPUQuota.isAvailable else {
             run.say("  pg_scaling_capped: skipped, \(CPUQuota.unavailable)")
             run.field("pg_conflict_rate", "%.4f", uncapped.conflictRate)
             return
         }
-        probe.remove()
         let capped = try await groupDrains(
             command: command, messages: messages, server: server, directory: run.dir, counts: [1, 3], cap: PostgresBench.workerCap)
         capped.say(
@@ -109,7 +108,7 @@ extension Bench {
             for (index, errorFile) in errors.enumerated() {
                 var arguments = command.filter { $0 != "--exit-at-end" } + ["--group", group, "--store", PostgresBench.text(of: url)]
                 if let cap {
-                    guard let quota = try CPUQuota(name: "\(name)_\(index)", cores: cap) else { throw BenchError(CPUQuota.unavailable) }
+                    guard let quota = CPUQuota(name: "\(name)_\(index)", cores: cap) else { throw BenchError(CPUQuota.unavailable) }
                     quotas.append(quota)
                     arguments = quota.command(arguments)
                 }

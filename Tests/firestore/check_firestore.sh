@@ -8,27 +8,8 @@
 # usage: check_firestore.sh FARESYNC
 set -euo pipefail
 
-FARESYNC=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
-WORK=$(mktemp -d)
-PROJECT=demo-faresync
-. "$HERE/../lib/checks.sh"
-. "$HERE/emulator.sh"
-
-BROKER_PID=
-cleanup() {
-  stop_emulator
-  [ -z "$BROKER_PID" ] || kill "$BROKER_PID" 2> /dev/null || true
-  jobs -p | xargs -r kill 2> /dev/null || true # a job may end before its kill
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-PORT=$(free_port)
-start_emulator
-export FIRESTORE_EMULATOR_HOST=127.0.0.1:$PORT
-cd "$WORK"
+. "$HERE/emulator.sh" "$1"
 
 # 1. The demo, mirrored as it runs; then compared document by document.
 "$FARESYNC" demo --store "sqlite:$WORK/demo.sqlite" > demo.out 2> demo.err

@@ -1,12 +1,17 @@
-# Sourced by the Firestore check scripts (after setting WORK, REPO and PROJECT): the Cloud Firestore
-# emulator started and stopped in its own process group, and the mirror's position as it holds it.
+# Sourced by the Firestore check scripts, with the faresync executable as its argument, after
+# setting HERE: the checks' counters (checks.sh), a work folder removed at the end with the
+# emulator and the script's background jobs (and BROKER_PID, a dev broker the script started), and
+# the Cloud Firestore emulator started in its own process group with the shipped rules, which
+# FIRESTORE_EMULATOR_HOST names; the script goes on in the work folder. Also the mirror's position
+# as the emulator holds it.
+FARESYNC=$(realpath "$1")
+REPO=$(cd "$HERE/../.." && pwd)
+WORK=$(mktemp -d)
+PROJECT=demo-faresync
 JAR=${FIRESTORE_EMULATOR_JAR:-/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar}
 EMULATOR_PID=
-if [ ! -f "$JAR" ]; then
-  echo "FAIL the Cloud Firestore emulator is not installed ($JAR)"
-  rm -rf "$WORK"
-  exit 1
-fi
+BROKER_PID=
+. "$HERE/../lib/checks.sh"
 
 # The emulator runs as java directly, in a process group of its own, so that stopping the group
 # leaves no JVM behind (its start scripts leave one when only the script is killed).
@@ -40,3 +45,19 @@ wait_for_position_above() { # N: waits (up to 60 s) until the mirror's position 
   return 1
 }
 
+cleanup() {
+  stop_emulator
+  [ -z "$BROKER_PID" ] || kill "$BROKER_PID" 2> /dev/null || true
+  jobs -p | xargs -r kill 2> /dev/null || true # a job may end before its kill
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [ ! -f "$JAR" ]; then
+  echo "FAIL the Cloud Firestore emulator is not installed ($JAR)"
+  exit 1
+fi
+PORT=$(free_port)
+start_emulator
+export FIRESTORE_EMULATOR_HOST=127.0.0.1:$PORT
+cd "$WORK"
