@@ -182,6 +182,9 @@ public struct Pacer {
     let speed: Double
     private var origin: (timestamp: Int64, started: ContinuousClock.Instant)?
 
+    /// The longest a message is held back from the first one, in seconds (about 31 years).
+    static let longestWait = 1e9
+
     public init(speed: Double) { self.speed = speed }
 
     public mutating func wait(for message: SourceMessage) async throws {
@@ -190,7 +193,11 @@ public struct Pacer {
             origin = (ts, ContinuousClock.now)
             return
         }
-        let deadline = origin.started + .milliseconds(Double(ts - origin.timestamp) / speed)
+        // In floating point, so that no two timestamps overflow, and at most `longestWait`, so that
+        // no speed and no gap makes a delay that a duration cannot hold.
+        let seconds = min((Double(ts) - Double(origin.timestamp)) / 1000 / speed, Self.longestWait)
+        guard seconds > 0 else { return }
+        let deadline = origin.started + .seconds(seconds)
         if deadline > ContinuousClock.now { try await ContinuousClock().sleep(until: deadline) }
     }
 }

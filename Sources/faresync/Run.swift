@@ -43,7 +43,7 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var journal: JournalOptions
 
     func validate() throws {
-        guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
+        guard sweepInterval > 0, sweepInterval <= 1e9 else { throw ValidationError("--sweep-interval must be more than 0 and at most 1e9 seconds") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard batchesPerCommit >= 1 else { throw ValidationError("--batches-per-commit must be at least 1") }
         if let adminToken, adminToken.isEmpty || adminToken == "owner" {

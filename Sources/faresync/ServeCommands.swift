@@ -130,7 +130,7 @@ struct ServeOptions: ParsableArguments {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         guard !project.isEmpty else { throw ValidationError("--project must not be empty") }
         guard (0...IDTokenVerifier.maxLeeway).contains(Int64(tokenLeeway)) else { throw ValidationError("--token-leeway must be 0...300") }
-        guard sweepInterval > 0 else { throw ValidationError("--sweep-interval must be more than 0") }
+        guard sweepInterval > 0, sweepInterval <= 1e9 else { throw ValidationError("--sweep-interval must be more than 0 and at most 1e9 seconds") }
         guard issueDelay >= 0, issueDelay <= 3600 else { throw ValidationError("--issue-delay must be 0...3600") }
         if httpPort == 0, publicURL == nil { throw ValidationError("--http-port 0 needs --public-url (the terminal's address)") }
         if let adminToken, adminToken.isEmpty || adminToken == "owner" {
