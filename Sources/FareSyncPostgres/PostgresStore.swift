@@ -55,13 +55,19 @@ public final class PostgresStore: DocumentStore {
     /// `SERIALIZABLE` transaction takes at its first query (`LOCK TABLE` is not one).
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
 
-    /// Connects, and brings the schema up to date.
-    public init(url: PostgresURL, reconnectFor: Duration = .seconds(60), logger: Logger = Logger(label: "faresync.postgres")) async throws {
+    /// Connects, and brings the schema up to date. A session of the store that sits in a
+    /// transaction without a word for `idleInTransactionTimeout` is ended by the server, and its
+    /// locks with it (`sessionParameters`).
+    public init(
+        url: PostgresURL, reconnectFor: Duration = .seconds(60), idleInTransactionTimeout: Duration = .seconds(60),
+        logger: Logger = Logger(label: "faresync.postgres")
+    ) async throws {
         self.url = url
         self.logger = logger
         self.reconnectFor = reconnectFor
         var configuration = url.clientConfiguration()
         configuration.options.connectTimeout = Self.connectTimeout
+        configuration.options.additionalStartupParameters = Self.sessionParameters(idleInTransaction: idleInTransactionTimeout)
         // The pool's own chatter (such as a lease asked for before `run()` got going) stays out of
         // the log; failures reach the caller, and this store logs its retries itself.
         var background = logger
@@ -215,6 +221,20 @@ public final class PostgresStore: DocumentStore {
 
     /// How long one attempt to connect takes before it fails.
     static let connectTimeout = Duration.seconds(5)
+
+    /// The settings each session of the store starts with, so that no writer holds the others
+    /// hostage: the write lock is held by one transaction at a time, and a holder that goes silent
+    /// (a paused process, a link where packets vanish) would hold it until the server noticed. The
+    /// server ends a session idle in its transaction past `idleInTransaction`, drops a connection
+    /// whose data stays unacknowledged as long (`tcp_user_timeout`), and probes an idle one after
+    /// 10 s (keepalives 5 s apart, 3 unanswered end it).
+    static func sessionParameters(idleInTransaction: Duration) -> [(String, String)] {
+        let milliseconds = max(1, idleInTransaction.components.seconds * 1000 + idleInTransaction.components.attoseconds / 1_000_000_000_000_000)
+        return [
+            ("idle_in_transaction_session_timeout", String(milliseconds)), ("tcp_user_timeout", String(milliseconds)),
+            ("tcp_keepalives_idle", "10"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),
+        ]
+    }
 
     /// How many serialization failures in a row one transaction takes before it gives up.
     static let maximumConflicts = 100
