@@ -7,7 +7,7 @@ import FareSyncStore
 /// same reads and writes (its journal entries' applied time aside, read from the journal's clock).
 ///
 /// ```swift
-/// let step = BatchStep(batch: batch, entur: [:], rules: TriggerRules(), journal: JournalSettings(), consumer: nil)
+/// let step = BatchStep(batch: batch, entur: [:], rules: TriggerRules(), journal: JournalSettings(), consumer: nil, epochs: [:])
 /// let tx = StepTransaction(snapshot)
 /// let result = try step.compute(on: tx)   // tx.log: the reads and writes; tx.misses: keys to read first
 /// ```
@@ -18,6 +18,9 @@ struct BatchStep: Sendable {
     let journal: JournalSettings
     /// The consumer whose positions the batch advances, if any.
     let consumer: String?
+    /// The consumer's epochs of the batch's topic-partitions (`PartitionOwners`), checked before
+    /// its positions are written; empty: none checked.
+    var epochs: [TopicPartition: Int64] = [:]
 
     /// The keys the batch's events name themselves, read before its first computation: their ids'
     /// claims, the customers of its users, the accounts of its contracts, the reservations its payments
@@ -133,6 +136,7 @@ struct BatchStep: Sendable {
         let eventTimes = decoded.map { try? $0.get().time }
         var positions: [TopicPartition: ConsumerPosition] = [:]
         if let consumer {
+            try PartitionOwners.check(epochs, consumer: consumer, in: tx)
             positions = try TriggerDispatcher.advancePositions(consumer: consumer, messages: messages, eventTimes: eventTimes, tx: tx)
         }
         return BatchResult(

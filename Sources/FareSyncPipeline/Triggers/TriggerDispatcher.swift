@@ -103,10 +103,19 @@ public final class TriggerDispatcher: Sendable {
     /// of the keys they read (`BatchStep.computed`), and the write replays them, checking that every
     /// read still gives what it gave; a batch whose reads changed before its write is computed again.
     /// In a commit `group`, the batch reads and writes through it, and is durable at the group's commit.
+    /// With `epochs` (a consumer group member's, `PartitionOwners`), the write also checks that the
+    /// store still holds them, and throws `PartitionFenced` without writing anything if not.
     @discardableResult
-    public func process(_ batch: DecodedBatch, consumer: String? = nil, in group: (any StoreCommitGroup)? = nil) async throws -> BatchResult {
+    public func process(
+        _ batch: DecodedBatch, consumer: String? = nil, in group: (any StoreCommitGroup)? = nil, epochs: [TopicPartition: Int64] = [:]
+    ) async throws -> BatchResult {
         let store: any StoreAccess = group ?? self.store
-        var snapshot = try await BatchStep.read(BatchStep.firstKeys(of: batch, consumer: consumer), into: StepSnapshot(), from: store)
+        // Only the topic-partitions the batch writes positions of are checked.
+        let touched = Set(batch.messages.compactMap { m in m.coordinates.map { TopicPartition(topic: m.topic, partition: $0.partition) } })
+        let epochs = consumer == nil ? [:] : epochs.filter { touched.contains($0.key) }
+        var firstKeys = BatchStep.firstKeys(of: batch, consumer: consumer)
+        if let consumer, !epochs.isEmpty { firstKeys.records.insert(PartitionOwners.recordKey(consumer: consumer)) }
+        var snapshot = try await BatchStep.read(firstKeys, into: StepSnapshot(), from: store)
         let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
         // What the contracts lead to under their owners; then what a created account's parked contracts lead to.
         for _ in 0..<2 {
@@ -114,7 +123,7 @@ public final class TriggerDispatcher: Sendable {
             if keys.isEmpty { break }
             snapshot = try await BatchStep.read(keys, into: snapshot, from: store)
         }
-        let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer)
+        let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer, epochs: epochs)
         var computedAgain = false
         while true {
             try Task.checkCancellation()

@@ -4,13 +4,15 @@ import FareSyncStore
 /// The source's rebalances: an assignment starts each topic-partition from its position in the
 /// store; a revocation is answered once the work in hand is applied and committed (or abandoned).
 extension WorkerLoop {
-    /// Starts each assigned topic-partition from its position in the store.
+    /// Takes the assigned topic-partitions over (`PartitionOwners`: a member that had them and
+    /// comes back cannot write them any more) and starts each from its position in the store, in
+    /// one write of its own, durable before any batch of theirs.
     func assign(_ partitions: [TopicPartition]) async {
         let consumer = options.consumer ?? ""
         let positions: [ConsumerPosition?]
         do {
-            positions = try await group.read { tx in
-                try tx.positions(consumer: consumer, partitions: partitions)
+            (positions, epochs) = try await dispatcher.store.write { tx in
+                (try tx.positions(consumer: consumer, partitions: partitions), try PartitionOwners.take(partitions, consumer: consumer, in: tx))
             }
         } catch {
             // Without the stored positions the loop cannot place itself: stop rather than guess.
@@ -46,6 +48,7 @@ extension WorkerLoop {
             pendingBytes = 0
         }
         tracker.revokeAll()
+        epochs = [:]
         source.release(partitions)
         status.set(assigned: 0)
         WorkerMetrics.assigned(0)

@@ -53,6 +53,11 @@ public final class WorkerLoop<Source: MessageSource> {
     var inFlight: (messages: Int, started: ContinuousClock.Instant, task: Task<BatchResult, any Error>)?
     /// What the batches applied since the store's last commit hold (`WorkerLoopOptions.batchesPerCommit`).
     var uncommitted = Uncommitted()
+    /// This member's epochs of its assigned topic-partitions (`PartitionOwners`): each batch's
+    /// write checks them.
+    var epochs: [TopicPartition: Int64] = [:]
+    /// Batches refused because another member had taken their topic-partitions over (`fence(_:)`).
+    public private(set) var fencedBatches = 0
 
     struct Uncommitted {
         var batches = 0
@@ -135,9 +140,11 @@ public final class WorkerLoop<Source: MessageSource> {
         let batch = pending
         pending = []
         pendingBytes = 0
-        let (dispatcher, group) = (self.dispatcher, self.group)
+        let (dispatcher, group, epochs, fencedBefore) = (self.dispatcher, self.group, self.epochs, fencedBatches)
         let decoding = Task { await TriggerDispatcher.decodeYielding(batch) }
         try await finishInFlight()
+        // Collected under the assignment the batch before was fenced in: dropped, as what is in hand.
+        guard fencedBatches == fencedBefore else { return decoding.cancel() }
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
         inFlight = (
             batch.count, ContinuousClock.now,
@@ -147,7 +154,9 @@ public final class WorkerLoop<Source: MessageSource> {
                 var attempt = 0
                 while true {
                     do {
-                        return try await dispatcher.process(decoded, consumer: consumer, in: group)
+                        return try await dispatcher.process(decoded, consumer: consumer, in: group, epochs: epochs)
+                    } catch let fenced as PartitionFenced {
+                        throw fenced  // Another member owns the partitions now: trying again cannot help.
                     } catch {
                         attempt += 1
                         if attempt >= attempts { throw error }
@@ -170,7 +179,13 @@ public final class WorkerLoop<Source: MessageSource> {
     func finishInFlight() async throws {
         guard let flight = inFlight else { return }
         inFlight = nil
-        let result = try await flight.task.value
+        let result: BatchResult
+        do {
+            result = try await flight.task.value
+        } catch let fenced as PartitionFenced {
+            fence(fenced)
+            return
+        }
         for (tp, position) in result.positions {
             tracker.stored(tp, position)
             uncommitted.positions[tp] = max(uncommitted.positions[tp] ?? 0, position.next)
@@ -183,6 +198,22 @@ public final class WorkerLoop<Source: MessageSource> {
         batchApplied?(result, flight.messages)
         updateLag()
         if let most = options.batchesPerCommit, uncommitted.batches >= most { try await commit() }
+    }
+
+    /// Gives up every assigned topic-partition after a batch was fenced (`PartitionOwners`): the group
+    /// gave some of them to another member, so this one's membership is stale and Kafka rebalances it.
+    /// The batch and what is in hand are dropped unwritten, so the next assignment starts each
+    /// topic-partition from its position in the store and nothing is lost; until then every
+    /// message is ignored.
+    func fence(_ fenced: PartitionFenced) {
+        log.warning("\(fenced); waiting for the group to assign partitions again")
+        fencedBatches += 1
+        pending = []
+        pendingBytes = 0
+        tracker.revokeAll()
+        epochs = [:]
+        status.set(assigned: 0)
+        WorkerMetrics.assigned(0)
     }
 
     /// Commits what was applied since the last commit; then tells the source its positions and
