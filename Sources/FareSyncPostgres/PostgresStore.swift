@@ -41,6 +41,8 @@ public final class PostgresStore: DocumentStore {
     private let retries = Atomic<Int>(0)
     /// How long a transaction keeps retrying while the server cannot be reached.
     public let reconnectFor: Duration
+    /// `SET LOCAL idle_in_transaction_session_timeout`, said by each write transaction (`limitIdleness`).
+    private let limitIdleness: PostgresQuery
 
     /// The write transactions run again after a serialization failure, a deadlock or a lock timeout.
     public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
@@ -55,9 +57,9 @@ public final class PostgresStore: DocumentStore {
     /// `SERIALIZABLE` transaction takes at its first query (`LOCK TABLE` is not one).
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
 
-    /// Connects, and brings the schema up to date. A session of the store that sits in a
-    /// transaction without a word for `idleInTransactionTimeout` is ended by the server, and its
-    /// locks with it (`sessionParameters`).
+    /// Connects, and brings the schema up to date. A write transaction of the store that sits
+    /// without a word for `idleInTransactionTimeout` is ended by the server, and the write lock
+    /// with it (`limitIdleness`).
     public init(
         url: PostgresURL, reconnectFor: Duration = .seconds(60), idleInTransactionTimeout: Duration = .seconds(60),
         logger: Logger = Logger(label: "faresync.postgres")
@@ -65,9 +67,9 @@ public final class PostgresStore: DocumentStore {
         self.url = url
         self.logger = logger
         self.reconnectFor = reconnectFor
+        limitIdleness = Self.limitIdleness(idleInTransactionTimeout)
         var configuration = url.clientConfiguration()
         configuration.options.connectTimeout = Self.connectTimeout
-        configuration.options.additionalStartupParameters = Self.sessionParameters(idleInTransaction: idleInTransactionTimeout)
         // The pool's own chatter (such as a lease asked for before `run()` got going) stays out of
         // the log; failures reach the caller, and this store logs its retries itself.
         var background = logger
@@ -145,7 +147,9 @@ public final class PostgresStore: DocumentStore {
                     let session = PostgresSession(connection: connection, logger: logger)
                     // A write begins and waits for the write lock here, without a thread of the
                     // pool, which the reads and the write that holds the lock need meanwhile.
-                    let granted = holdingWriteLock ? try await Self.beginHoldingWriteLock(begin, asked: asked, in: session) : nil
+                    let granted =
+                        holdingWriteLock
+                        ? try await Self.beginHoldingWriteLock(begin, limitingIdleness: self.limitIdleness, asked: asked, in: session) : nil
                     defer {
                         if let granted { writeLockUse.add(waited: granted.waited, held: ContinuousClock.now - granted.at) }
                     }
@@ -185,10 +189,11 @@ public final class PostgresStore: DocumentStore {
     /// if it cannot take it. Returns when it was granted and how long it took since it was `asked`
     /// for (the wait in the store's `WriteQueue` included).
     private static func beginHoldingWriteLock(
-        _ begin: PostgresQuery, asked: ContinuousClock.Instant, in session: PostgresSession
+        _ begin: PostgresQuery, limitingIdleness limit: PostgresQuery, asked: ContinuousClock.Instant, in session: PostgresSession
     ) async throws -> (at: ContinuousClock.Instant, waited: Duration) {
         try await session.awaitQuery(begin)
         do {
+            try await session.awaitQuery(limit)
             try await session.awaitQuery(takeWriteLock)
         } catch {
             _ = try? await session.awaitQuery("ROLLBACK")
@@ -222,18 +227,14 @@ public final class PostgresStore: DocumentStore {
     /// How long one attempt to connect takes before it fails.
     static let connectTimeout = Duration.seconds(5)
 
-    /// The settings each session of the store starts with, so that no writer holds the others
-    /// hostage: the write lock is held by one transaction at a time, and a holder that goes silent
-    /// (a paused process, a link where packets vanish) would hold it until the server noticed. The
-    /// server ends a session idle in its transaction past `idleInTransaction`, drops a connection
-    /// whose data stays unacknowledged as long (`tcp_user_timeout`), and probes an idle one after
-    /// 10 s (keepalives 5 s apart, 3 unanswered end it).
-    static func sessionParameters(idleInTransaction: Duration) -> [(String, String)] {
-        let milliseconds = max(1, idleInTransaction.components.seconds * 1000 + idleInTransaction.components.attoseconds / 1_000_000_000_000_000)
-        return [
-            ("idle_in_transaction_session_timeout", String(milliseconds)), ("tcp_user_timeout", String(milliseconds)),
-            ("tcp_keepalives_idle", "10"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),
-        ]
+    /// What a write transaction says between its `BEGIN` and the write lock, so that no writer
+    /// holds the others hostage: a holder that goes silent (a paused process, a link where packets
+    /// vanish) would hold the lock until the server noticed. The server ends a transaction idle
+    /// past the bound, and the lock goes with it. `SET LOCAL` lasts the transaction only, so a
+    /// pooler in transaction mode passes it on, and, like `LOCK TABLE`, takes no snapshot.
+    static func limitIdleness(_ bound: Duration) -> PostgresQuery {
+        let milliseconds = max(1, bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000)
+        return PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(milliseconds)")
     }
 
     /// How many serialization failures in a row one transaction takes before it gives up.

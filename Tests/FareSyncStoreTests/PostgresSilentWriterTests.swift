@@ -7,7 +7,7 @@ import Testing
 
 /// A writer that goes silent in the middle of its transaction, holding the write lock — a paused
 /// process, or a link where packets vanish — holds the other writers back only until the server
-/// ends its session (`PostgresStore.sessionParameters`).
+/// ends it (`PostgresStore.limitIdleness`).
 extension PostgresStoreTests {
     @Test func aWriterSilentInItsTransactionIsEndedAndTheOthersGoOn() async throws {
         let url = try await StoreKinds.freshDatabase()

@@ -188,12 +188,17 @@ public final class TriggerDispatcher: Sendable {
 
     /// The sweep (docs/reference.md#delivery-and-determinism): expires reservations and timed-out parked contracts against `watermark`,
     /// in one write through `access`: the store (a transaction of its own) unless given a commit
-    /// group, whose commit then makes it durable with the group's other writes.
+    /// group, whose commit then makes it durable with the group's other writes. With a consumer
+    /// group member's `epochs`, it writes only while the store still holds them (`PartitionFenced`):
+    /// a member cut off meanwhile counts its old partitions as its own.
     @discardableResult
-    public func sweep(watermark: Int64, in access: (any StoreAccess)? = nil) async throws -> BatchResult {
+    public func sweep(
+        watermark: Int64, in access: (any StoreAccess)? = nil, consumer: String? = nil, epochs: [TopicPartition: Int64] = [:]
+    ) async throws -> BatchResult {
         let rules = self.rules
         let journal = self.journal
         let result = try await (access ?? store).write { tx in
+            if let consumer { try PartitionOwners.check(epochs, consumer: consumer, in: tx) }
             var triggers = Triggers(tx: tx, rules: rules)
             if journal.isOn { triggers.journal = JournalBuilder(applied: journal.clock()) }
             try triggers.sweep(watermark: watermark)

@@ -10,7 +10,12 @@ extension WorkerLoop {
         defer { lastSweep = ContinuousClock.now }  // the interval runs between sweeps
         try await settle()  // the watermark counts what has been applied
         guard let watermark = await groupWatermark() else { return }
-        let result = try await dispatcher.sweep(watermark: watermark)
+        let result: BatchResult
+        do {
+            result = try await dispatcher.sweep(watermark: watermark, consumer: options.consumer, epochs: epochs)
+        } catch let fenced as PartitionFenced {
+            return fence(fenced)
+        }
         let parked = try await dispatcher.store.read { try $0.countDocuments(inCollection: "parkedFareContracts") }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.parked(parked)

@@ -56,8 +56,9 @@ public final class WorkerLoop<Source: MessageSource> {
     /// This member's epochs of its assigned topic-partitions (`PartitionOwners`): each batch's
     /// write checks them.
     var epochs: [TopicPartition: Int64] = [:]
-    /// Batches refused because another member had taken their topic-partitions over (`fence(_:)`).
-    public private(set) var fencedBatches = 0
+    /// Writes refused because another member had taken their topic-partitions over (`fence(_:)`):
+    /// batches, and sweeps.
+    public private(set) var fencedWrites = 0
 
     struct Uncommitted {
         var batches = 0
@@ -103,6 +104,7 @@ public final class WorkerLoop<Source: MessageSource> {
             }
             if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp, await groupCaughtUp() {
                 try await settle()
+                if tracker.isEmpty { continue }  // fenced: the group assigns this member again
                 try await sweep()
                 try await commit()
                 log.info("the group is caught up on every partition; exiting")
@@ -140,11 +142,11 @@ public final class WorkerLoop<Source: MessageSource> {
         let batch = pending
         pending = []
         pendingBytes = 0
-        let (dispatcher, group, epochs, fencedBefore) = (self.dispatcher, self.group, self.epochs, fencedBatches)
+        let (dispatcher, group, epochs, fencedBefore) = (self.dispatcher, self.group, self.epochs, fencedWrites)
         let decoding = Task { await TriggerDispatcher.decodeYielding(batch) }
         try await finishInFlight()
         // Collected under the assignment the batch before was fenced in: dropped, as what is in hand.
-        guard fencedBatches == fencedBefore else { return decoding.cancel() }
+        guard fencedWrites == fencedBefore else { return decoding.cancel() }
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
         inFlight = (
             batch.count, ContinuousClock.now,
@@ -207,9 +209,11 @@ public final class WorkerLoop<Source: MessageSource> {
     /// message is ignored.
     func fence(_ fenced: PartitionFenced) {
         log.warning("\(fenced); waiting for the group to assign partitions again")
-        fencedBatches += 1
+        fencedWrites += 1
         pending = []
         pendingBytes = 0
+        // What was committed before stays; Kafka is not told positions of partitions now another's.
+        uncommitted.positions = [:]
         tracker.revokeAll()
         epochs = [:]
         status.set(assigned: 0)
