@@ -1,3 +1,5 @@
+import FareSyncEvents
+
 /// What FareSync sets on a librdkafka producer, as typed values; `overrides` passes any other
 /// librdkafka property through as it is (and wins over the typed ones).
 ///
@@ -105,12 +107,5 @@ public struct KafkaConsumerConfiguration: Sendable {
         properties["enable.auto.commit"] = "false"
         properties["enable.auto.offset.store"] = "false"
         return properties
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, as librdkafka's `*.ms` properties take them.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -233,8 +233,7 @@ public final class PostgresStore: DocumentStore {
     /// past the bound, and the lock goes with it. `SET LOCAL` lasts the transaction only, so a
     /// pooler in transaction mode passes it on, and, like `LOCK TABLE`, takes no snapshot.
     static func limitIdleness(_ bound: Duration) -> PostgresQuery {
-        let milliseconds = max(1, bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000)
-        return PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(milliseconds)")
+        PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(max(1, bound.milliseconds))")
     }
 
     /// How many serialization failures in a row one transaction takes before it gives up.

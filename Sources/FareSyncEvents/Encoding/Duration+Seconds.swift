@@ -15,4 +15,14 @@ extension Duration {
         guard !overflowed, !overflowedAgain else { return seconds < 0 ? .min : .max }
         return sum
     }
+
+    /// The duration in whole milliseconds (truncated toward zero), as librdkafka's `*.ms`
+    /// properties and PostgreSQL's timeouts take it; a duration past what `Int64` holds gives its bound.
+    public var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1000)
+        let (sum, overflowedAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        guard !overflowed, !overflowedAgain else { return seconds < 0 ? .min : .max }
+        return sum
+    }
 }

@@ -52,14 +52,14 @@ public enum PartitionOwners {
     static func recordKey(consumer: String) -> RecordKey { RecordKey(kind, consumer) }
 }
 
-/// A batch was refused: another member of the group took these topic-partitions over since this
-/// one was given them (`PartitionOwners`). Nothing of the batch was written.
+/// A batch or a sweep was refused: another member of the group took these topic-partitions over
+/// since this one was given them (`PartitionOwners`). Nothing of it was written.
 public struct PartitionFenced: Error, CustomStringConvertible, Equatable {
     public let partitions: [TopicPartition]
 
     public init(partitions: [TopicPartition]) { self.partitions = partitions }
 
     public var description: String {
-        "fenced: another member of the group took over \(partitions.map(\.description).joined(separator: ", ")) since this one was given them; nothing of the batch was written"
+        "fenced: another member of the group took over \(partitions.map(\.description).joined(separator: ", ")) since this one was given them; nothing was written"
     }
 }

@@ -47,11 +47,16 @@ extension WorkerLoop {
             pending = []
             pendingBytes = 0
         }
+        forgetAssignment()
+        source.release(partitions)
+        log.info("revoked \(partitions.count) partitions")
+    }
+
+    /// Forgets the assigned topic-partitions and their epochs (a revocation, or a fence).
+    func forgetAssignment() {
         tracker.revokeAll()
         epochs = [:]
-        source.release(partitions)
         status.set(assigned: 0)
         WorkerMetrics.assigned(0)
-        log.info("revoked \(partitions.count) partitions")
     }
 }

@@ -146,7 +146,10 @@ public final class WorkerLoop<Source: MessageSource> {
         let decoding = Task { await TriggerDispatcher.decodeYielding(batch) }
         try await finishInFlight()
         // Collected under the assignment the batch before was fenced in: dropped, as what is in hand.
-        guard fencedWrites == fencedBefore else { return decoding.cancel() }
+        guard fencedWrites == fencedBefore else {
+            decoding.cancel()
+            return
+        }
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
         inFlight = (
             batch.count, ContinuousClock.now,
@@ -202,11 +205,11 @@ public final class WorkerLoop<Source: MessageSource> {
         if let most = options.batchesPerCommit, uncommitted.batches >= most { try await commit() }
     }
 
-    /// Gives up every assigned topic-partition after a batch was fenced (`PartitionOwners`): the group
-    /// gave some of them to another member, so this one's membership is stale and Kafka rebalances it.
-    /// The batch and what is in hand are dropped unwritten, so the next assignment starts each
-    /// topic-partition from its position in the store and nothing is lost; until then every
-    /// message is ignored.
+    /// Gives up every assigned topic-partition after a batch or a sweep was fenced
+    /// (`PartitionOwners`): the group gave some of them to another member, so this one's membership
+    /// is stale and Kafka rebalances it. The refused write and what is in hand are dropped, so the
+    /// next assignment starts each topic-partition from its position in the store and nothing is
+    /// lost; until then every message is ignored.
     func fence(_ fenced: PartitionFenced) {
         log.warning("\(fenced); waiting for the group to assign partitions again")
         fencedWrites += 1
@@ -214,10 +217,7 @@ public final class WorkerLoop<Source: MessageSource> {
         pendingBytes = 0
         // What was committed before stays; Kafka is not told positions of partitions now another's.
         uncommitted.positions = [:]
-        tracker.revokeAll()
-        epochs = [:]
-        status.set(assigned: 0)
-        WorkerMetrics.assigned(0)
+        forgetAssignment()
     }
 
     /// Commits what was applied since the last commit; then tells the source its positions and
