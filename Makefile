@@ -2,7 +2,7 @@
 SWIFT ?= swift
 FARESYNC = .build/debug/faresync
 
-.PHONY: setup build demo test check lint format release clean dev-broker crash fuzz bench soak
+.PHONY: setup build demo test check lint format release clean dev-broker crash fuzz bench soak partitions
 
 ## Install what the build and the tests need, if missing (Debian; run as root or with sudo).
 setup:
@@ -15,6 +15,7 @@ setup:
 	  command -v kcat >/dev/null || missing="$$missing kcat"; \
 	  command -v sqlite3 >/dev/null || missing="$$missing sqlite3"; \
 	  command -v curl >/dev/null || missing="$$missing curl"; \
+	  command -v ip >/dev/null || missing="$$missing iproute2"; \
 	  command -v wrk >/dev/null || missing="$$missing wrk"; \
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  if [ -n "$$missing" ]; then \
@@ -69,6 +70,12 @@ bench: setup
 ## The crash harness at length: replay and worker, each SIGKILLed 25 times.
 crash: build
 	bash Tests/crash/crash.sh $(FARESYNC) 25 $${SEED:-2026}
+
+## The partition harness at length (run as root): PostgreSQL, the dev broker, serve, three workers, the
+## Firestore emulator and the mirror, each in a network namespace; every kind of cut, long and short,
+## for three seeds in a row (`SEEDS="…"`). `make test` runs its short form, one seed and four cuts.
+partitions: build
+	for seed in $${SEEDS:-1 2 3}; do python3 Tests/partitions/partitions.py $(FARESYNC) --seed $$seed || exit 1; done
 
 ## The soak (not part of `make test`; the release build, as deployed): the worker mirroring into the
 ## Firestore emulator, serve and 50 users' app loop for SOAK_MINUTES (default 30); resident sets flat,

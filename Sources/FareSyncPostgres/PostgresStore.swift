@@ -58,16 +58,16 @@ public final class PostgresStore: DocumentStore {
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
 
     /// Connects, and brings the schema up to date. A write transaction of the store that sits
-    /// without a word for `idleInTransactionTimeout` is ended by the server, and the write lock
-    /// with it (`limitIdleness`).
+    /// without a word for `idleInTransactionTimeout` (the URL's, unless given) is ended by the
+    /// server, and the write lock with it (`limitIdleness`).
     public init(
-        url: PostgresURL, reconnectFor: Duration = .seconds(60), idleInTransactionTimeout: Duration = .seconds(60),
+        url: PostgresURL, reconnectFor: Duration = .seconds(60), idleInTransactionTimeout: Duration? = nil,
         logger: Logger = Logger(label: "faresync.postgres")
     ) async throws {
         self.url = url
         self.logger = logger
         self.reconnectFor = reconnectFor
-        limitIdleness = Self.limitIdleness(idleInTransactionTimeout)
+        limitIdleness = Self.limitIdleness(idleInTransactionTimeout ?? url.idleInTransactionTimeout)
         var configuration = url.clientConfiguration()
         configuration.options.connectTimeout = Self.connectTimeout
         // The pool's own chatter (such as a lease asked for before `run()` got going) stays out of

@@ -1,9 +1,15 @@
+import FareSyncEvents
 import Foundation
 import PostgresNIO
 
 /// A PostgreSQL connection URL, `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=MODE]`
 /// (`postgresql://` too), read as libpq reads it: user and password percent-decoded, port 5432 when
 /// absent, the database named like the user when absent.
+///
+/// `idle_in_transaction_session_timeout=MS`, the server setting's own name and unit, bounds how long
+/// a write transaction of FareSync may sit silent holding the write lock (1 minute when absent):
+/// the server ends it past the bound, so that a paused or cut-off writer holds the others back no
+/// longer (`PostgresStore.limitIdleness`).
 ///
 /// `sslmode` takes libpq's values: `disable`; `allow` and `prefer` (the default: TLS when the server
 /// offers it); `require` (TLS, certificate not checked); `verify-ca` and `verify-full` (TLS with the
@@ -20,6 +26,14 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
     public var password: String?
     public var database: String
     public var sslMode: String
+    /// How long one of the store's write transactions may sit idle before the server ends it.
+    public var idleInTransactionTimeout = Self.defaultIdleInTransactionTimeout
+
+    /// The bound when the URL does not say one.
+    public static let defaultIdleInTransactionTimeout = Duration.seconds(60)
+
+    /// The server's own limit for the setting (`INT_MAX` milliseconds).
+    static let longestIdleness: Int64 = 2_147_483_647
 
     static let sslModes: Set<String> = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
@@ -44,15 +58,26 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
                     throw StoreURLError("sslmode must be one of \(Self.sslModes.sorted().joined(separator: ", "))")
                 }
                 sslMode = mode
+            case "idle_in_transaction_session_timeout":
+                guard let text = item.value, let milliseconds = Int64(text), milliseconds > 0, milliseconds <= Self.longestIdleness else {
+                    throw StoreURLError("idle_in_transaction_session_timeout must be a number of milliseconds from 1 to \(Self.longestIdleness)")
+                }
+                idleInTransactionTimeout = .milliseconds(milliseconds)
             default:
-                throw StoreURLError("unknown parameter \(item.name) in the PostgreSQL URL (sslmode is the one known)")
+                throw StoreURLError(
+                    "unknown parameter \(item.name) in the PostgreSQL URL (sslmode and idle_in_transaction_session_timeout are the ones known)")
             }
         }
     }
 
     /// The URL without its password, for messages and logs.
     public var description: String {
-        "postgres://\(user)@\(host):\(port)/\(database)" + (sslMode == "prefer" ? "" : "?sslmode=\(sslMode)")
+        var parameters: [String] = []
+        if sslMode != "prefer" { parameters.append("sslmode=\(sslMode)") }
+        if idleInTransactionTimeout != Self.defaultIdleInTransactionTimeout {
+            parameters.append("idle_in_transaction_session_timeout=\(idleInTransactionTimeout.milliseconds)")
+        }
+        return "postgres://\(user)@\(host):\(port)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
     }
 
     /// `text` with any password replaced by `***`.

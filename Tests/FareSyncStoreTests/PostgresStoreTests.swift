@@ -191,6 +191,13 @@ struct PostgresStoreTests {
         #expect(short.port == 5432)
         #expect(short.database == "me")
         #expect(short.sslMode == "prefer")
+        #expect(short.idleInTransactionTimeout == .seconds(60))
+        let bounded = try PostgresURL("postgres://me@localhost/db?idle_in_transaction_session_timeout=5000&sslmode=disable")
+        #expect(bounded.idleInTransactionTimeout == .seconds(5))
+        #expect(bounded.description == "postgres://me@localhost:5432/db?sslmode=disable&idle_in_transaction_session_timeout=5000")
+        for bad in ["0", "-1", "5s", "", "2147483648"] {
+            #expect(throws: StoreURLError.self) { try PostgresURL("postgres://me@localhost/db?idle_in_transaction_session_timeout=\(bad)") }
+        }
         #expect(throws: StoreURLError.self) { try PostgresURL("postgres://me@localhost/db?sslmode=maybe") }
         #expect(throws: StoreURLError.self) { try PostgresURL("postgres://localhost/db") }
         #expect(throws: StoreURLError.self) { try PostgresURL("mysql://me@localhost/db") }

@@ -16,9 +16,11 @@ server answered as done is written to RESULTS, one line each, as it happens:
 Every HTTP status the server answered is counted; the counts go to STATUSES as JSON at the end.
 It exits 1 when any answer was a 5xx, or when no user ever got an order through.
 
-Usage: python3 crash_flow.py BASE_URL USERS SECONDS RESULTS STATUSES [SEED [NEW_ACCOUNT_SHARE [THINK_SECONDS]]]
+Usage: python3 crash_flow.py BASE_URL USERS SECONDS RESULTS STATUSES [SEED [NEW_ACCOUNT_SHARE [THINK_SECONDS [retry-unavailable]]]]
   NEW_ACCOUNT_SHARE: the share of orders a new account comes before (default 0.1);
-  THINK_SECONDS: the mean pause between a user's orders (default 0).
+  THINK_SECONDS: the mean pause between a user's orders (default 0);
+  retry-unavailable: a 503 (the server cut off from its store) is tried again like a broken
+  connection, and is not a failure; any other 5xx still is.
 """
 import base64
 import collections
@@ -69,7 +71,7 @@ class Recorder:
 class App:
     """One user's app: a session, its tokens, and the loop of orders."""
 
-    def __init__(self, base, index, recorder, deadline, patience, rng, new_accounts=0.1, think=0.0):
+    def __init__(self, base, index, recorder, deadline, patience, rng, new_accounts=0.1, think=0.0, retry_unavailable=False):
         self.base = base
         self.index = index
         self.recorder = recorder
@@ -81,6 +83,7 @@ class App:
         self.orders = 0
         self.new_accounts = new_accounts
         self.think = think
+        self.retry_unavailable = retry_unavailable
 
     def call(self, method, url, ok, **kwargs):
         """The request, tried again while the connection fails or the answer is not in `ok`
@@ -97,7 +100,7 @@ class App:
                 last = f"{type(error).__name__}"
             else:
                 self.recorder.status(answer.status_code)
-                if answer.status_code >= 500:
+                if answer.status_code >= 500 and not (answer.status_code == 503 and self.retry_unavailable):
                     self.recorder.problem(f"{method} {url.split('?')[0]} answered {answer.status_code}: {answer.text[:200]}")
                 if answer.status_code in ok:
                     return answer
@@ -177,10 +180,11 @@ def main():
     seed = int(sys.argv[6]) if len(sys.argv) > 6 else 7
     new_accounts = float(sys.argv[7]) if len(sys.argv) > 7 else 0.1
     think = float(sys.argv[8]) if len(sys.argv) > 8 else 0.0
+    retry_unavailable = len(sys.argv) > 9 and sys.argv[9] == "retry-unavailable"
     recorder = Recorder(results)
     started = time.monotonic()
     deadline = started + seconds
-    apps = [App(base, i, recorder, deadline, 30.0, random.Random(seed * 1000 + i), new_accounts, think)
+    apps = [App(base, i, recorder, deadline, 30.0, random.Random(seed * 1000 + i), new_accounts, think, retry_unavailable)
             for i in range(users)]
     threads = [threading.Thread(target=app.run) for app in apps]
     for thread in threads:
@@ -193,7 +197,7 @@ def main():
                    "problems": recorder.problems, "results": dict(lines)}, out)
     for problem in recorder.problems[:20]:
         print(problem)
-    server_errors = sum(n for code, n in recorder.statuses.items() if code.startswith("5"))
+    server_errors = sum(n for code, n in recorder.statuses.items() if code.startswith("5") and not (code == "503" and retry_unavailable))
     print(f"app loop: {users} users for {time.monotonic() - started:.0f} s: {lines['user']} sign-ups, {lines['order']} orders, "
           f"{lines['payment']} payments answered; statuses {dict(sorted(recorder.statuses.items()))}, "
           f"{recorder.connection_errors} connection errors, {len(recorder.problems)} steps given up, {server_errors} 5xx")

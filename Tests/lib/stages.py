@@ -57,6 +57,7 @@ STAGES = [
     Stage("console", ["bash", "Tests/console/check_console.sh", F], 25),
     Stage("two-servers", PG + ["bash", "Tests/http/two_servers.sh", F], 6),
     Stage("fuzz", ["bash", "Fuzz/run.sh", "20"], 90),
+    Stage("partitions", ["python3", "Tests/partitions/partitions.py", F, "--short", "--seed", "1"], 120),
     Stage("bench", PG + TINY_BENCH, 260),
 ]
 
