@@ -54,7 +54,8 @@ import Testing
     func aZombiesBatchWritesNothingOnceItsPartitionIsTakenOver(kind: String) async throws {
         let tmp = try TemporaryStore()
         let store = try await StoreKinds.open(kind, tmp)
-        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        let entur = SimulatedEntur(clock: VirtualClock(), recordProvisioning: true)
+        let dispatcher = TriggerDispatcher(store: store, entur: entur)
         let (arrived, arrival) = AsyncStream<Void>.makeStream()
         let (opened, opening) = AsyncStream<Void>.makeStream()
         let messages = [Self.user("u1", offset: 0), Self.user("u2", offset: 1), Self.user("u3", offset: 2)]
@@ -83,6 +84,7 @@ import Testing
         #expect(try await store.read { try $0.document("customers/u1") } != nil)
         #expect(try await store.read { try $0.document("customers/u2") } == nil, "nothing of the zombie's batch is written")
         #expect(try await store.read { try $0.document("customers/u3") } == nil)
+        #expect(entur.provisioned == ["u1": 1], "the zombie asked Entur for nothing: its first snapshot fenced it")
 
         // Assigned again, it goes on from the stored position: nothing lost, nothing applied twice.
         opening.yield()

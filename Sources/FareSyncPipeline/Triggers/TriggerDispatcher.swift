@@ -116,6 +116,11 @@ public final class TriggerDispatcher: Sendable {
         var firstKeys = BatchStep.firstKeys(of: batch, consumer: consumer)
         if let consumer, !epochs.isEmpty { firstKeys.records.insert(PartitionOwners.recordKey(consumer: consumer)) }
         var snapshot = try await BatchStep.read(firstKeys, into: StepSnapshot(), from: store)
+        // A member whose partitions were taken over learns it from the first snapshot, before it
+        // asks Entur for anything; the step checks again, and the write makes that check hold.
+        if let consumer, !epochs.isEmpty, case .some(let owners) = snapshot.records[PartitionOwners.recordKey(consumer: consumer)] {
+            try PartitionOwners.check(epochs, stored: owners?.objectValue ?? JSONObject())
+        }
         let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
         // What the contracts lead to under their owners; then what a created account's parked contracts lead to.
         for _ in 0..<2 {

@@ -43,7 +43,11 @@ public enum PartitionOwners {
     /// Throws `PartitionFenced` unless the store still holds each of `epochs`.
     static func check(_ epochs: [TopicPartition: Int64], consumer: String, in tx: any StoreTransaction) throws {
         guard !epochs.isEmpty else { return }
-        let stored = try Self.epochs(consumer: consumer, in: tx)
+        try check(epochs, stored: try Self.epochs(consumer: consumer, in: tx))
+    }
+
+    /// Throws `PartitionFenced` unless `stored` (the group's record) holds each of `epochs`.
+    static func check(_ epochs: [TopicPartition: Int64], stored: JSONObject) throws {
         let taken = epochs.keys.filter { (stored[name($0)]?.int64Value ?? 0) != epochs[$0] }
         if !taken.isEmpty { throw PartitionFenced(partitions: taken.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }) }
     }
