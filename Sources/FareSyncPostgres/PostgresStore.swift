@@ -136,32 +136,13 @@ public final class PostgresStore: DocumentStore {
                 defer { if holdingWriteLock { writeQueue.leave() } }
                 // The pool keeps a lease waiting, silently, while it cannot connect (or while every
                 // connection is busy): a lease that outlasts a connection attempt says so in the log.
-                let waiting = Task { [logger, connectTimeout = Self.connectTimeout] in
-                    try await Task.sleep(for: connectTimeout)
-                    guard !Task.isCancelled else { return }
-                    logger.warning("PostgreSQL unreachable (or every connection busy) for \(connectTimeout), waiting for a connection")
-                }
+                let waiting = Self.warning(
+                    after: Self.connectTimeout,
+                    "PostgreSQL unreachable (or every connection busy) for \(Self.connectTimeout), waiting for a connection", logger: logger)
                 defer { waiting.cancel() }
                 return try await client.withConnection { connection in
                     waiting.cancel()
-                    let session = PostgresSession(connection: connection, logger: logger)
-                    // A write begins and waits for the write lock here, without a thread of the
-                    // pool, which the reads and the write that holds the lock need meanwhile.
-                    let granted =
-                        holdingWriteLock
-                        ? try await Self.beginHoldingWriteLock(begin, limitingIdleness: self.limitIdleness, asked: asked, in: session) : nil
-                    defer {
-                        if let granted { writeLockUse.add(waited: granted.waited, held: ContinuousClock.now - granted.at) }
-                    }
-                    do {
-                        return try await NIOThreadPool.singleton.runIfActive {
-                            try Self.run(granted == nil ? begin : nil, body, in: session)
-                        }
-                    } catch {
-                        // A transaction the pool did not run must not stay open on the connection.
-                        if granted != nil { _ = try? await session.awaitQuery("ROLLBACK") }
-                        throw error
-                    }
+                    return try await attempt(begin, holdingWriteLock: holdingWriteLock, asked: asked, body, on: connection)
                 }
             } catch let failure as BodyFailure {
                 throw failure.error
@@ -177,6 +158,39 @@ public final class PostgresStore: DocumentStore {
             } catch {
                 throw PostgresStoreError(error, url: url)
             }
+        }
+    }
+
+    /// One attempt of `transaction` on a leased connection.
+    private func attempt<T: Sendable>(
+        _ begin: PostgresQuery, holdingWriteLock: Bool, asked: ContinuousClock.Instant,
+        _ body: @escaping @Sendable (any StoreTransaction) throws -> T, on connection: PostgresConnection
+    ) async throws -> T {
+        // A write that outlasts any bound the store sets (the holders' idleness, the server's
+        // answers) says so: it waits on something that does not answer.
+        let stuck =
+            holdingWriteLock
+            ? Self.warning(
+                after: Self.stuckWrite, "a write transaction has been open for \(Self.stuckWrite), waiting for the write lock or the server",
+                logger: logger) : nil
+        defer { stuck?.cancel() }
+        let session = PostgresSession(connection: connection, logger: logger)
+        // A write begins and waits for the write lock here, without a thread of the pool, which
+        // the reads and the write that holds the lock need meanwhile.
+        let granted =
+            holdingWriteLock
+            ? try await Self.beginHoldingWriteLock(begin, limitingIdleness: limitIdleness, asked: asked, in: session) : nil
+        defer {
+            if let granted { writeLockUse.add(waited: granted.waited, held: ContinuousClock.now - granted.at) }
+        }
+        do {
+            return try await NIOThreadPool.singleton.runIfActive {
+                try Self.run(granted == nil ? begin : nil, body, in: session)
+            }
+        } catch {
+            // A transaction the pool did not run must not stay open on the connection.
+            if granted != nil { _ = try? await session.awaitQuery("ROLLBACK") }
+            throw error
         }
     }
 
@@ -223,6 +237,17 @@ public final class PostgresStore: DocumentStore {
             throw error
         }
     }
+
+    /// Says `message` once `bound` has passed, unless cancelled before.
+    static func warning(after bound: Duration, _ message: String, logger: Logger) -> Task<Void, any Error> {
+        Task {
+            try await Task.sleep(for: bound)
+            logger.warning("\(message)")
+        }
+    }
+
+    /// How long a write transaction runs before it says that it waits on something that does not answer.
+    static let stuckWrite = Duration.seconds(180)
 
     /// How long one attempt to connect takes before it fails.
     static let connectTimeout = Duration.seconds(5)
