@@ -105,13 +105,23 @@ check(signed_up.status_code == 200 and sign_up_seconds < 1, f"accounts:signUp an
 open_now = sum(not closed_by_server(c) for s in sources for i, c in enumerate(held[s]) if i not in replaced[s])
 check(open_now == total_cap, f"the admitted streams are still open ({open_now} of {total_cap})")
 
-# A browser that leaves its pages closes their connections; the server learns it only at its next
-# write, so the client's new streams replace its dead ones.
+# A browser that leaves its pages closes their connections; the server learns it when it reads
+# their end or at its next write, so the client's new streams replace its dead ones. A new stream
+# that comes before the server has learned it is refused with Retry-After, and the browser opens
+# it again (EventSource does): each is tried again after a short pause, for up to 5 s.
 busiest = max(sources, key=lambda s: live[s])
 for connection in held[busiest]:
     connection.close()
 again = [open_stream(busiest) for _ in range(live[busiest])]
 answers = answer_all(again)
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline and any(a is not None and a[0] == 503 for a in answers):
+    time.sleep(0.2)
+    retried = [i for i, a in enumerate(answers) if a is not None and a[0] == 503]
+    for i in retried:
+        again[i] = open_stream(busiest)
+    for i, answer in zip(retried, answer_all([again[i] for i in retried])):
+        answers[i] = answer
 check(all(answer is not None and answer[0] == 200 for answer in answers),
       f"a client that closed its streams opens {live[busiest]} again ({sum(a is not None and a[0] == 200 for a in answers)} did)")
 for connection in again + [c for source in sources if source != busiest for c in held[source]]:
