@@ -67,7 +67,9 @@ public final class PostgresStore: DocumentStore {
         self.url = url
         self.logger = logger
         self.reconnectFor = reconnectFor
-        limitIdleness = Self.limitIdleness(idleInTransactionTimeout ?? url.idleInTransactionTimeout)
+        let idleness = idleInTransactionTimeout ?? url.idleInTransactionTimeout
+        limitIdleness = Self.limitIdleness(idleness)
+        stuckWrite = max(.seconds(180), idleness * 2)
         var configuration = url.clientConfiguration()
         configuration.options.connectTimeout = Self.connectTimeout
         // The pool's own chatter (such as a lease asked for before `run()` got going) stays out of
@@ -171,7 +173,7 @@ public final class PostgresStore: DocumentStore {
         let stuck =
             holdingWriteLock
             ? Self.warning(
-                after: Self.stuckWrite, "a write transaction has been open for \(Self.stuckWrite), waiting for the write lock or the server",
+                after: stuckWrite, "a write transaction has been open for \(stuckWrite), waiting for the write lock or the server",
                 logger: logger) : nil
         defer { stuck?.cancel() }
         let session = PostgresSession(connection: connection, logger: logger)
@@ -246,8 +248,9 @@ public final class PostgresStore: DocumentStore {
         }
     }
 
-    /// How long a write transaction runs before it says that it waits on something that does not answer.
-    static let stuckWrite = Duration.seconds(180)
+    /// How long a write transaction runs before it says that it waits on something that does not
+    /// answer: past twice any holder's idle bound, and at least 3 minutes.
+    let stuckWrite: Duration
 
     /// How long one attempt to connect takes before it fails.
     static let connectTimeout = Duration.seconds(5)
@@ -280,10 +283,12 @@ public final class PostgresStore: DocumentStore {
             return false
         case let error as PSQLError:
             switch error.code {
-            case .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed: return true
+            case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed: return true
             case .server:
-                // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going down or coming up.
-                return ["57P01", "57P02", "57P03"].contains(error.serverInfo?[.sqlState] ?? "")
+                // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going down or
+                // coming up; idle_in_transaction_session_timeout: the server ended a transaction
+                // that sat silent past the bound (a paused process), and nothing of it committed.
+                return ["57P01", "57P02", "57P03", "25P03"].contains(error.serverInfo?[.sqlState] ?? "")
             default: return false
             }
         default:

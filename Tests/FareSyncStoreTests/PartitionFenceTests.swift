@@ -157,6 +157,7 @@ import Testing
             try await zombie.run()
             return zombie.fencedWrites
         }
+        defer { held.release() }  // the zombie is not left waiting if the test stops early
         var arrivals = held.arrivals.makeAsyncIterator()
         _ = await arrivals.next()
         #expect(try await store.read { try $0.document("customers/u1") } == nil, "the zombie's batch is held before its write")
