@@ -119,7 +119,7 @@ def run(stage):
         # The stage says what it needs is missing here (root, for the partition harness's namespaces).
         stage.status, stage.checks = "skipped", 0
     stage.failures = 0 if stage.status in (0, "skipped") else max(1, failures)
-    verdict = {0: "passed", "skipped": "skipped (exit 77: " + output.strip().splitlines()[-1][:120] + ")"}.get(
+    verdict = {0: "passed", "skipped": "skipped (exit 77: " + (output.strip().splitlines() or ["no reason given"])[-1][:120] + ")"}.get(
         stage.status, f"FAILED (exit {stage.status})")
     print(f"stages: {stage.name} {verdict} in {stage.seconds:.0f} s, {stage.checks} checks", flush=True)
     if stage.status not in (0, "skipped"):
