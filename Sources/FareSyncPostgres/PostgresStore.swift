@@ -58,16 +58,16 @@ public final class PostgresStore: DocumentStore {
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
 
     /// Connects, and brings the schema up to date. A write transaction of the store that sits
-    /// without a word for `idleInTransactionTimeout` (the URL's, unless given) is ended by the
-    /// server, and the write lock with it (`limitIdleness`).
+    /// without a word for the URL's `idleInTransactionTimeout` is ended by the server, and the
+    /// write lock with it (`limitIdleness`).
     public init(
-        url: PostgresURL, reconnectFor: Duration = .seconds(60), idleInTransactionTimeout: Duration? = nil,
+        url: PostgresURL, reconnectFor: Duration = .seconds(60),
         logger: Logger = Logger(label: "faresync.postgres")
     ) async throws {
         self.url = url
         self.logger = logger
         self.reconnectFor = reconnectFor
-        let idleness = idleInTransactionTimeout ?? url.idleInTransactionTimeout
+        let idleness = url.idleInTransactionTimeout
         limitIdleness = Self.limitIdleness(idleness)
         stuckWrite = max(.seconds(180), idleness * 2)
         var configuration = url.clientConfiguration()

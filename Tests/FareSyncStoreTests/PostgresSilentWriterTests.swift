@@ -11,7 +11,9 @@ import Testing
 extension PostgresStoreTests {
     @Test func aWriterSilentInItsTransactionIsEndedAndTheOthersGoOn() async throws {
         let url = try await StoreKinds.freshDatabase()
-        let silent = try await PostgresStore(url: url, reconnectFor: .zero, idleInTransactionTimeout: .seconds(1))
+        var bounded = url
+        bounded.idleInTransactionTimeout = .seconds(1)
+        let silent = try await PostgresStore(url: bounded, reconnectFor: .zero)
         let other = try await PostgresStore(url: url)
         let holding = Atomic<Bool>(false)
         let silence = Duration.seconds(8)

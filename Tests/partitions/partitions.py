@@ -68,14 +68,18 @@ class Checks:
 
 
 
+# The address of the session holding FareSync's write lock, if any.
+HOLDER = ("SELECT host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+          "WHERE l.relation = 'faresync_write_lock'::regclass AND l.granted")
+
+
 class Monitor(threading.Thread):
     """Samples the store from the hub five times a second: the change feed's head, and every
     consumer position, each of which must never go backwards."""
 
     QUERY = ("SELECT 'head', greatest((SELECT coalesce(max(position), 0) FROM documents), (SELECT coalesce(max(position), 0) FROM tombstones))::text "
              "UNION ALL SELECT consumer || '/' || topic || '/' || part, next::text FROM offsets "
-             "UNION ALL SELECT 'holder', coalesce((SELECT host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-             "WHERE l.relation = 'faresync_write_lock'::regclass AND l.granted LIMIT 1), '-')")
+             f"UNION ALL SELECT 'holder', coalesce(({HOLDER} LIMIT 1), '-')")
 
     def __init__(self, cluster):
         super().__init__(daemon=True)
@@ -121,15 +125,12 @@ class Injector:
     """Makes the cuts: a link between two nodes silenced, or a worker paused; for the kinds that
     must catch a worker holding the write lock, until one is caught holding it."""
 
-    HOLDER = ("SELECT host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-              "WHERE l.relation = 'faresync_write_lock'::regclass AND l.granted")
-
     def __init__(self, cluster, rng):
         self.cluster, self.rng = cluster, rng
         self.workers_by_address = {cluster.net.address(w): w for w in WORKERS}
 
     def holder(self):
-        rows = self.cluster.sql(self.cluster.plain_store, self.HOLDER)
+        rows = self.cluster.sql(self.cluster.plain_store, HOLDER)
         return self.workers_by_address.get(rows[0]) if rows else None
 
     def disrupt(self, kind, node):
