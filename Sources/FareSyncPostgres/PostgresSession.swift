@@ -1,3 +1,4 @@
+import NIOCore
 import PostgresNIO
 
 /// A leased connection as a transaction's body sees it: one statement at a time, each waited for.
@@ -8,6 +9,9 @@ import PostgresNIO
 /// postgres-nio's `EventLoopFuture` interface, while the connection's I/O runs on its event loop.
 /// The read-ahead (`StoreReadAhead`) keeps the waits few: one set query per batch, not one
 /// query per event.
+///
+/// A wait ends with the server's answer, or with `ConnectionClosed` once the connection has closed
+/// without one (`answer(to:)`).
 struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
@@ -17,24 +21,50 @@ struct PostgresSession {
     /// thread of NIO's thread pool, which is there to be blocked (see the type's comment).
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        // A query sent on a connection that is already closed gets no answer: fail it here.
-        guard !connection.isClosed else { throw ConnectionClosed() }
-        return try connection.query(query, logger: logger).wait()
+        try answer(to: query).wait()
     }
 
     /// Runs `query` and returns every row, awaited rather than waited for: for what a transaction
-    /// runs before its body, off the thread pool. Like `query`, it fails on a connection already
-    /// closed, to which a query gets no answer.
+    /// runs before its body, off the thread pool.
     @discardableResult
     func awaitQuery(_ query: PostgresQuery) async throws -> PostgresQueryResult {
-        guard !connection.isClosed else { throw ConnectionClosed() }
-        return try await sent(query).get()
+        try await answer(to: query).get()
     }
 
-    /// The query sent, as postgres-nio's future of its whole result (the synchronous overload).
-    private func sent(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
-        connection.query(query, logger: logger)
+    /// The server's answer to `query`, or `ConnectionClosed` once the connection has closed without
+    /// one. postgres-nio fails the queries in hand when their connection closes, but not always: a
+    /// query sent on a connection already closed gets no answer, and at times neither does a
+    /// `COMMIT` sent into a cut link whose connection closes once the link heals (the server ended
+    /// the transaction at the idle bound meanwhile: docs/guarantees.md). A wait for that answer
+    /// would never end, and the writer would stay in its write for good. So the connection is
+    /// looked at every `closedCheck` while the answer is awaited.
+    private func answer(to query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
+        guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
+        return Self.answer(connection.query(query, logger: logger), unlessClosed: { [connection] in connection.isClosed }, logger: logger)
     }
+
+    /// `answer`, or `ConnectionClosed` once `isClosed` says the connection closed before it came,
+    /// looked at every `every` on the answer's event loop.
+    static func answer<T: Sendable>(
+        _ answer: EventLoopFuture<T>, unlessClosed isClosed: @escaping @Sendable () -> Bool, every: TimeAmount = closedCheck, logger: Logger
+    ) -> EventLoopFuture<T> {
+        let loop = answer.eventLoop
+        let outcome = loop.makePromise(of: T.self)
+        let watch = loop.scheduleRepeatedTask(initialDelay: every, delay: every) { task in
+            guard isClosed() else { return }
+            task.cancel()
+            logger.warning("the connection to PostgreSQL closed without answering a statement; the transaction ends")
+            outcome.fail(ConnectionClosed())
+        }
+        answer.whenComplete { result in
+            watch.cancel()
+            outcome.completeWith(result)
+        }
+        return outcome.futureResult
+    }
+
+    /// How often a statement waiting for its answer looks at whether its connection closed.
+    static let closedCheck = TimeAmount.seconds(1)
 
     /// The connection closed under the transaction (the server went away).
     struct ConnectionClosed: Error, CustomStringConvertible {

@@ -2,6 +2,7 @@
 three workers, each started in its node's namespace (netns.py) with its output in WORK/NAME.log.
 """
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -77,7 +78,7 @@ class Cluster:
     def worker_args(self, group, *extra):
         return [self.faresync, "run", "--brokers", self.boot, "--group", group, "--store", self.store, "--sweep-interval", "1",
                 "--kafka-setting", f"session.timeout.ms={int(SESSION_TIMEOUT * 1000)}", "--kafka-setting", "heartbeat.interval.ms=500",
-                "--log-level", "warning", *extra]
+                "--log-level", os.environ.get("PARTITIONS_WORKER_LOG_LEVEL", "warning"), *extra]
 
     def start_workers(self):
         for node in WORKERS:
@@ -115,10 +116,25 @@ class Cluster:
             os.killpg(process.pid, sig)
             return process.wait(within)
         except subprocess.TimeoutExpired:
+            self.dump_threads(name, node, process.pid)
             os.killpg(process.pid, signal.SIGKILL)
             return process.wait()
         except ProcessLookupError:
             return process.wait()
+
+    def dump_threads(self, name, node, pid):
+        """Writes what a process that did not stop waits on beside its log, for the report: its
+        threads' stacks (gdb, when installed), its node's TCP sockets and the hub's rules."""
+        with open(self.log(name) + ".threads", "w") as out:
+            for command in (self.net.command(node, ["ss", "-tanoip"]), ["ls", "-l", f"/proc/{pid}/fd"], ["ip", "-n", self.net.hub, "rule", "list"]):
+                out.write(f"$ {' '.join(command)}\n")
+                out.flush()
+                subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=30)
+            if shutil.which("gdb"):
+                out.write("$ gdb thread apply all bt\n")
+                out.flush()
+                subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"], stdout=out, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, timeout=120)
 
     def close(self):
         for name in list(self.processes):

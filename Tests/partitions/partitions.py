@@ -18,8 +18,11 @@ heals, lost, doubled, zombie writes refused (the workers' "fenced:" warnings), h
 holder kept the write lock, the longest stall of the store's change feed per kind (which also
 counts the consumer group's rebalances), and the seed. Each check prints `ok` or `FAIL`.
 
-Usage: python3 partitions.py FARESYNC [--seed N] [--short] [--store-idle-ms MS]
-  --short: four cuts (the form `make test` runs); otherwise every kind, long and short.
+Usage: python3 partitions.py FARESYNC [--seed N] [--short] [--store-idle-ms MS] [--cuts KIND,...] [--keep]
+  --short: four cuts (the form `make test` runs), and no emulator; otherwise every kind, long and short.
+  --cuts: these kinds, each long, in the order given, in place of the seeded plan (to repeat one).
+  A process that does not stop on SIGTERM gets its sockets and threads' stacks (gdb) written beside
+  its log. PARTITIONS_WORKER_LOG_LEVEL (warning unless set) is the workers' `--log-level`.
   --store-idle-ms: the idle bound the store's URL gives instead of 5000; the hostage check still
   expects 5 s, so 600000 shows it failing without the bound.
 Run as root (it makes namespaces); it exits 77 without root or `ip netns`.
@@ -162,11 +165,14 @@ class Injector:
         return None, None
 
 
-def schedule(rng, short):
-    """The cuts, in order: (kind, seconds, pause after)."""
-    plan = SHORT if short else [(k, length) for k, (long, brief) in KINDS.items() for length in ("long", "short") if brief or length == "long"]
-    plan = list(plan)
-    rng.shuffle(plan)
+def schedule(rng, short, chosen=None):
+    """The cuts, in order: (kind, seconds, pause after). `chosen`: the kinds asked for, each cut
+    long, in the order given, in place of the seeded plan."""
+    if chosen:
+        plan = [(kind, "long") for kind in chosen]
+    else:
+        plan = list(SHORT if short else [(k, length) for k, (long, brief) in KINDS.items() for length in ("long", "short") if brief or length == "long"])
+        rng.shuffle(plan)
     cuts = []
     for kind, length in plan:
         long, brief = KINDS[kind]
@@ -189,9 +195,10 @@ def run(cluster, cuts, rng, arguments, check):
     # The warm-up, each cut and its pause, and time to find a holder of the lock.
     seconds = 5 + sum(length + pause + 2 for _, length, pause in cuts) + 10
     with open(cluster.log("flow"), "w") as out:
-        flow = cluster.processes["flow"] = (None, subprocess.Popen(net.command(None, [
+        flow = subprocess.Popen(net.command(None, [
             "python3", os.path.join(HERE, "..", "http", "crash_flow.py"), cluster.serve_url, str(arguments.users), str(seconds), results,
-            statuses, str(arguments.seed), "0.1", "0", "retry-unavailable"]), stdout=out, stderr=subprocess.STDOUT, start_new_session=True))[1]
+            statuses, str(arguments.seed), "0.1", "0", "retry-unavailable"]), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        cluster.processes["flow"] = (None, flow)
     started = time.monotonic()
     time.sleep(5)  # the flow under way, and every worker given its partitions, before the first cut
     injector, done = Injector(cluster, rng), []
@@ -240,7 +247,12 @@ def finish(cluster, check, done, stalls, hostages, arguments):
     # Each process came through its cuts alive: told to stop, it stops in time and as it should.
     for name in ["serve", *WORKERS]:
         status = cluster.stop(name)
-        check(f"{name} stopped on SIGTERM with status 0 after the cuts", status == 0, f"status {status}; {cluster.log(name)}")
+        detail = f"status {status}; {cluster.log(name)}"
+        if status != 0:
+            # What it said last, for a report that has no logs (a CI machine's).
+            lines = open(cluster.log(name), errors="replace").read().splitlines()
+            detail += "; its last lines:\n" + "\n".join(lines[-12:])
+        check(f"{name} stopped on SIGTERM with status 0 after the cuts", status == 0, detail)
     last = subprocess.run(net.command("w1", cluster.worker_args("fs", "--exit-at-end")), capture_output=True, text=True, timeout=300)
     check("a last worker of the group applied what was left and exited 0", last.returncode == 0, last.stderr[-500:])
     recorded = []
@@ -292,12 +304,16 @@ def main():
     parser.add_argument("--store-idle-ms", type=int, default=int(IDLE_BOUND * 1000))
     parser.add_argument("--users", type=int, default=30)
     parser.add_argument("--keep", action="store_true", help="keep the logs even when every check passes")
+    parser.add_argument("--cuts", type=lambda text: text.split(","), help="these kinds, each cut long, in this order (a comma list)")
     arguments = parser.parse_args()
+    unknown = [kind for kind in arguments.cuts or [] if kind not in KINDS]
+    if unknown:
+        parser.error(f"unknown kinds {', '.join(unknown)}; the kinds are {', '.join(KINDS)}")
     if os.geteuid() != 0 or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
         print("partitions: skipped: making network namespaces needs root and iproute2")
         sys.exit(77)
     rng = random.Random(arguments.seed)
-    cuts = schedule(rng, arguments.short)
+    cuts = schedule(rng, arguments.short, arguments.cuts)
     print(f"partitions: seed {arguments.seed}, idle bound {arguments.store_idle_ms} ms, schedule (kind, seconds, pause after):")
     for cut in cuts:
         print(f"     {cut[0]:<28} {cut[1]:>5} s, then {cut[2]} s", flush=True)
