@@ -32,12 +32,11 @@ struct PostgresSession {
     }
 
     /// The server's answer to `query`, or `ConnectionClosed` once the connection has closed without
-    /// one. postgres-nio fails the queries in hand when their connection closes, but not always: a
-    /// query sent on a connection already closed gets no answer, and at times neither does a
-    /// `COMMIT` sent into a cut link whose connection closes once the link heals (the server ended
-    /// the transaction at the idle bound meanwhile: docs/guarantees.md). A wait for that answer
-    /// would never end, and the writer would stay in its write for good. So the connection is
-    /// looked at every `closedCheck` while the answer is awaited.
+    /// one. postgres-nio fails the queries in hand when their connection closes, but not one sent
+    /// as it closes: its error reaches the statement before the channel is inactive, so a
+    /// statement sent right after (a `ROLLBACK`) passes the `isClosed` check and is never answered.
+    /// A wait for that answer would never end, and a writer would stay in its write for good, deaf
+    /// to SIGTERM. So the connection is looked at every `closedCheck` while the answer is awaited.
     private func answer(to query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
         guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
         return Self.answer(connection.query(query, logger: logger), unlessClosed: { [connection] in connection.isClosed }, logger: logger)
@@ -61,6 +60,32 @@ struct PostgresSession {
             outcome.completeWith(result)
         }
         return outcome.futureResult
+    }
+
+    /// Ends the transaction after `error` (`ROLLBACK`), unless `error` says the connection is lost:
+    /// the server rolls back a transaction whose connection ended, and a statement sent on a
+    /// closing connection waits `closedCheck` for nothing.
+    func rollBack(after error: any Error) {
+        guard !Self.lostConnection(error) else { return }
+        _ = try? execute("ROLLBACK")
+    }
+
+    /// `rollBack(after:)`, awaited: for what a transaction runs before its body.
+    func awaitRollBack(after error: any Error) async {
+        guard !Self.lostConnection(error) else { return }
+        _ = try? await awaitQuery("ROLLBACK")
+    }
+
+    /// Whether `error` ended the connection: it closed or broke, or the server ended the session
+    /// (a `FATAL` error, such as the idle bound's).
+    static func lostConnection(_ error: any Error) -> Bool {
+        if error is ConnectionClosed { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown: return true
+        case .server: return error.serverInfo?[.severity] == "FATAL"
+        default: return false
+        }
     }
 
     /// How often a statement waiting for its answer looks at whether its connection closed.

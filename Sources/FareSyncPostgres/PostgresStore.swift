@@ -191,7 +191,7 @@ public final class PostgresStore: DocumentStore {
             }
         } catch {
             // A transaction the pool did not run must not stay open on the connection.
-            if granted != nil { _ = try? await session.awaitQuery("ROLLBACK") }
+            if granted != nil { await session.awaitRollBack(after: error) }
             throw error
         }
     }
@@ -212,7 +212,7 @@ public final class PostgresStore: DocumentStore {
             try await session.awaitQuery(limit)
             try await session.awaitQuery(takeWriteLock)
         } catch {
-            _ = try? await session.awaitQuery("ROLLBACK")
+            await session.awaitRollBack(after: error)
             throw error
         }
         let at = ContinuousClock.now
@@ -235,7 +235,7 @@ public final class PostgresStore: DocumentStore {
             try session.execute("COMMIT")
             return result
         } catch {
-            _ = try? session.execute("ROLLBACK")
+            session.rollBack(after: error)
             throw error
         }
     }
