@@ -15,7 +15,8 @@ import Testing
     @Test func aWaitForAnAnswerThatNeverComesEndsOnceTheConnectionClosed() async throws {
         let never = loop.makePromise(of: Int.self)
         let closed = Atomic(false)
-        let outcome = Outcome(PostgresSession.answer(never.futureResult, unlessClosed: { closed.load(ordering: .relaxed) }, every: .milliseconds(20), logger: logger))
+        let outcome = Outcome(
+            PostgresSession.answer(never.futureResult, unlessClosed: { closed.load(ordering: .relaxed) }, every: .milliseconds(20), logger: logger))
         try await Task.sleep(for: .milliseconds(100))
         #expect(outcome.value == nil, "no answer, connection open: still waiting")
         closed.store(true, ordering: .relaxed)
@@ -28,7 +29,9 @@ import Testing
     @Test func anAnswerThatCameIsTheAnswerWhateverTheConnectionDoesAfter() async throws {
         let answered = loop.makePromise(of: Int.self)
         let closed = Atomic(false)
-        let outcome = Outcome(PostgresSession.answer(answered.futureResult, unlessClosed: { closed.load(ordering: .relaxed) }, every: .milliseconds(20), logger: logger))
+        let outcome = Outcome(
+            PostgresSession.answer(answered.futureResult, unlessClosed: { closed.load(ordering: .relaxed) }, every: .milliseconds(20), logger: logger)
+        )
         answered.succeed(7)
         #expect(await outcome.within(.seconds(10)))
         closed.store(true, ordering: .relaxed)

@@ -145,17 +145,21 @@ def worker(stage):
 started = time.monotonic()
 with lock:
     while pending or running:
-        for stage in [s for s in pending if any(other.status not in (None, 0) for other in stages if other.name in s.after)]:
-            # A stage whose prerequisite failed does not run: it would only fail too.
-            pending.remove(stage)
-            stage.seconds, stage.status, stage.failures = 0, "skipped", 0
-            done.add(stage.name)
-            print(f"stages: {stage.name} skipped: a stage it follows failed", flush=True)
+        # A stage whose prerequisite failed, or was skipped, does not run: it would only fail too.
+        # Until none is left, since a skip skips what follows the skipped stage.
+        while skipped := [s for s in pending if any(other.status not in (None, 0) for other in stages if other.name in s.after)]:
+            for stage in skipped:
+                pending.remove(stage)
+                stage.seconds, stage.status, stage.failures = 0, "skipped", 0
+                done.add(stage.name)
+                print(f"stages: {stage.name} skipped: a stage it follows failed", flush=True)
         ready = [s for s in pending if s.after <= done]
         choice = None
         if ready and len(running) < arguments.jobs and not any(s.alone for s in running.values()):
             choice = next((s for s in ready if not s.alone), None) if running else ready[0]
         if choice is None:
+            if not running:
+                break  # nothing runs, and nothing left can start
             lock.wait()
             continue
         pending.remove(choice)
