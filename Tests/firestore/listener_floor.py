@@ -4,19 +4,23 @@ as seed_latency.py does), and all at once write, from a second client as the mir
 USERS documents one after another, each waiting for its listener before the next. No FareSync runs:
 the time from a write's call to its listener is the least any mirror into this emulator can add.
 
+MODE says where the users run, as in seed_latency.py: `processes` (the default), each with its
+own listening and writing clients, or `threads`, all in this process with one of each.
+
 Prints `listener_floor p50=S p99=S max=S writes=N` in seconds; exits 1 when a write does not reach
 its listener within 10 s.
 
-Usage: listener_floor.py FIRESTORE_HOST PROJECT USERS PURCHASES
+Usage: listener_floor.py FIRESTORE_HOST PROJECT USERS PURCHASES [processes|threads]
 """
-import concurrent.futures
-import math
 import os
 import sys
 import threading
 import time
 
+import crowd
+
 host, project, users, purchases = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+mode = sys.argv[5] if len(sys.argv) > 5 else "processes"
 os.environ["FIRESTORE_EMULATOR_HOST"] = host
 from google.cloud import firestore  # noqa: E402  (reads FIRESTORE_EMULATOR_HOST when imported)
 
@@ -34,10 +38,7 @@ def on_snapshot(snapshot, changes, read_time):
         seen_changed.notify_all()
 
 
-everyone_listening = threading.Barrier(users)
-
-
-def user(index, count):
+def user(index, count, everyone_listening):
     collection = f"customers/floor-{index}/fareContracts"
     first = threading.Event()
     watch = listening.collection(collection).on_snapshot(lambda *args: (on_snapshot(*args), first.set()))
@@ -59,19 +60,10 @@ def user(index, count):
     return waits
 
 
-shares = [purchases // users + (1 if i < purchases % users else 0) for i in range(users)]
-with concurrent.futures.ThreadPoolExecutor(max_workers=users) as pool:
-    futures = [pool.submit(user, i, shares[i]) for i in range(users)]
+if __name__ == "__main__":
     try:
-        waits = sorted(w for f in futures for w in f.result())
+        waits = crowd.waits(user, users, purchases, mode)
     except Exception as error:  # noqa: BLE001  (any failure ends the measurement)
         print(f"listener_floor: {error}")
         sys.exit(1)
-
-
-def rank(q):
-    """The nearest-rank percentile."""
-    return waits[max(0, math.ceil(q * len(waits)) - 1)]
-
-
-print(f"listener_floor p50={rank(0.5):.4f} p99={rank(0.99):.4f} max={waits[-1]:.4f} writes={len(waits)}")
+    print(f"listener_floor p50={crowd.rank(waits, 0.5):.4f} p99={crowd.rank(waits, 0.99):.4f} max={waits[-1]:.4f} writes={len(waits)} mode={mode}")

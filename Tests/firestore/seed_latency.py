@@ -4,15 +4,17 @@ listens). USERS users sign up and wait for their claims, each listens to its own
 `customers/{uid}/fareContracts`, and all buy at once, each its PURCHASES ÷ USERS tickets one
 after another (every purchase waits for its contract before the next).
 
+MODE says where the users run: `processes` (the default), each in a process of its own with its
+own HTTP session and Firestore client, as people buy on phones of their own; or `threads`, all in
+this process, sharing its interpreter (the harness's own share of the wait shows as the difference).
+
 Prints `seed_latency p50=S p99=S max=S purchases=N` in seconds; exits 1 when a contract does not
 come within 10 s or a step of the flow fails.
 
-Usage: seed_latency.py BASE_URL FIRESTORE_HOST PROJECT USERS PURCHASES
+Usage: seed_latency.py BASE_URL FIRESTORE_HOST PROJECT USERS PURCHASES [processes|threads]
 """
 import base64
-import concurrent.futures
 import json
-import math
 import os
 import sys
 import threading
@@ -20,7 +22,10 @@ import time
 
 import requests
 
+import crowd
+
 base, host, project, users, purchases = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+mode = sys.argv[6] if len(sys.argv) > 6 else "processes"
 os.environ["FIRESTORE_EMULATOR_HOST"] = host
 from google.cloud import firestore  # noqa: E402  (reads FIRESTORE_EMULATOR_HOST when imported)
 
@@ -94,7 +99,7 @@ def purchase(http, token, key):
     return order["orderId"], started
 
 
-def customer(index, count):
+def customer(index, count, everyone_listening):
     """One user's purchases, one after another: each order id's wait in seconds."""
     http = requests.Session()
     uid, token = signed_up_user(http)
@@ -114,20 +119,10 @@ def customer(index, count):
     return waits
 
 
-everyone_listening = threading.Barrier(users)
-shares = [purchases // users + (1 if i < purchases % users else 0) for i in range(users)]
-with concurrent.futures.ThreadPoolExecutor(max_workers=users) as pool:
-    futures = [pool.submit(customer, i, shares[i]) for i in range(users)]
+if __name__ == "__main__":
     try:
-        waits = sorted(w for f in futures for w in f.result())
-    except Exception as error:  # noqa: BLE001  (any failure of the flow ends the measurement)
+        waits = crowd.waits(customer, users, purchases, mode)
+    except Exception as error:  # noqa: BLE001  (any failure ends the measurement)
         print(f"seed_latency: {error}")
         sys.exit(1)
-
-
-def rank(q):
-    """The nearest-rank percentile."""
-    return waits[max(0, math.ceil(q * len(waits)) - 1)]
-
-
-print(f"seed_latency p50={rank(0.5):.4f} p99={rank(0.99):.4f} max={waits[-1]:.4f} purchases={len(waits)}")
+    print(f"seed_latency p50={crowd.rank(waits, 0.5):.4f} p99={crowd.rank(waits, 0.99):.4f} max={waits[-1]:.4f} purchases={len(waits)} mode={mode}")
