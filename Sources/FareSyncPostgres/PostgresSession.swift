@@ -32,9 +32,9 @@ struct PostgresSession {
     }
 
     /// The server's answer to `query`, or `ConnectionClosed` once the connection has closed without
-    /// one. postgres-nio fails the queries in hand when their connection closes, but not one sent
-    /// as it closes: its error reaches the statement before the channel is inactive, so a
-    /// statement sent right after (a `ROLLBACK`) passes the `isClosed` check and is never answered.
+    /// one. postgres-nio fails the queries in hand when their connection closes, but not always one
+    /// sent as it closes: a reset's error reaches the statement in flight before the channel is
+    /// closed, and a statement sent right after (a `ROLLBACK`) can go unanswered.
     /// A wait for that answer would never end, and a writer would stay in its write for good, deaf
     /// to SIGTERM. So the connection is looked at every `closedCheck` while the answer is awaited.
     private func answer(to query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {

@@ -8,7 +8,9 @@ sharing one interpreter: what that costs shows as the difference between the two
 import concurrent.futures
 import math
 import multiprocessing
+import queue
 import threading
+import time
 
 
 def _act_in_process(act, index, count, everyone_ready, results):
@@ -36,14 +38,29 @@ def waits(act, users, actions, mode):
     processes = [context.Process(target=_act_in_process, args=(act, i, share, barrier, results), daemon=True) for i, share in enumerate(shares)]
     for process in processes:
         process.start()
-    collected, failures = [], []
-    for _ in processes:
-        index, some, failure = results.get(timeout=300)
+    collected, failures, reported, ended = [], [], set(), {}
+    deadline = time.monotonic() + 300
+    while len(reported) < users and time.monotonic() < deadline:
+        try:
+            index, some, failure = results.get(timeout=1)
+        except queue.Empty:
+            # A user whose process ended without a word (a crash, or a failure before it could say
+            # so): its failure, once what it may have sent had time to arrive; the others stop waiting.
+            now = time.monotonic()
+            for i, process in enumerate(processes):
+                if i not in reported and process.exitcode is not None and now - ended.setdefault(i, now) > 2:
+                    reported.add(i)
+                    failures.append(f"user {i}: its process ended with status {process.exitcode} without a word")
+                    barrier.abort()
+            continue
+        reported.add(index)
         collected += some
         if failure:
             failures.append(f"user {index}: {failure}")
+    if len(reported) < users:
+        failures.append(f"{users - len(reported)} users said nothing within 300 s")
     for process in processes:
-        process.join()
+        process.join(timeout=10)
     if failures:
         raise RuntimeError("; ".join(failures[:3]))
     return sorted(collected)

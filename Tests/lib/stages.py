@@ -152,14 +152,18 @@ with lock:
                 pending.remove(stage)
                 stage.seconds, stage.status, stage.failures = 0, "skipped", 0
                 done.add(stage.name)
-                print(f"stages: {stage.name} skipped: a stage it follows failed", flush=True)
+                print(f"stages: {stage.name} skipped: a stage it follows failed or was skipped", flush=True)
         ready = [s for s in pending if s.after <= done]
         choice = None
         if ready and len(running) < arguments.jobs and not any(s.alone for s in running.values()):
             choice = next((s for s in ready if not s.alone), None) if running else ready[0]
         if choice is None:
             if not running:
-                break  # nothing runs, and nothing left can start
+                # Nothing runs, and nothing left can start (stages that follow each other in a ring).
+                for stage in pending:
+                    stage.seconds, stage.status = 0, "never started"
+                    print(f"stages: {stage.name} never started: what it follows never ran", flush=True)
+                break
             lock.wait()
             continue
         pending.remove(choice)
@@ -171,14 +175,14 @@ total = time.monotonic() - started
 print()
 print(f"{'stage':<18}{'seconds':>9}{'checks passed':>15}")
 for stage in stages:
-    mark = "" if stage.status == 0 else "  SKIPPED" if stage.status == "skipped" else "  FAILED"
+    mark = "" if stage.status == 0 else "  SKIPPED" if stage.status == "skipped" else "  NEVER STARTED" if stage.status == "never started" else "  FAILED"
     print(f"{stage.name:<18}{stage.seconds:>9.0f}{stage.checks:>15}{mark}")
 print(f"{'all':<18}{total:>9.0f}{sum(s.checks for s in stages):>15}")
 # A stage skipped after a failure leaves that failure; one that skipped itself (77) fails nothing.
 failed = [s.name for s in stages if s.status not in (0, "skipped")]
 # A failed stage's failures again, last, where a reader of only the run's end sees them.
 for stage in stages:
-    if stage.status in (0, "skipped"):
+    if stage.status in (0, "skipped", "never started"):
         continue
     with open(f"out/test/{stage.name}.log", errors="replace") as text:
         output = [line.rstrip() for line in text]

@@ -116,8 +116,12 @@ class Cluster:
             os.killpg(process.pid, sig)
             return process.wait(within)
         except subprocess.TimeoutExpired:
-            self.dump_threads(name, node, process.pid)
-            os.killpg(process.pid, signal.SIGKILL)
+            try:
+                self.dump_threads(name, node, process.pid)
+            except (subprocess.SubprocessError, OSError) as error:
+                print(f"     (no stacks for {name}: {error})", flush=True)
+            finally:
+                os.killpg(process.pid, signal.SIGKILL)
             return process.wait()
         except ProcessLookupError:
             return process.wait()
