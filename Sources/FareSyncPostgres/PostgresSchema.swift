@@ -127,7 +127,8 @@ enum PostgresSchema {
             }
             try await connection.query("COMMIT", logger: logger)
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            // Not on a connection that broke: a statement sent as it closes can go unanswered (`PostgresSession`).
+            if !PostgresSession.lostConnection(error) { _ = try? await connection.query("ROLLBACK", logger: logger) }
             throw error
         }
     }
