@@ -127,8 +127,7 @@ enum PostgresSchema {
             }
             try await connection.query("COMMIT", logger: logger)
         } catch {
-            // Not on a connection that broke: a statement sent as it closes can go unanswered (`PostgresSession`).
-            if !PostgresSession.lostConnection(error) { _ = try? await connection.query("ROLLBACK", logger: logger) }
+            await PostgresSession(connection: connection, logger: logger).awaitRollBack(after: error)
             throw error
         }
     }

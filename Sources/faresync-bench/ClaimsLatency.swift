@@ -94,4 +94,12 @@ struct Percentiles {
         p99 = rank(0.99)
         max = seconds.last ?? 0
     }
+
+    /// Each figure less the same figure of `floor`: what a path adds to its floor, percentile by percentile.
+    func minus(_ floor: Percentiles) -> Percentiles {
+        Percentiles(p50: p50 - floor.p50, p99: p99 - floor.p99, max: max - floor.max)
+    }
+
+    /// "p50 … ms, p99 … ms, max … ms", for the bench's report.
+    var milliseconds: String { String(format: "p50 %.1f ms, p99 %.1f ms, max %.1f ms", p50 * 1000, p99 * 1000, max * 1000) }
 }
