@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -50,10 +51,7 @@ let package = Package(
         // The document-store protocols (`DocumentStore`, and `StoreTransaction` as the role
         // protocols it composes), the write-back overlay both SQL stores share, the memory store,
         // the change feed, the export, and the outbox the services publish through.
-        .target(
-            name: "FareSyncStore",
-            dependencies: ["FareSyncEvents"]
-        ),
+        .target(name: "FareSyncStore", dependencies: ["FareSyncEvents"]),
         // The pipeline: the dispatcher, the triggers and the reconciler, dead letters, the worker
         // loop and the `MessageSource` protocol its sources implement (Kafka, the in-process queue,
         // messages in hand), the in-process queue, the `Entur` protocol the triggers call, and the
@@ -67,6 +65,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The ticket service: the catalogue, orders and their payment, issuing, the reservation view.
@@ -90,10 +89,7 @@ let package = Package(
         ),
         // Event-log files in and out (`LineReader`, `FileWriter`, the export to a file), and the
         // batch-by-batch replay of logs through the in-process queue (`Replay`).
-        .target(
-            name: "FareSyncReplay",
-            dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline"]
-        ),
+        .target(name: "FareSyncReplay", dependencies: ["FareSyncEvents", "FareSyncStore", "FareSyncPipeline"]),
         // The load by account: an empty store filled from logs by shards of accounts, through
         // spill files, and the choice between it and the batch-by-batch replay (`ReplayOrLoad`).
         .target(
@@ -135,6 +131,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The identity service: users and their password hashes (bcrypt), signing keys, and
@@ -247,6 +244,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .executableTarget(
@@ -348,6 +346,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The console's routes through HummingbirdTesting: the gate, CSRF, the pages, the actions.

@@ -1,6 +1,7 @@
 import Crypto
 import FareSyncEvents
 import FareSyncStore
+import Tracing
 
 extension FirestoreMirror {
     /// A commit sent to the emulator and not answered yet.
@@ -51,9 +52,14 @@ extension FirestoreMirror {
         // An unstructured task, not a child task: the commit stays in flight after this call and
         // after `step()`, which lands it in a later call (oldest first), and a child task cannot
         // outlive the call that starts it. `answer(of:)` passes cancellation on to it.
-        let answer = Task { [client, all] in try await client.commit(all) }
         var paths = Set(writes.map(\.change.path))
         if let refusal { paths.insert(refusal.change.path) }
+        let answer = Task { [client, all, paths, tracer] in
+            try await tracer.withSpan("firestore commit", ofKind: .client) { span in
+                if span.isRecording { span.attributes["faresync.documents"] = paths.sorted() }
+                return try await client.commit(all)
+            }
+        }
         return InFlight(writes: writes, refusal: refusal, lane: lane, end: end, covered: covered, paths: paths, answer: answer)
     }
 

@@ -4,6 +4,7 @@ import FareSyncStore
 import Logging
 import Metrics
 import ServiceLifecycle
+import Tracing
 
 /// Mirrors a store's documents into a Cloud Firestore emulator, live: a consumer of the store's
 /// change feed (`DocumentChange`) that commits each page of changes, up to 500 writes, as one
@@ -43,6 +44,8 @@ public actor FirestoreMirror: Service {
     let pollInterval: Duration
     /// How long to wait after a commit while following (zero: go on at once).
     let pacing: @Sendable () -> Duration
+    /// Where each commit's `firestore commit` span goes, with the store paths it writes (`faresync.documents`).
+    let tracer: any Tracer
 
     /// Where the mirror stands in the feed, once attached to the emulator.
     var attachment: Attachment?
@@ -82,8 +85,10 @@ public actor FirestoreMirror: Service {
     /// work does not slow it (catching up, at the end, is never paced).
     public init(
         store: any DocumentStore, client: FirestoreClient, pollInterval: Duration = .milliseconds(50),
-        pacing: @escaping @Sendable () -> Duration = { .zero }, logger: Logger = Logger(label: "faresync.mirror")
+        pacing: @escaping @Sendable () -> Duration = { .zero }, logger: Logger = Logger(label: "faresync.mirror"),
+        tracer: any Tracer = InstrumentationSystem.tracer
     ) {
+        self.tracer = tracer
         self.store = store
         self.client = client
         self.consumerName = "firestore:\(client.endpoint)"

@@ -59,7 +59,7 @@ public func buildServe(
         publisher = published
         redrive = DeadLetterRedrive(dispatcher: dispatcher, publisher: redrivePublisher)
     }
-    let relay = OutboxRelay(store: store, publisher: publisher) { logger.warning("outbox: events not published yet: \($0)") }
+    let relay = OutboxRelay(store: store, publisher: TracedPublisher(publisher)) { logger.warning("outbox: events not published yet: \($0)") }
     let identity = IdentityService(
         project: settings.project, store: store, relay: relay, clock: settings.clock, passwords: settings.passwords,
         throttle: settings.throttle, deliveryWait: settings.deliveryWait, acceptsUnsignedCustomTokens: settings.acceptsUnsignedCustomTokens)

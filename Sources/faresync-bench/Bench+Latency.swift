@@ -18,6 +18,8 @@ extension Bench {
                 run.say("    its floor, a write to the same emulator at the same listeners: \(floor.milliseconds)")
                 run.say("    FareSync adds: \(seed.minus(floor).milliseconds)" + (mode == "processes" ? " (goal: p99 <= 100 ms, max <= 200 ms)" : ""))
             }
+            run.say("  where a purchase's time goes (buyers in processes):")
+            for line in passes.stages.report() { run.say("    " + line) }
             let (seed, floor, added) = (passes.seed, passes.floor, passes.seed.minus(passes.floor))
             run.field("seed_latency_p50", "%.4f", seed.p50)
             run.field("seed_latency_p99", "%.4f", seed.p99)
@@ -39,6 +41,8 @@ extension Bench {
     /// threads of one process (the harness's own share of both).
     struct SeedLatency {
         var seed, floor, threadSeed, threadFloor: Percentiles
+        /// The stages of the seed pass with its buyers in processes.
+        var stages: LatencyStages
     }
 
     /// From the terminal's capture callback to the fare contract at a Firestore listener on the
@@ -46,8 +50,9 @@ extension Bench {
     /// with `fetch.wait.max.ms=50`, the emulator; `latencyPurchases` purchases by `latencyBuyers`
     /// users. Then its floor on the same emulator: the same listeners seeing a second client's
     /// writes, with no FareSync (`Tests/firestore/listener_floor.py`). Both with the users in
-    /// processes of their own, then both again with them as threads of one. Nil, with the reason
-    /// said, where the emulator or the scripts are missing.
+    /// processes of their own, then both again with them as threads of one. `serve` and `run` write
+    /// their spans (`FARESYNC_SPANS`), and the first seed pass its purchases' times, for the stage
+    /// table. Nil, with the reason said, where the emulator or the scripts are missing.
     private func seedLatency(_ run: Run) async throws -> SeedLatency? {
         let script = "Tests/firestore/seed_latency.py"
         guard FileManager.default.fileExists(atPath: script), FileManager.default.fileExists(atPath: FirestoreBench.jar) else {
@@ -62,17 +67,22 @@ extension Bench {
         defer { for pid in children.reversed() { Child.stop(pid, group: true) } }
         let broker = try await devBroker(run, name: "seed-latency", ownGroup: true)
         children.append(broker.pid)
+        let serveSpans = run.dir + "/seed-latency-serve.spans"
+        let workerSpans = run.dir + "/seed-latency-run.spans"
+        let purchases = run.dir + "/seed-latency.stages"
+        for file in [serveSpans, workerSpans, purchases] { try? FileManager.default.removeItem(atPath: file) }
         children.append(
             try Child.start(
                 [
-                    run.exe, "run", "--brokers", broker.bootstrap, "--store", store, "--log-level", "error", "--kafka-setting",
-                    "fetch.wait.max.ms=50", "--firestore", emulator.host, "--firestore-project", FirestoreBench.project,
+                    "/usr/bin/env", "FARESYNC_SPANS=\(workerSpans)", run.exe, "run", "--brokers", broker.bootstrap, "--store", store,
+                    "--log-level", "error", "--kafka-setting", "fetch.wait.max.ms=50", "--firestore", emulator.host,
+                    "--firestore-project", FirestoreBench.project,
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-run.err"))
         children.append(
             try Child.start(
                 [
-                    run.exe, "serve", "--http-port", "\(port)", "--store", store, "--brokers", broker.bootstrap, "--issue-delay", "0",
-                    "--bcrypt-cost", "4", "--log-level", "error",
+                    "/usr/bin/env", "FARESYNC_SPANS=\(serveSpans)", run.exe, "serve", "--http-port", "\(port)", "--store", store,
+                    "--brokers", broker.bootstrap, "--issue-delay", "0", "--bcrypt-cost", "4", "--log-level", "error",
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err"))
         let base = "http://127.0.0.1:\(port)"
         try await waitForHealth(base)
@@ -86,18 +96,22 @@ extension Bench {
                     "\(writes)", mode,
                 ])
         }
-        func seedPass(_ mode: String) throws -> Percentiles {
+        func seedPass(_ mode: String, stages: [String] = []) throws -> Percentiles {
             try Self.percentiles(
                 "seed_latency",
                 printedBy: [
                     "/usr/bin/env", "python3", script, base, emulator.host, FirestoreBench.project, "\(latencyBuyers)",
                     "\(latencyPurchases)", mode,
-                ])
+                ] + stages)
         }
         _ = try floorPass(project: "demo-warm-up", writes: max(latencyPurchases, 400), "processes")
+        let seed = try seedPass("processes", stages: [purchases])
+        let floor = try floorPass(project: "demo-floor", writes: latencyPurchases, "processes")
+        let threadSeed = try seedPass("threads")
+        let threadFloor = try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads")
         return SeedLatency(
-            seed: try seedPass("processes"), floor: try floorPass(project: "demo-floor", writes: latencyPurchases, "processes"),
-            threadSeed: try seedPass("threads"), threadFloor: try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads"))
+            seed: seed, floor: floor, threadSeed: threadSeed, threadFloor: threadFloor,
+            stages: try LatencyStages.join(purchases: purchases, serveSpans: serveSpans, workerSpans: workerSpans))
     }
 
     /// The `p50=… p99=… max=…` figures of the line starting with `name` that `command` prints.

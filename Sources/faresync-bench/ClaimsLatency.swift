@@ -87,8 +87,10 @@ struct Percentiles {
         self.max = max
     }
 
-    init(_ waits: [Duration]) {
-        let seconds = waits.map(\.seconds).sorted()
+    init(_ waits: [Duration]) { self.init(seconds: waits.map(\.seconds)) }
+
+    init(seconds waits: [Double]) {
+        let seconds = waits.sorted()
         func rank(_ q: Double) -> Double { seconds.isEmpty ? 0 : seconds[min(seconds.count - 1, Int((q * Double(seconds.count)).rounded(.up)) - 1)] }
         p50 = rank(0.5)
         p99 = rank(0.99)

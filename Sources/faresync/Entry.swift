@@ -1,4 +1,5 @@
 import ArgumentParser
+import FareSyncServer
 import Foundation
 import UnixSignals
 
@@ -18,6 +19,12 @@ struct FareSync: AsyncParsableCommand {
 enum Entry {
     static func main() async {
         ProcessMemory.configure()
+        do {
+            try JSONLinesTracer.bootstrapFromEnvironment(ProcessInfo.processInfo.environment)
+        } catch {
+            standardError("faresync: error: \(error)")
+            exit(1)
+        }
         let command: any ParsableCommand
         do {
             command = try FareSync.parseAsRoot()

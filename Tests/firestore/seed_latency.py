@@ -9,9 +9,13 @@ own HTTP session and Firestore client, as people buy on phones of their own; or 
 this process, sharing its interpreter (the harness's own share of the wait shows as the difference).
 
 Prints `seed_latency p50=S p99=S max=S purchases=N` in seconds; exits 1 when a contract does not
-come within 10 s or a step of the flow fails.
+come within 10 s or a step of the flow fails. With STAGES_FILE, also appends one JSON line a
+purchase to it: `{"order","path","started","answered","seen"}`, the contract's document path and
+the wall-clock times (seconds since the epoch) of the capture callback's request, its answer, and
+the listener's first sight of the contract, to be joined with the spans FareSync wrote
+(`FARESYNC_SPANS`) into the stage table of `faresync-bench --parts latency`.
 
-Usage: seed_latency.py BASE_URL FIRESTORE_HOST PROJECT USERS PURCHASES [processes|threads]
+Usage: seed_latency.py BASE_URL FIRESTORE_HOST PROJECT USERS PURCHASES [processes|threads [STAGES_FILE]]
 """
 import base64
 import json
@@ -26,23 +30,24 @@ import crowd
 
 base, host, project, users, purchases = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 mode = sys.argv[6] if len(sys.argv) > 6 else "processes"
+stages_file = sys.argv[7] if len(sys.argv) > 7 else None
 os.environ["FIRESTORE_EMULATOR_HOST"] = host
 from google.cloud import firestore  # noqa: E402  (reads FIRESTORE_EMULATOR_HOST when imported)
 
 IDENTITY = f"{base}/identitytoolkit.googleapis.com/v1"
 PRODUCT = "ATB:PreassignedFareProduct:8808c360"
 db = firestore.Client(project=project)
-seen = {}  # order id -> monotonic time a listener first saw its fare contract
+seen = {}  # order id -> (monotonic time, wall-clock time, document path) a listener first saw its fare contract
 seen_changed = threading.Condition()
 
 
 def on_contracts(snapshot, changes, read_time):
-    now = time.monotonic()
+    now, wall = time.monotonic(), time.time()
     with seen_changed:
         for change in changes:
             order = (change.document.to_dict() or {}).get("orderId")
             if order and order not in seen:
-                seen[order] = now
+                seen[order] = (now, wall, change.document.reference.path)
         seen_changed.notify_all()
 
 
@@ -79,7 +84,8 @@ def signed_up_user(http):
 
 
 def purchase(http, token, key):
-    """Buys one ticket up to the capture callback; returns its order id and when the callback was called."""
+    """Buys one ticket up to the capture callback; returns its order id, when the callback was
+    called (monotonic), and when it was called and answered (wall clock)."""
     auth = {"Authorization": f"Bearer {token}"}
     offers = http.post(f"{base}/ticket/v1/search", headers=auth, json={
         "products": [PRODUCT], "travellers": [{"id": "me", "userType": "ADULT", "count": 1}], "zones": ["ATB:TariffZone:1"]})
@@ -92,11 +98,12 @@ def purchase(http, token, key):
     pressed = http.post(f"{base}/ticket/v1/terminal/{order['orderId']}/pay?t={token}", allow_redirects=False)
     if pressed.status_code != 303:
         raise RuntimeError(f"the terminal's pay answered {pressed.status_code}")
-    started = time.monotonic()
+    started, started_wall = time.monotonic(), time.time()
     back = http.get(pressed.headers["Location"], allow_redirects=False)
+    answered_wall = time.time()
     if back.status_code != 302 or "CAPTURE" not in back.headers["Location"]:
         raise RuntimeError(f"the capture callback answered {back.status_code} {back.headers.get('Location')}")
-    return order["orderId"], started
+    return order["orderId"], started, (started_wall, answered_wall)
 
 
 def customer(index, count, everyone_listening):
@@ -109,14 +116,27 @@ def customer(index, count, everyone_listening):
     waits = []
     try:
         for n in range(count):
-            order, started = purchase(http, token, f"latency-{index}-{n}")
+            order, started, (started_wall, answered_wall) = purchase(http, token, f"latency-{index}-{n}")
             with seen_changed:
                 if not seen_changed.wait_for(lambda: order in seen, timeout=10):
                     raise RuntimeError(f"the fare contract of {order} did not reach the listener within 10 s")
-                waits.append(seen[order] - started)
+                seen_at, seen_wall, path = seen[order]
+            waits.append(seen_at - started)
+            if stages_file:
+                record = {"order": order, "path": path, "started": started_wall, "answered": answered_wall, "seen": seen_wall}
+                append_line(stages_file, json.dumps(record))
     finally:
         watch.unsubscribe()
     return waits
+
+
+def append_line(path, line):
+    """One write(2) to a file opened for appending: lines of several processes never mix."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(descriptor, (line + "\n").encode())
+    finally:
+        os.close(descriptor)
 
 
 if __name__ == "__main__":

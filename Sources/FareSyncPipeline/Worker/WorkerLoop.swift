@@ -1,6 +1,7 @@
 import FareSyncEvents
 import FareSyncStore
 import Logging
+import Tracing
 
 /// The worker loop, whatever the messages come from (`MessageSource`): it collects messages into
 /// batches and hands each to the dispatcher — with the consumer's positions in the same store
@@ -40,6 +41,8 @@ public final class WorkerLoop<Source: MessageSource> {
     let batchApplied: ((BatchResult, Int) -> Void)?
     var tracker = PartitionTracker()
     var pending: [SourceMessage] = []
+    /// When the first message in `pending` was taken from the source: where its batch's span starts.
+    var collectedSince = DefaultTracerClock.now
     /// Bytes of keys and values in `pending`.
     var pendingBytes = 0
     var lastSweep = ContinuousClock.now
@@ -50,7 +53,7 @@ public final class WorkerLoop<Source: MessageSource> {
     /// The batch being applied (decoded, triggered, written) while the next one is collected. At
     /// most one: a batch starts only once the one before it has been applied, so each partition's
     /// messages are still applied in order.
-    var inFlight: (messages: Int, started: ContinuousClock.Instant, task: Task<BatchResult, any Error>)?
+    var inFlight: (messages: Int, started: ContinuousClock.Instant, span: any Span, task: Task<BatchResult, any Error>)?
     /// What the batches applied since the store's last commit hold (`WorkerLoopOptions.batchesPerCommit`).
     var uncommitted = Uncommitted()
     /// This member's epochs of its assigned topic-partitions (`PartitionOwners`): each batch's
@@ -64,6 +67,8 @@ public final class WorkerLoop<Source: MessageSource> {
         var batches = 0
         var positions: [TopicPartition: Int64] = [:]
         var deadLetters = false
+        /// The spans of those batches, which end when they are committed.
+        var spans: [any Span] = []
     }
 
     public init(
@@ -126,6 +131,7 @@ public final class WorkerLoop<Source: MessageSource> {
             tracker.consumed(tp)
         }
         if pending.isEmpty, inFlight == nil { status.consumedFirstMessage() }
+        if pending.isEmpty { collectedSince = DefaultTracerClock.now }
         pending.append(message)
         pendingBytes += message.byteCount
         if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try await apply() }
@@ -151,20 +157,35 @@ public final class WorkerLoop<Source: MessageSource> {
             return
         }
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
+        // From the batch's first message taken from the source to its commit; "applied" marks the
+        // end of its store write (docs/design.md#where-a-purchases-time-goes).
+        let span = options.tracer.startSpan("process", ofKind: .consumer, at: collectedSince)
         inFlight = (
-            batch.count, ContinuousClock.now,
+            batch.count, ContinuousClock.now, span,
             Task(priority: .high) {
                 let decoded = await decoding.value
+                if span.isRecording {
+                    span.attributes["messaging.batch.message_count"] = decoded.messages.count
+                    span.attributes["faresync.event_ids"] = decoded.decoded.compactMap { try? $0.get().id }
+                }
                 // A failing store is retried a few times before the loop gives up.
                 var attempt = 0
                 while true {
                     do {
-                        return try await dispatcher.process(decoded, consumer: consumer, in: group, epochs: epochs)
+                        let result = try await dispatcher.process(decoded, consumer: consumer, in: group, epochs: epochs)
+                        span.addEvent("applied")
+                        return result
                     } catch let fenced as PartitionFenced {
+                        span.recordError(fenced)
+                        span.end()
                         throw fenced  // Another member owns the partitions now: trying again cannot help.
                     } catch {
                         attempt += 1
-                        if attempt >= attempts { throw error }
+                        if attempt >= attempts {
+                            span.recordError(error)
+                            span.end()
+                            throw error
+                        }
                         log.warning("batch failed, retrying: \(error)")
                         try await Task.sleep(for: .milliseconds(500 * attempt))
                     }
@@ -197,6 +218,7 @@ public final class WorkerLoop<Source: MessageSource> {
         }
         uncommitted.batches += 1
         if result.outcomes.deadLetters > 0 { uncommitted.deadLetters = true }
+        if options.batchesPerCommit == nil { flight.span.end() } else { uncommitted.spans.append(flight.span) }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
         status.set(batchDone: true)
@@ -228,6 +250,7 @@ public final class WorkerLoop<Source: MessageSource> {
         try await group.commit()
         if !uncommitted.positions.isEmpty { source.committed(uncommitted.positions) }
         if uncommitted.deadLetters { deadLettersCommitted?() }
+        for span in uncommitted.spans { span.end() }
         uncommitted = Uncommitted()
     }
 
