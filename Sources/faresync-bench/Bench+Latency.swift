@@ -20,6 +20,7 @@ extension Bench {
             }
             run.say("  where a purchase's time goes (buyers in processes):")
             for line in passes.stages.report() { run.say("    " + line) }
+            run.say("    " + passes.cpu)
             let (seed, floor, added) = (passes.seed, passes.floor, passes.seed.minus(passes.floor))
             run.field("seed_latency_p50", "%.4f", seed.p50)
             run.field("seed_latency_p99", "%.4f", seed.p99)
@@ -43,6 +44,8 @@ extension Bench {
         var seed, floor, threadSeed, threadFloor: Percentiles
         /// The stages of the seed pass with its buyers in processes.
         var stages: LatencyStages
+        /// What FareSync's processes and the machine spent of the CPU during that pass.
+        var cpu: String
     }
 
     /// From the terminal's capture callback to the fare contract at a Firestore listener on the
@@ -67,6 +70,7 @@ extension Bench {
         defer { for pid in children.reversed() { Child.stop(pid, group: true) } }
         let broker = try await devBroker(run, name: "seed-latency", ownGroup: true)
         children.append(broker.pid)
+        var named = [("emulator", emulator.pid), ("dev broker", broker.pid)]
         let serveSpans = run.dir + "/seed-latency-serve.spans"
         let workerSpans = run.dir + "/seed-latency-run.spans"
         let purchases = run.dir + "/seed-latency.stages"
@@ -78,12 +82,14 @@ extension Bench {
                     "--log-level", "error", "--kafka-setting", "fetch.wait.max.ms=50", "--firestore", emulator.host,
                     "--firestore-project", FirestoreBench.project,
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-run.err"))
+        named.append(("run", children.last!))
         children.append(
             try Child.start(
                 [
                     "/usr/bin/env", "FARESYNC_SPANS=\(serveSpans)", run.exe, "serve", "--http-port", "\(port)", "--store", store,
                     "--brokers", broker.bootstrap, "--issue-delay", "0", "--bcrypt-cost", "4", "--log-level", "error",
                 ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err"))
+        named.append(("serve", children.last!))
         let base = "http://127.0.0.1:\(port)"
         try await waitForHealth(base)
         // The emulator's JVM compiles its commit and listen paths over its first few hundred
@@ -105,13 +111,26 @@ extension Bench {
                 ] + stages)
         }
         _ = try floorPass(project: "demo-warm-up", writes: max(latencyPurchases, 400), "processes")
-        let seed = try seedPass("processes", stages: [purchases])
-        let floor = try floorPass(project: "demo-floor", writes: latencyPurchases, "processes")
+        // Where the machine's CPU went during each pass: FareSync's processes, the emulator, and the
+        // rest (the buyers and their listeners, mostly).
+        func measuringCPU<T>(_ pass: () throws -> T) rethrows -> (T, String) {
+            let (cpuBefore, machineBefore, started) = (named.map { MachineCPU.seconds(of: $0.1) ?? 0 }, MachineCPU.now(), ContinuousClock.now)
+            let result = try pass()
+            let (elapsed, busy) = ((ContinuousClock.now - started).seconds, MachineCPU.now()?.busyCores(since: machineBefore) ?? 0)
+            var cpu = String(format: "%.1f s: the machine's %d cores %.1f s,", elapsed, MachineCPU.cores, busy * elapsed)
+            for ((name, pid), before) in zip(named, cpuBefore) {
+                cpu += String(format: " %@ %.2f s,", name, (MachineCPU.seconds(of: pid) ?? 0) - before)
+            }
+            return (result, String(cpu.dropLast()))
+        }
+        let (seed, seedCPU) = try measuringCPU { try seedPass("processes", stages: [purchases]) }
+        let (floor, floorCPU) = try measuringCPU { try floorPass(project: "demo-floor", writes: latencyPurchases, "processes") }
+        let cpu = "CPU of the seed pass of \(seedCPU); of its floor's of \(floorCPU)"
         let threadSeed = try seedPass("threads")
         let threadFloor = try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads")
         return SeedLatency(
             seed: seed, floor: floor, threadSeed: threadSeed, threadFloor: threadFloor,
-            stages: try LatencyStages.join(purchases: purchases, serveSpans: serveSpans, workerSpans: workerSpans))
+            stages: try LatencyStages.join(purchases: purchases, serveSpans: serveSpans, workerSpans: workerSpans), cpu: cpu)
     }
 
     /// The `p50=… p99=… max=…` figures of the line starting with `name` that `command` prints.

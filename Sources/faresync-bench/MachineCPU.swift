@@ -33,3 +33,16 @@ struct MachineCPU {
         return (busy - before.busy) / (total - before.total) * Double(Self.cores)
     }
 }
+
+extension MachineCPU {
+    /// The CPU time, user and system, that process `pid` has used so far, in seconds (`/proc/PID/stat`).
+    static func seconds(of pid: pid_t) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = text.lastIndex(of: ")")
+        else { return nil }
+        // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
