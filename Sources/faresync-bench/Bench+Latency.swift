@@ -64,32 +64,17 @@ extension Bench {
         }
         let emulator = try await FirestoreBench.Emulator.start()
         defer { emulator.stop() }
-        let store = "sqlite:\(run.dir)/seed-latency.sqlite"
         let port = try FirestoreBench.freePort()
-        var children: [pid_t] = []
-        defer { for pid in children.reversed() { Child.stop(pid, group: true) } }
+        var named: [(name: String, pid: pid_t)] = []
+        defer { for process in named.reversed() { Child.stop(process.pid, group: true) } }
         let broker = try await devBroker(run, name: "seed-latency", ownGroup: true)
-        children.append(broker.pid)
-        var named = [("emulator", emulator.pid), ("dev broker", broker.pid)]
-        let serveSpans = run.dir + "/seed-latency-serve.spans"
-        let workerSpans = run.dir + "/seed-latency-run.spans"
+        named.append(("dev broker", broker.pid))
+        let (serveSpans, workerSpans) = (run.dir + "/seed-latency-serve.spans", run.dir + "/seed-latency-run.spans")
         let purchases = run.dir + "/seed-latency.stages"
         for file in [serveSpans, workerSpans, purchases] { try? FileManager.default.removeItem(atPath: file) }
-        children.append(
-            try Child.start(
-                [
-                    "/usr/bin/env", "FARESYNC_SPANS=\(workerSpans)", run.exe, "run", "--brokers", broker.bootstrap, "--store", store,
-                    "--log-level", "error", "--kafka-setting", "fetch.wait.max.ms=50", "--firestore", emulator.host,
-                    "--firestore-project", FirestoreBench.project,
-                ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-run.err"))
-        named.append(("run", children.last!))
-        children.append(
-            try Child.start(
-                [
-                    "/usr/bin/env", "FARESYNC_SPANS=\(serveSpans)", run.exe, "serve", "--http-port", "\(port)", "--store", store,
-                    "--brokers", broker.bootstrap, "--issue-delay", "0", "--bcrypt-cost", "4", "--log-level", "error",
-                ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err"))
-        named.append(("serve", children.last!))
+        try startSeedServices(run, broker: broker.bootstrap, emulator: emulator.host, port: port, spans: (serveSpans, workerSpans)) {
+            named.append($0)
+        }
         let base = "http://127.0.0.1:\(port)"
         try await waitForHealth(base)
         // The emulator's JVM compiles its commit and listen paths over its first few hundred
@@ -111,26 +96,39 @@ extension Bench {
                 ] + stages)
         }
         _ = try floorPass(project: "demo-warm-up", writes: max(latencyPurchases, 400), "processes")
-        // Where the machine's CPU went during each pass: FareSync's processes, the emulator, and the
-        // rest (the buyers and their listeners, mostly).
-        func measuringCPU<T>(_ pass: () throws -> T) rethrows -> (T, String) {
-            let (cpuBefore, machineBefore, started) = (named.map { MachineCPU.seconds(of: $0.1) ?? 0 }, MachineCPU.now(), ContinuousClock.now)
-            let result = try pass()
-            let (elapsed, busy) = ((ContinuousClock.now - started).seconds, MachineCPU.now()?.busyCores(since: machineBefore) ?? 0)
-            var cpu = String(format: "%.1f s: the machine's %d cores %.1f s,", elapsed, MachineCPU.cores, busy * elapsed)
-            for ((name, pid), before) in zip(named, cpuBefore) {
-                cpu += String(format: " %@ %.2f s,", name, (MachineCPU.seconds(of: pid) ?? 0) - before)
-            }
-            return (result, String(cpu.dropLast()))
-        }
-        let (seed, seedCPU) = try measuringCPU { try seedPass("processes", stages: [purchases]) }
-        let (floor, floorCPU) = try measuringCPU { try floorPass(project: "demo-floor", writes: latencyPurchases, "processes") }
+        // Where the machine's CPU went: FareSync's processes, the emulator, and the rest (the buyers
+        // and their listeners, mostly).
+        let measured = [("emulator", emulator.pid)] + named
+        let (seed, seedCPU) = try MachineCPU.spent(by: measured) { try seedPass("processes", stages: [purchases]) }
+        let (floor, floorCPU) = try MachineCPU.spent(by: measured) { try floorPass(project: "demo-floor", writes: latencyPurchases, "processes") }
         let cpu = "CPU of the seed pass of \(seedCPU); of its floor's of \(floorCPU)"
         let threadSeed = try seedPass("threads")
         let threadFloor = try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads")
         return SeedLatency(
             seed: seed, floor: floor, threadSeed: threadSeed, threadFloor: threadFloor,
             stages: try LatencyStages.join(purchases: purchases, serveSpans: serveSpans, workerSpans: workerSpans), cpu: cpu)
+    }
+
+    /// Starts `run`, mirroring into the emulator at `emulator`, and `serve --issue-delay 0`, on one
+    /// SQLite store and the dev broker at `broker`, each writing its spans to its file of `spans`;
+    /// hands each process to `started` as it starts, for the caller to stop.
+    private func startSeedServices(
+        _ run: Run, broker: String, emulator: String, port: Int, spans: (serve: String, worker: String),
+        started: ((name: String, pid: pid_t)) -> Void
+    ) throws {
+        let store = "sqlite:\(run.dir)/seed-latency.sqlite"
+        let worker = try Child.start(
+            [
+                "/usr/bin/env", "FARESYNC_SPANS=\(spans.worker)", run.exe, "run", "--brokers", broker, "--store", store, "--log-level",
+                "error", "--kafka-setting", "fetch.wait.max.ms=50", "--firestore", emulator, "--firestore-project", FirestoreBench.project,
+            ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-run.err")
+        started(("run", worker))
+        let serve = try Child.start(
+            [
+                "/usr/bin/env", "FARESYNC_SPANS=\(spans.serve)", run.exe, "serve", "--http-port", "\(port)", "--store", store,
+                "--brokers", broker, "--issue-delay", "0", "--bcrypt-cost", "4", "--log-level", "error",
+            ], ownGroup: true, standardErrorFile: run.dir + "/seed-latency-serve.err")
+        started(("serve", serve))
     }
 
     /// The `p50=… p99=… max=…` figures of the line starting with `name` that `command` prints.

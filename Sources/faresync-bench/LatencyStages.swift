@@ -72,6 +72,10 @@ struct LatencyStages {
             }
             joined += 1
         }
+        // Every purchase has all its spans unless a process wrote none: the table would say nothing.
+        guard joined > 0 || recorded.isEmpty else {
+            throw BenchError("none of the \(recorded.count) purchases in \(purchases) joined the spans of \(serveSpans) and \(workerSpans)")
+        }
         return LatencyStages(stages: stages, recorded: recorded.count, joined: joined)
     }
 

@@ -45,4 +45,17 @@ extension MachineCPU {
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
+
+    /// Runs `pass` and says what it took of the CPU: its wall time, the machine's cores' busy time,
+    /// and each of `processes`' own, e.g. "7.9 s: the machine's 2 cores 15.4 s, run 0.37 s".
+    static func spent<T>(by processes: [(name: String, pid: pid_t)], during pass: () throws -> T) rethrows -> (T, String) {
+        let (before, machine, started) = (processes.map { seconds(of: $0.pid) ?? 0 }, now(), ContinuousClock.now)
+        let result = try pass()
+        let (elapsed, busy) = ((ContinuousClock.now - started).seconds, now()?.busyCores(since: machine) ?? 0)
+        var said = String(format: "%.1f s: the machine's %d cores %.1f s", elapsed, cores, busy * elapsed)
+        for (process, spent) in zip(processes, before) {
+            said += String(format: ", %@ %.2f s", process.name, (seconds(of: process.pid) ?? 0) - spent)
+        }
+        return (result, said)
+    }
 }

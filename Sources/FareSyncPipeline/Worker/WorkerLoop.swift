@@ -158,7 +158,7 @@ public final class WorkerLoop<Source: MessageSource> {
         }
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
         // From the batch's first message taken from the source to its commit; "applied" marks the
-        // end of its store write (docs/design.md#where-a-purchases-time-goes).
+        // end of its store write: the worker's stages of a purchase's time (docs/worker.md, Spans).
         let span = options.tracer.startSpan("process", ofKind: .consumer, at: collectedSince)
         inFlight = (
             batch.count, ContinuousClock.now, span,
