@@ -5,7 +5,8 @@
 #  (the worker SIGKILLed mid-stream and restarted: Tests/crash/crash.sh);
 #  - the same with two workers in one group sharing the work, and with one of them killed;
 #  - faresync record writes the same lines as kcat -C -J -e, and kcat's recording replays to the same export;
-#  - /healthz, /readyz and /metrics while running.
+#  - /healthz, /readyz and /metrics while running;
+#  - a re-drive answered by `run --http-port` survives a SIGKILL right after its answer (redrive_kill.py).
 set -u
 FARESYNC=${1:?usage: check_kafka.sh PATH-TO-faresync}
 FARESYNC=$(cd "$(dirname "$FARESYNC")" && pwd)/$(basename "$FARESYNC")
@@ -164,6 +165,14 @@ if [ -n "$slots" ] && awk -v n="$slots" 'BEGIN { exit !(n > 0) }'; then pass "/m
 else fail "/metrics: no slot of SQLite's page buffer in use: '$slots'"; fi
 kill -TERM $W
 wait $W && pass "SIGTERM: the worker drains and exits 0" || fail "SIGTERM exit status $?: $(tail -3 http.err)"
+
+# A re-drive answered by `run --http-port` survives a SIGKILL right after its answer (a broker of its own).
+python3 "$HERE/redrive_kill.py" "$FARESYNC" "$WORK" >redrive-kill.out 2>&1
+redrive_status=$?
+while IFS= read -r line; do
+  case "$line" in "ok   "*) pass "${line#ok   }" ;; "FAIL "*) fail "${line#FAIL }" ;; esac
+done <redrive-kill.out
+[ "$redrive_status" = 0 ] || grep -q '^FAIL ' redrive-kill.out || fail "redrive_kill.py ended with status $redrive_status: $(tail -3 redrive-kill.out)"
 
 echo "kafka: $passed passed, $failed failed"
 [ "$failed" = 0 ]
