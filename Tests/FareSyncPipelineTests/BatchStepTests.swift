@@ -51,7 +51,9 @@ import Testing
     }
 
     /// The same meeting through the dispatcher: the user's batch lands between the contract's read
-    /// and its write; the contract's batch is computed again and stored, counted once.
+    /// and its write; the contract's batch is computed again and stored, counted once. Its second
+    /// computation already holds what the contract leads to under its new owner: the owners' keys
+    /// are read again with what the first computation read, so nothing is missed.
     @Test func theDispatcherComputesAgainABatchWhoseReadsChanged() async throws {
         let h = Harness()
         let interposed = InterposingStore(h.store) { try await h.send(Make.user("u1")) }
@@ -59,6 +61,7 @@ import Testing
         let result = try await dispatcher.process([Make.contract("u1")])
         #expect(result.outcomes.contractsStored == 1 && result.outcomes.contractsParked == 0)
         #expect(dispatcher.batchesRecomputed == 1)
+        #expect(dispatcher.stepComputations == 2)
         #expect(try await h.store.read { try $0.document(Paths.fareContract(uid: "u1", id: "FC1")) } != nil)
         #expect(try await h.store.read { try $0.parkedEvents(account: Make.account("u1")) }.isEmpty)
     }

@@ -95,16 +95,18 @@ struct BatchStep: Sendable {
 
     /// Computes the step outside any store transaction, on `snapshot`, then on it with what
     /// computing missed read from `store` (with set queries), until it misses nothing. Its
-    /// snapshot, its log (for the write to check and replay) and its result. No store lock is held
-    /// while the triggers run.
+    /// snapshot, its log (for the write to check and replay), its result, and how many times it
+    /// was computed. No store lock is held while the triggers run.
     func computed(in store: any StoreAccess, from snapshot: StepSnapshot) async throws -> (
-        snapshot: StepSnapshot, log: StepLog, result: BatchResult
+        snapshot: StepSnapshot, log: StepLog, result: BatchResult, computations: Int
     ) {
         var snapshot = snapshot
+        var computations = 0
         while true {
             let tx = StepTransaction(snapshot)
             let result = try compute(on: tx)
-            if tx.misses.isEmpty { return (snapshot, tx.log, result) }
+            computations += 1
+            if tx.misses.isEmpty { return (snapshot, tx.log, result, computations) }
             snapshot = try await Self.read(tx.misses, into: snapshot, from: store)
         }
     }

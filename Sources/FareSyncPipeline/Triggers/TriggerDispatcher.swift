@@ -39,8 +39,14 @@ public final class TriggerDispatcher: Sendable {
     /// Whether, and how long, each step is journaled (docs/reference.md#journal).
     public let journal: JournalSettings
     private let totals = Mutex(Outcomes())
-    private let recomputed = Mutex(0)
-    private let applied = Mutex(0)
+    private let steps = Mutex(StepCounts())
+
+    /// How often `process` applied and computed its batches.
+    struct StepCounts {
+        var applied = 0
+        var recomputed = 0
+        var computations = 0
+    }
 
     /// A batch (one store transaction) holds at most this many bytes of message keys and values,
     /// whatever its message count: a batch's memory — the messages, their decoded events, the
@@ -61,10 +67,15 @@ public final class TriggerDispatcher: Sendable {
     public var outcomes: Outcomes { totals.withLock { $0 } }
 
     /// Batches whose reads changed before their write, so that they were read and computed again.
-    public var batchesRecomputed: Int { recomputed.withLock { $0 } }
+    public var batchesRecomputed: Int { steps.withLock { $0.recomputed } }
 
     /// Batches applied through `process`, each counted once however often it was computed.
-    public var batchesApplied: Int { applied.withLock { $0 } }
+    public var batchesApplied: Int { steps.withLock { $0.applied } }
+
+    /// Computations of the batches' steps: one a batch where its first read held every key it
+    /// needed and nothing wrote under it, one more for each read of keys it missed, and for each
+    /// time its reads changed before its write.
+    public var stepComputations: Int { steps.withLock { $0.computations } }
 
     /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
     package func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
@@ -122,25 +133,34 @@ public final class TriggerDispatcher: Sendable {
             try PartitionOwners.check(epochs, stored: owners?.objectValue ?? JSONObject())
         }
         let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
-        // What the contracts lead to under their owners; then what a created account's parked contracts lead to.
-        for _ in 0..<2 {
-            let keys = BatchStep.ownerKeys(of: batch, entur: enturOutcomes, in: snapshot)
-            if keys.isEmpty { break }
-            snapshot = try await BatchStep.read(keys, into: snapshot, from: store)
+        // What the contracts lead to under their owners; then what a created account's parked
+        // contracts lead to. Asked again after a conflict: the owners may be others then.
+        func readingOwners(_ snapshot: StepSnapshot) async throws -> StepSnapshot {
+            var snapshot = snapshot
+            for _ in 0..<2 {
+                let keys = BatchStep.ownerKeys(of: batch, entur: enturOutcomes, in: snapshot)
+                if keys.isEmpty { break }
+                snapshot = try await BatchStep.read(keys, into: snapshot, from: store)
+            }
+            return snapshot
         }
+        snapshot = try await readingOwners(snapshot)
         let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer, epochs: epochs)
         var computedAgain = false
         while true {
             try Task.checkCancellation()
-            let (read, log, result) = try await step.computed(in: store, from: snapshot)
+            let (read, log, result, computations) = try await step.computed(in: store, from: snapshot)
+            steps.withLock { $0.computations += computations }
             if try await store.write({ try log.replay(on: $0, readAt: read.mark) }) == nil {
                 totals.withLock { $0 += result.outcomes }
-                applied.withLock { $0 += 1 }
-                if computedAgain { recomputed.withLock { $0 += 1 } }
+                steps.withLock { steps in
+                    steps.applied += 1
+                    if computedAgain { steps.recomputed += 1 }
+                }
                 return result
             }
-            // Everything the step read is read again.
-            snapshot = try await BatchStep.read(log.keys, into: StepSnapshot(), from: store)
+            // Everything the step read is read again, and what its contracts lead to now.
+            snapshot = try await readingOwners(try await BatchStep.read(log.keys, into: StepSnapshot(), from: store))
             computedAgain = true
         }
     }
