@@ -11,8 +11,10 @@ import Tracing
 /// A line is `{"attributes":{…},"end":NS,"events":[{"at":NS,"name":…}],"kind":…,"name":…,"start":NS}`,
 /// times in nanoseconds since the Unix epoch (the wall clock, which every process on the host
 /// shares), and `"error"` with the error's description when one was recorded. Spans carry no
-/// trace or parent ids: a line stands alone, joined to others by its attributes. Each line is one
-/// `write(2)` to a file opened for appending, so a process killed at any moment leaves whole lines.
+/// trace or parent ids: a line stands alone, joined to others by its attributes. Each line is
+/// written at once to a file opened for appending, so a process killed at any moment leaves whole
+/// lines, on the thread that ends the span (an event loop's, for async-http-client's own spans):
+/// a few microseconds a span, for diagnosing, not for a production load.
 ///
 /// ```swift
 /// InstrumentationSystem.bootstrap(try JSONLinesTracer(path: "spans.jsonl"))
@@ -71,6 +73,8 @@ public final class RecordedSpan: Span {
         set { state.withLock { $0.name = newValue } }
     }
 
+    /// Read and set under the span's lock; `span.attributes[key] = value` is a read, then a set,
+    /// so a span's attributes are set from one task at a time (as every FareSync span's are).
     public var attributes: SpanAttributes {
         get { state.withLock { $0.attributes } }
         set { state.withLock { $0.attributes = newValue } }
@@ -135,9 +139,10 @@ public final class RecordedSpan: Span {
     static func number(_ value: Double) -> JSONValue { value.isFinite ? .number(String(value)) : .null }
 }
 
-/// The file spans are appended to: one `write(2)` a line, so that lines of several threads never mix.
+/// The file spans are appended to: a line at a time under a lock, so that lines of several threads never mix.
 final class SpanFile: Sendable {
     private let descriptor: Int32
+    private let lock = Mutex(())
 
     init(path: String) throws {
         descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -146,8 +151,24 @@ final class SpanFile: Sendable {
 
     deinit { close(descriptor) }
 
+    /// Writes `bytes` whole, going on after a short write or an interrupted one; a failing file
+    /// (a full disk) loses the line, not the process.
     func write(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        lock.withLock { _ in
+            bytes.withUnsafeBytes { buffer in
+                var written = 0
+                while written < buffer.count {
+                    let n = Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                    if n > 0 {
+                        written += n
+                    } else if n < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        return
+                    }
+                }
+            }
+        }
     }
 }
 

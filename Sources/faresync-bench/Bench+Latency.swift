@@ -11,7 +11,7 @@ extension Bench {
         for (name, waits, goal) in [("in process", inProcess, 0.05), ("through Kafka", throughKafka, 0.15)] {
             run.say(String(format: "  %@: %@ (goal: p99 <= %.0f ms)", name, waits.milliseconds, goal * 1000))
         }
-        if let passes = try await seedLatency(run) { report(passes, run) }
+        if let passes = try await seedLatency(run) { try report(passes, run) }
         run.field("claims_latency_p50", "%.4f", inProcess.p50)
         run.field("claims_latency_p99", "%.4f", inProcess.p99)
         run.field("claims_latency_kafka_p50", "%.4f", throughKafka.p50)

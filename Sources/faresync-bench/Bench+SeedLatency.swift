@@ -11,8 +11,15 @@ extension Bench {
         var stages: LatencyStages
         /// What FareSync's processes and the machine spent of the CPU during that pass and its floor's.
         var cpu: String
-        /// The pass with buyers in processes, `serve` and `run` on PostgreSQL, and its stages.
-        var postgres: (seed: Percentiles, stages: LatencyStages)?
+        /// The pass with buyers in processes, `serve` and `run` on PostgreSQL.
+        var postgres = PostgresPass.skipped
+    }
+
+    /// The seed pass on PostgreSQL: not run (no server), failed, or its figures and stages.
+    enum PostgresPass {
+        case skipped
+        case failed(any Error)
+        case measured(seed: Percentiles, stages: LatencyStages)
     }
 
     /// `serve` and `run` of a seed pass: over one store, with a dev broker of their own, mirroring
@@ -21,7 +28,7 @@ extension Bench {
         let port: Int
         let project: String
         let spans: (serve: String, worker: String)
-        let purchases: String
+        let purchaseTimes: String
         var processes: [(name: String, pid: pid_t)] = []
         var base: String { "http://127.0.0.1:\(port)" }
 
@@ -29,8 +36,8 @@ extension Bench {
             self.port = port
             self.project = project
             spans = (files + "-serve.spans", files + "-run.spans")
-            purchases = files + ".stages"
-            for file in [spans.serve, spans.worker, purchases] { try? FileManager.default.removeItem(atPath: file) }
+            purchaseTimes = files + ".stages"
+            for file in [spans.serve, spans.worker, purchaseTimes] { try? FileManager.default.removeItem(atPath: file) }
         }
 
         /// Stops every process started, the last first; once.
@@ -41,7 +48,7 @@ extension Bench {
 
         /// The stage table of the pass whose purchases were recorded.
         func stages() throws -> LatencyStages {
-            try LatencyStages.join(purchases: purchases, serveSpans: spans.serve, workerSpans: spans.worker)
+            try LatencyStages.join(purchases: purchaseTimes, serveSpans: spans.serve, workerSpans: spans.worker)
         }
     }
 
@@ -80,7 +87,7 @@ extension Bench {
                 printedBy: [
                     "/usr/bin/env", "python3", script, services.base, emulator.host, services.project, "\(latencyBuyers)",
                     "\(latencyPurchases)", mode,
-                ] + (mode == "processes" ? [services.purchases] : []))
+                ] + (mode == "processes" ? [services.purchaseTimes] : []))
         }
         // The emulator's JVM compiles its commit and listen paths over its first few hundred
         // writes: one untimed pass of the floor first, so that neither side pays for the warm-up.
@@ -96,11 +103,16 @@ extension Bench {
             cpu: "CPU of the seed pass of \(seedCPU); of its floor's of \(floorCPU)")
         sqlite.stop()
         if let server = postgres ?? ProcessInfo.processInfo.environment["FARESYNC_TEST_POSTGRES"] {
-            let database = try await PostgresBench.freshDatabase(on: try PostgresURL(server), name: "faresync_bench_\(getpid())_seed")
-            let services = try await startSeedServices(
-                run, name: "seed-latency-pg", store: PostgresBench.text(of: database), emulator: emulator.host, project: "demo-faresync-pg")
-            defer { services.stop() }
-            result.postgres = (try seedPass(services, "processes"), try services.stages())
+            // A PostgreSQL pass that fails is reported after the figures of the others, then fails the part.
+            do {
+                let database = try await PostgresBench.freshDatabase(on: try PostgresURL(server), name: "faresync_bench_\(getpid())_seed")
+                let services = try await startSeedServices(
+                    run, name: "seed-latency-pg", store: PostgresBench.text(of: database), emulator: emulator.host, project: "demo-faresync-pg")
+                defer { services.stop() }
+                result.postgres = .measured(seed: try seedPass(services, "processes"), stages: try services.stages())
+            } catch {
+                result.postgres = .failed(error)
+            }
         }
         return result
     }
@@ -133,8 +145,9 @@ extension Bench {
         }
     }
 
-    /// Says the seed latency's figures, its stages and its CPU, and puts them in the `BENCH` line.
-    func report(_ passes: SeedLatency, _ run: Run) {
+    /// Says the seed latency's figures, its stages and its CPU, and puts them in the `BENCH` line;
+    /// throws, once they are said, if the pass on PostgreSQL failed.
+    func report(_ passes: SeedLatency, _ run: Run) throws {
         let goal = " (goal: p99 <= 100 ms, max <= 200 ms)"
         for (mode, seed, floor) in [("processes", passes.seed, passes.floor), ("threads", passes.threadSeed, passes.threadFloor)] {
             run.say("  buyers in \(mode):")
@@ -151,9 +164,15 @@ extension Bench {
             run.field(name + "_p99", "%.4f", figures.p99)
             run.field(name + "_max", "%.4f", figures.max)
         }
-        guard let postgres = passes.postgres else {
+        let postgres: (seed: Percentiles, stages: LatencyStages)
+        switch passes.postgres {
+        case .measured(let seed, let stages): postgres = (seed, stages)
+        case .skipped:
             run.say("  with PostgreSQL: skipped (no server: --postgres URL; make bench starts one)")
             return
+        case .failed(let error):
+            run.say("  with PostgreSQL: failed")
+            throw error
         }
         let addedOnPostgres = postgres.seed.minus(floor)
         run.say("  serve and run on PostgreSQL, buyers in processes:")

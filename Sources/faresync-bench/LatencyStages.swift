@@ -7,7 +7,9 @@ import Foundation
 ///
 /// A purchase is joined by its order id to the fare contract's `publish fare-contracts` span, by
 /// that event's id to the worker's `process` span of the batch that held it, and by the contract's
-/// document path to the mirror's first `firestore commit` span that wrote it.
+/// document path to the mirror's first `firestore commit` span that wrote it; spans that ended in
+/// an error are left out. The worker's span starts when its batch's first message was taken, so
+/// a message later in its batch counts its wait for the batch's start as taken, not applied.
 ///
 /// ```swift
 /// let table = try LatencyStages.join(purchases: dir + "/stages.jsonl", serveSpans: …, workerSpans: …)
@@ -22,32 +24,32 @@ struct LatencyStages {
     var joined: Int
 
     static let names = [
-        "capture callback answered", "fare contract acknowledged by the broker", "taken from the broker by the worker",
+        "capture callback answered", "fare contract acknowledged by the broker", "taken by the worker (its batch's first)",
         "applied in the store", "committed in the store", "sent to the emulator by the mirror", "mirror's commit answered by the emulator",
         "seen by the listener",
     ]
 
     static func join(purchases: String, serveSpans: String, workerSpans: String) throws -> LatencyStages {
         var published: [String: (event: String, end: Double)] = [:]
-        for span in try lines(serveSpans) where span["name"]?.stringValue == "publish fare-contracts" {
+        for span in try lines(serveSpans) where span["name"]?.stringValue == "publish fare-contracts" && span["error"] == nil {
             guard let order = span["attributes"]?["faresync.order_id"]?.stringValue,
-                let event = span["attributes"]?["messaging.message.id"]?.stringValue, let end = nanoseconds(span["end"])
+                let event = span["attributes"]?["messaging.message.id"]?.stringValue, let end = seconds(nanoseconds: span["end"])
             else { continue }
             published[order] = (event, end)
         }
         var batches: [String: (start: Double, applied: Double, end: Double)] = [:]
         var commits: [String: (start: Double, end: Double)] = [:]
-        for span in try lines(workerSpans) {
-            guard let end = nanoseconds(span["end"]) else { continue }
+        for span in try lines(workerSpans) where span["error"] == nil {
+            guard let end = seconds(nanoseconds: span["end"]) else { continue }
             switch span["name"]?.stringValue {
             case "process":
                 let applied = span["events"]?.arrayValue?.first { $0["name"]?.stringValue == "applied" }
-                guard let start = nanoseconds(span["start"]), let at = nanoseconds(applied?["at"]) else { continue }
+                guard let start = seconds(nanoseconds: span["start"]), let at = seconds(nanoseconds: applied?["at"]) else { continue }
                 for id in span["attributes"]?["faresync.event_ids"]?.arrayValue ?? [] {
                     if let id = id.stringValue { batches[id] = (start, at, end) }
                 }
             case "firestore commit":
-                guard let start = nanoseconds(span["start"]) else { continue }
+                guard let start = seconds(nanoseconds: span["start"]) else { continue }
                 for path in span["attributes"]?["faresync.documents"]?.arrayValue ?? [] {
                     guard let path = path.stringValue else { continue }
                     if commits[path].map({ end < $0.end }) ?? true { commits[path] = (start, end) }
@@ -60,8 +62,8 @@ struct LatencyStages {
         var joined = 0
         for purchase in recorded {
             guard let order = purchase["order"]?.stringValue, let path = purchase["path"]?.stringValue,
-                let started = seconds(purchase["started"]), let answered = seconds(purchase["answered"]),
-                let seen = seconds(purchase["seen"]), let publish = published[order], let batch = batches[publish.event],
+                let started = number(purchase["started"]), let answered = number(purchase["answered"]),
+                let seen = number(purchase["seen"]), let publish = published[order], let batch = batches[publish.event],
                 let mirrored = commits[path]
             else { continue }
             let ends = [answered, publish.end, batch.start, batch.applied, batch.end, mirrored.start, mirrored.end, seen]
@@ -98,10 +100,11 @@ struct LatencyStages {
         }
     }
 
-    private static func seconds(_ value: JSONValue?) -> Double? {
+    private static func number(_ value: JSONValue?) -> Double? {
         guard case .number(let literal) = value else { return nil }
         return Double(literal)
     }
 
-    private static func nanoseconds(_ value: JSONValue?) -> Double? { seconds(value).map { $0 / 1e9 } }
+    /// A span's time, nanoseconds since the epoch, in seconds.
+    private static func seconds(nanoseconds value: JSONValue?) -> Double? { number(value).map { $0 / 1e9 } }
 }

@@ -3,6 +3,7 @@ import FareSyncPipeline
 import FareSyncSimulation
 import FareSyncStore
 import Foundation
+import Synchronization
 import Testing
 import Tracing
 
@@ -61,29 +62,45 @@ import Tracing
         #expect(line["attributes"]?["faresync.order_id"]?.stringValue == "O7")
     }
 
+    static func users(_ count: Int) -> [SourceMessage] {
+        (1...count).map { n in
+            SourceMessage.event(
+                id: "user-u\(n)", type: .userCreated, time: 1_795_132_800_000, key: "u\(n)",
+                data: UserCreated(uid: "u\(n)", isAnonymous: true, createdAt: "2026-11-20T00:00:00Z").json, source: "//test")
+        }
+    }
+
+    /// Without the loop's commits, a batch's span ends with its write: written while the loop
+    /// still waits for the source's next message, not when the next batch starts.
+    @Test func withoutTheLoopsCommitsABatchSpanEndsWithItsWrite() async throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = MemoryStore()
+        var options = WorkerLoopOptions()
+        options.batchSize = 2
+        options.batchesPerCommit = nil
+        options.sweepInterval = nil
+        options.tracer = try JSONLinesTracer(path: path)
+        let written = { [path] in (try? String(contentsOfFile: path, encoding: .utf8))?.contains("\"process\"") == true }
+        let source = WaitingList(Self.users(2), until: written)
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        try await WorkerLoop(source: source, dispatcher: dispatcher, options: options, status: WorkerStatus()).run()
+        #expect(source.waited.withLock { $0 } == true, "the batch's span was written while the source waited")
+    }
+
     /// A batch's span starts when its first message is taken from the source and ends at its commit:
-    /// in a commit group, once the group commits (after the next batch was applied); on its own, at its write.
-    @Test(arguments: [8, nil] as [Int?])
-    func theWorkerSpansEachBatchUpToItsCommit(batchesPerCommit: Int?) async throws {
+    /// in a commit group, once the group commits (after the next batch was applied).
+    @Test func theWorkerSpansEachBatchUpToItsCommit() async throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let store = MemoryStore()
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         var options = WorkerLoopOptions()
         options.batchSize = 2
-        options.batchesPerCommit = batchesPerCommit
+        options.batchesPerCommit = 8
         options.sweepInterval = nil
         options.tracer = try JSONLinesTracer(path: path)
-        let users = (1...3).map { n in
-            SourceMessage.event(
-                id: "user-u\(n)", type: .userCreated, time: 1_795_132_800_000, key: "u\(n)",
-                data: UserCreated(uid: "u\(n)", isAnonymous: true, createdAt: "2026-11-20T00:00:00Z").json, source: "//test")
-        }
-        if batchesPerCommit == nil {
-            try await WorkerLoop(source: MessageList(users), dispatcher: dispatcher, options: options, status: WorkerStatus()).run()
-        } else {
-            try await store.withCommitGroup(.max) { group in
-                try await WorkerLoop(source: MessageList(users), dispatcher: dispatcher, options: options, status: WorkerStatus(), group: group).run()
-            }
+        try await store.withCommitGroup(.max) { group in
+            let source = MessageList(Self.users(3))
+            try await WorkerLoop(source: source, dispatcher: dispatcher, options: options, status: WorkerStatus(), group: group).run()
         }
         let spans = try lines().filter { $0["name"]?.stringValue == "process" }
         let ids = spans.map { $0["attributes"]?["faresync.event_ids"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
@@ -96,11 +113,33 @@ import Tracing
         try #require(times.count == 2)
         #expect(times.allSatisfy { $0.start <= $0.applied && $0.applied <= $0.end })
         #expect(spans.map { integer($0["attributes"]?["messaging.batch.message_count"]) } == [2, 1])
-        if batchesPerCommit == nil {
-            #expect(times[0].end <= times[1].applied)  // each batch is committed by its own write
-        } else {
-            #expect(times[0].end >= times[1].applied)  // the first batch waits for the group's commit
+        #expect(times[0].end >= times[1].applied)  // the first batch waits for the group's commit
+    }
+}
+
+/// Messages in hand, then a wait until `until` holds (10 s at most), then the end; `waited` says
+/// whether it came to hold.
+private final class WaitingList: MessageSource, @unchecked Sendable {
+    private var messages: [SourceMessage]
+    private let until: () -> Bool
+    let waited = Mutex<Bool?>(nil)
+
+    init(_ messages: [SourceMessage], until: @escaping () -> Bool) {
+        self.messages = messages
+        self.until = until
+    }
+
+    func next() async throws -> SourceEvent? {
+        if !messages.isEmpty { return .message(messages.removeFirst()) }
+        if waited.withLock({ $0 }) == nil {
+            var held = until()
+            for _ in 0..<1000 where !held {
+                try await Task.sleep(for: .milliseconds(10))
+                held = until()
+            }
+            waited.withLock { $0 = held }
         }
+        return nil
     }
 }
 

@@ -43,6 +43,7 @@ extension WorkerLoop {
             // what is applied already is recognized by its event ids.
             log.error("batch abandoned at revocation: \(error)")
             inFlight = nil
+            uncommitted.abandon(error)
             uncommitted = Uncommitted()
             pending = []
             pendingBytes = 0

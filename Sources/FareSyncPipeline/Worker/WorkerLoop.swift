@@ -69,6 +69,14 @@ public final class WorkerLoop<Source: MessageSource> {
         var deadLetters = false
         /// The spans of those batches, which end when they are committed.
         var spans: [any Span] = []
+
+        /// Ends the spans of batches that will not be committed, with why.
+        func abandon(_ error: any Error) {
+            for span in spans {
+                span.recordError(error)
+                span.end()
+            }
+        }
     }
 
     public init(
@@ -157,9 +165,11 @@ public final class WorkerLoop<Source: MessageSource> {
             return
         }
         let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
-        // From the batch's first message taken from the source to its commit; "applied" marks the
-        // end of its store write: the worker's stages of a purchase's time (docs/worker.md, Spans).
+        // From the batch's first message taken from the source to its commit (the loop's, or without
+        // the loop's commits its own write's end); "applied" marks the end of its store write: the
+        // worker's stages of a purchase's time (docs/worker.md, Spans).
         let span = options.tracer.startSpan("process", ofKind: .consumer, at: collectedSince)
+        let endsWhenApplied = options.batchesPerCommit == nil
         inFlight = (
             batch.count, ContinuousClock.now, span,
             Task(priority: .high) {
@@ -174,6 +184,7 @@ public final class WorkerLoop<Source: MessageSource> {
                     do {
                         let result = try await dispatcher.process(decoded, consumer: consumer, in: group, epochs: epochs)
                         span.addEvent("applied")
+                        if endsWhenApplied { span.end() }
                         return result
                     } catch let fenced as PartitionFenced {
                         span.recordError(fenced)
@@ -218,7 +229,7 @@ public final class WorkerLoop<Source: MessageSource> {
         }
         uncommitted.batches += 1
         if result.outcomes.deadLetters > 0 { uncommitted.deadLetters = true }
-        if options.batchesPerCommit == nil { flight.span.end() } else { uncommitted.spans.append(flight.span) }
+        if options.batchesPerCommit != nil { uncommitted.spans.append(flight.span) }
         WorkerMetrics.record(result.outcomes)
         WorkerMetrics.batch(messages: flight.messages, duration: ContinuousClock.now - flight.started)
         status.set(batchDone: true)
@@ -247,7 +258,13 @@ public final class WorkerLoop<Source: MessageSource> {
     /// write on the store meanwhile (the sweep) committed the group's batches without telling.
     func commit() async throws {
         guard options.batchesPerCommit != nil else { return }
-        try await group.commit()
+        do {
+            try await group.commit()
+        } catch {
+            uncommitted.abandon(error)
+            uncommitted.spans = []
+            throw error
+        }
         if !uncommitted.positions.isEmpty { source.committed(uncommitted.positions) }
         if uncommitted.deadLetters { deadLettersCommitted?() }
         for span in uncommitted.spans { span.end() }

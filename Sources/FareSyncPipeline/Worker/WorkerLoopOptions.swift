@@ -27,9 +27,10 @@ public struct WorkerLoopOptions: Sendable {
     public var exitAtEnd = false
     /// Tries at applying a batch before the loop gives up: a failing store is retried.
     public var attempts = 3
-    /// Where each batch's `process` span goes: from its first message taken from the source to its
-    /// commit, with its event ids (`faresync.event_ids`) and an `applied` event when its store
-    /// write ended. The process's tracer by default (a no-op unless one is bootstrapped).
+    /// Where each batch's `process` span goes: from its first message taken from the source to the
+    /// loop's commit of it (without `batchesPerCommit`, to the end of its write), with its event ids
+    /// (`faresync.event_ids`) and an `applied` event when its store write ended. The process's
+    /// tracer by default (a no-op unless one is bootstrapped).
     public var tracer: any Tracer = InstrumentationSystem.tracer
 
     public init() {}
