@@ -87,6 +87,24 @@ import Tracing
         #expect(source.waited.withLock { $0 } == true, "the batch's span was written while the source waited")
     }
 
+    /// The spans of batches whose commit fails end with the error, rather than never.
+    @Test func aBatchWhoseCommitFailsEndsItsSpanWithTheError() async throws {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = MemoryStore()
+        var options = WorkerLoopOptions()
+        options.batchSize = 2
+        options.sweepInterval = nil
+        options.tracer = try JSONLinesTracer(path: path)
+        let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
+        let loop = WorkerLoop(
+            source: MessageList(Self.users(3)), dispatcher: dispatcher, options: options, status: WorkerStatus(),
+            group: FailingCommits(store: store))
+        await #expect(throws: Refused.self) { try await loop.run() }
+        let spans = try lines().filter { $0["name"]?.stringValue == "process" }
+        #expect(spans.count == 2)
+        #expect(spans.allSatisfy { $0["error"]?.stringValue == "refused" })
+    }
+
     /// A batch's span starts when its first message is taken from the source and ends at its commit:
     /// in a commit group, once the group commits (after the next batch was applied).
     @Test func theWorkerSpansEachBatchUpToItsCommit() async throws {
@@ -115,6 +133,21 @@ import Tracing
         #expect(spans.map { integer($0["attributes"]?["messaging.batch.message_count"]) } == [2, 1])
         #expect(times[0].end >= times[1].applied)  // the first batch waits for the group's commit
     }
+}
+
+/// Writes through the store, each on its own, and fails every commit: a group that cannot commit.
+private struct FailingCommits: StoreCommitGroup {
+    let store: any DocumentStore
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.write(body)
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.read(body)
+    }
+
+    func commit() async throws { throw Refused() }
 }
 
 /// Messages in hand, then a wait until `until` holds (10 s at most), then the end; `waited` says
