@@ -9,6 +9,7 @@ import concurrent.futures
 import math
 import multiprocessing
 import queue
+import sys
 import threading
 import time
 
@@ -69,3 +70,14 @@ def waits(act, users, actions, mode):
 def rank(sorted_waits, q):
     """The nearest-rank percentile."""
     return sorted_waits[max(0, math.ceil(q * len(sorted_waits)) - 1)]
+
+
+def report(name, act, users, actions, mode, counted):
+    """Runs `waits` and prints `NAME p50=S p99=S max=S COUNTED=N mode=MODE` in seconds; on any
+    failure prints `NAME: the failure` and exits 1."""
+    try:
+        measured = waits(act, users, actions, mode)
+    except Exception as error:  # noqa: BLE001  (any failure ends the measurement)
+        print(f"{name}: {error}")
+        sys.exit(1)
+    print(f"{name} p50={rank(measured, 0.5):.4f} p99={rank(measured, 0.99):.4f} max={measured[-1]:.4f} {counted}={len(measured)} mode={mode}")

@@ -61,9 +61,4 @@ def user(index, count, everyone_listening):
 
 
 if __name__ == "__main__":
-    try:
-        waits = crowd.waits(user, users, purchases, mode)
-    except Exception as error:  # noqa: BLE001  (any failure ends the measurement)
-        print(f"listener_floor: {error}")
-        sys.exit(1)
-    print(f"listener_floor p50={crowd.rank(waits, 0.5):.4f} p99={crowd.rank(waits, 0.99):.4f} max={waits[-1]:.4f} writes={len(waits)} mode={mode}")
+    crowd.report("listener_floor", user, users, purchases, mode, "writes")

@@ -140,9 +140,4 @@ def append_line(path, line):
 
 
 if __name__ == "__main__":
-    try:
-        waits = crowd.waits(customer, users, purchases, mode)
-    except Exception as error:  # noqa: BLE001  (any failure ends the measurement)
-        print(f"seed_latency: {error}")
-        sys.exit(1)
-    print(f"seed_latency p50={crowd.rank(waits, 0.5):.4f} p99={crowd.rank(waits, 0.99):.4f} max={waits[-1]:.4f} purchases={len(waits)} mode={mode}")
+    crowd.report("seed_latency", customer, users, purchases, mode, "purchases")
