@@ -62,6 +62,16 @@ import Tracing
         #expect(line["attributes"]?["faresync.order_id"]?.stringValue == "O7")
     }
 
+    /// A worker loop's options with batches of two, no sweep, and spans written to `path`.
+    func loopOptions(batchesPerCommit: Int?) throws -> WorkerLoopOptions {
+        var options = WorkerLoopOptions()
+        options.batchSize = 2
+        options.batchesPerCommit = batchesPerCommit
+        options.sweepInterval = nil
+        options.tracer = try JSONLinesTracer(path: path)
+        return options
+    }
+
     static func users(_ count: Int) -> [SourceMessage] {
         (1...count).map { n in
             SourceMessage.event(
@@ -75,11 +85,7 @@ import Tracing
     @Test func withoutTheLoopsCommitsABatchSpanEndsWithItsWrite() async throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let store = MemoryStore()
-        var options = WorkerLoopOptions()
-        options.batchSize = 2
-        options.batchesPerCommit = nil
-        options.sweepInterval = nil
-        options.tracer = try JSONLinesTracer(path: path)
+        let options = try loopOptions(batchesPerCommit: nil)
         let written = { [path] in (try? String(contentsOfFile: path, encoding: .utf8))?.contains("\"process\"") == true }
         let source = WaitingList(Self.users(2), until: written)
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
@@ -91,10 +97,7 @@ import Tracing
     @Test func aBatchWhoseCommitFailsEndsItsSpanWithTheError() async throws {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let store = MemoryStore()
-        var options = WorkerLoopOptions()
-        options.batchSize = 2
-        options.sweepInterval = nil
-        options.tracer = try JSONLinesTracer(path: path)
+        let options = try loopOptions(batchesPerCommit: 8)
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
         let loop = WorkerLoop(
             source: MessageList(Self.users(3)), dispatcher: dispatcher, options: options, status: WorkerStatus(),
@@ -111,11 +114,7 @@ import Tracing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let store = MemoryStore()
         let dispatcher = TriggerDispatcher(store: store, entur: SimulatedEntur(clock: VirtualClock()))
-        var options = WorkerLoopOptions()
-        options.batchSize = 2
-        options.batchesPerCommit = 8
-        options.sweepInterval = nil
-        options.tracer = try JSONLinesTracer(path: path)
+        let options = try loopOptions(batchesPerCommit: 8)
         try await store.withCommitGroup(.max) { group in
             let source = MessageList(Self.users(3))
             try await WorkerLoop(source: source, dispatcher: dispatcher, options: options, status: WorkerStatus(), group: group).run()
