@@ -159,21 +159,7 @@ extension AccountKeys {
     }
 
     static func shard(ofAccount account: some Sequence<UInt8>, shards: Int) -> Int {
-        Int(fnv(account) % UInt64(shards))
-    }
-
-    /// FNV-1a of `bytes`, continuing from `h`.
-    @inline(__always)
-    private static func fnv(_ bytes: some Sequence<UInt8>, from h: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
-        var h = h
-        for b in bytes { h = fnv(h, b) }
-        return h
-    }
-
-    /// One step of FNV-1a: `h` continued by the byte `b`.
-    @inline(__always)
-    private static func fnv(_ h: UInt64, _ b: UInt8) -> UInt64 {
-        (h ^ UInt64(b)) &* 0x100_0000_01b3
+        Int(FNV1a.hash(account) % UInt64(shards))
     }
 
     /// Whether `event`'s account lies in the shard its message's key was routed to.

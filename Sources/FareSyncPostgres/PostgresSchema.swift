@@ -98,7 +98,43 @@ enum PostgresSchema {
             "write lock",
             ["CREATE TABLE faresync_write_lock()"]
         ),
+        (
+            // A step's write locks the rows of the keys it reads and writes, by a hash of each
+            // (`PostgresStore.write(locking:_:)`), so
+            // that steps run beside each other; and readers cut the feed and the journal below the
+            // numbers that running writers may still take (`horizons`).
+            "key locks and horizons",
+            [
+                "CREATE TABLE faresync_keys(key int8 PRIMARY KEY)",
+                horizons,
+            ]
+        ),
     ]
+
+    /// The function a read calls before its snapshot: the greatest feed position and journal number
+    /// below which nothing more can commit. A writer holds a shared advisory lock keyed by the
+    /// lowest number it may take (the feed's positive, the journal's negated) before it draws any
+    /// (`PostgresTransaction.holdHorizons`). The sequence is read first and the locks after: a
+    /// number at or below the sequence's value was drawn by then, so its writer's lock was already
+    /// held, and is still seen unless the writer has ended (and then the snapshot taken after this
+    /// sees its rows). The statements of a PL/pgSQL function run in order, which one statement's
+    /// subqueries need not.
+    static let horizons = """
+        CREATE FUNCTION faresync_horizons(OUT feed bigint, OUT journal bigint) LANGUAGE plpgsql AS $$
+        DECLARE
+            f bigint; j bigint; lf bigint; lj bigint;
+        BEGIN
+            SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END INTO f FROM feed_positions;
+            SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END INTO j FROM journal_seq;
+            SELECT min(k) FILTER (WHERE k > 0), max(k) FILTER (WHERE k < 0) INTO lf, lj
+            FROM (SELECT (classid::bigint << 32) | objid::bigint AS k FROM pg_locks
+                  WHERE locktype = 'advisory' AND objsubid = 1 AND mode = 'ShareLock'
+                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS held;
+            feed := least(f, lf - 1);
+            journal := least(j, -lj - 1);
+        END
+        $$
+        """
 
     /// The key of the advisory lock that migrating openers take in turn.
     static let lock: Int64 = 0x4661_7265_5379_6E64

@@ -11,23 +11,22 @@ import Synchronization
 /// positions together or not at all. What PostgreSQL adds is sharing: workers on several machines
 /// apply their partitions to one database.
 ///
-/// Like SQLite's, FareSync's write transactions on one database run one at a time: each locks the
-/// table `faresync_write_lock` (the write lock) as its first statement, before its snapshot is
-/// taken, and holds it to its commit or rollback. Run at once, the batches of different workers
-/// conflict under `SERIALIZABLE` even though their accounts differ (its locks on what a batch reads
-/// cover index pages, and a batch reads thousands of random keys), and each conflict runs a whole
-/// batch again. One at a time, they cannot conflict with each other, the feed's positions and the
-/// journal's numbers follow commit order, and what workers share is the rest: fetching, decoding,
-/// reads. They still run at `SERIALIZABLE`, against writers outside FareSync: when PostgreSQL
-/// aborts one (SQLSTATE 40001, or 40P01 for a deadlock), or its wait for a lock runs past the
-/// role's `lock_timeout` (55P03), the whole transaction runs again from its first statement
-/// (`retriedTransactions` counts them). A transaction body must therefore be safe to run twice, as
-/// the dispatcher's are: they compute from what they read and hold nothing outside.
+/// A worker's batch (a step, `StoreAccess.write(locking:_:)`) writes beside the other steps: at
+/// `READ COMMITTED`, sharing the table lock `faresync_write_lock` (the write lock), after it has
+/// locked the rows of every key it touches in `faresync_keys`, in one order. Two steps on one key
+/// take turns; the later one's check then reads what the first committed. Every other write runs
+/// alone: `SERIALIZABLE`, holding the write lock exclusively from before its snapshot to its end.
+/// When PostgreSQL aborts one (SQLSTATE 40001, or 40P01 for a deadlock), or its wait for a lock
+/// runs past the role's `lock_timeout` (55P03), the whole transaction runs again from its first
+/// statement (`retriedTransactions` counts them). A transaction body must therefore be safe to run
+/// twice, as the dispatcher's are: they compute from what they read and hold nothing outside.
 ///
 /// Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no predicate locks, never aborted, and
-/// never wait for the write lock. A process's writes wait for each other before they lease a
-/// connection (`WriteQueue`), so at most one of them holds a connection while it waits for the
-/// lock, and the reads keep the rest of the pool.
+/// never wait for the write lock. Steps draw feed positions and journal numbers at once and commit
+/// in any order, so a read sees the feed and the journal below its horizons (`Horizons`). A
+/// process's writes wait for each other before they lease a connection (`WriteQueue`), so at most
+/// one of them holds a connection while it waits for its locks, and the reads keep the rest of the
+/// pool.
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: PostgresURL("postgres://faresync@127.0.0.1/faresync"))
@@ -56,6 +55,10 @@ public final class PostgresStore: DocumentStore {
     /// What a write transaction runs first: the write lock, taken before the snapshot, which a
     /// `SERIALIZABLE` transaction takes at its first query (`LOCK TABLE` is not one).
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
+
+    /// What a write beside others (`write(locking:_:)`) runs first: the write lock in a mode that
+    /// only `takeWriteLock` conflicts with.
+    static let shareWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN ROW EXCLUSIVE MODE"
 
     /// Connects, and brings the schema up to date. A write transaction of the store that sits
     /// without a word for the URL's `idleInTransactionTimeout` is ended by the server, and the
@@ -101,13 +104,24 @@ public final class PostgresStore: DocumentStore {
     public let commits: CommitSignal? = CommitSignal()
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let result = try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", holdingWriteLock: true, body)
+        let result = try await transaction(.alone, body)
+        commits?.committed()
+        return result
+    }
+
+    /// A write that touches no key but `keys`, beside the other such writes (`StoreAccess`): it
+    /// locks the keys' rows, in order, before its first read. A key's row is keyed by a 64-bit hash
+    /// of it (`FNV1a.mixed`): smaller and faster to lock than the key, and two keys that share a
+    /// hash only make their writes take turns.
+    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let rows = Set(keys.map { Int64(bitPattern: FNV1a.mixed($0.utf8)) }).sorted()
+        let result = try await transaction(.beside(rows), body)
         commits?.committed()
         return result
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", holdingWriteLock: false, body)
+        try await transaction(.read, body)
     }
 
     public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
@@ -119,12 +133,25 @@ public final class PostgresStore: DocumentStore {
         }
     }
 
-    /// Runs `body` in a transaction opened by `begin`, on a thread of NIO's pool (see
-    /// `PostgresSession`), again after a serialization failure, and again with backoff while the
-    /// server cannot be reached, for up to `reconnectFor`.
-    private func transaction<T: Sendable>(
-        _ begin: PostgresQuery, holdingWriteLock: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
-    ) async throws -> T {
+    /// How a transaction begins (`begin(_:asked:in:)`).
+    enum Mode: Sendable {
+        /// `REPEATABLE READ READ ONLY`, below the horizons read just before it.
+        case read
+        /// `SERIALIZABLE`, holding the write lock alone: no other FareSync write runs beside it.
+        case alone
+        /// `READ COMMITTED`, sharing the write lock with other such writes and holding these rows of
+        /// `faresync_keys` (keys' hashes, sorted).
+        case beside([Int64])
+
+        var writes: Bool {
+            if case .read = self { false } else { true }
+        }
+    }
+
+    /// Runs `body` in a transaction begun as `mode` says, on a thread of NIO's pool (see
+    /// `PostgresSession`), again after a serialization failure or a deadlock, and again with backoff
+    /// while the server cannot be reached, for up to `reconnectFor`.
+    private func transaction<T: Sendable>(_ mode: Mode, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + reconnectFor
         var backoff = Duration.milliseconds(50)
         var conflicts = 0
@@ -134,8 +161,8 @@ public final class PostgresStore: DocumentStore {
                 // A write waits for this process's earlier writes before it leases a connection, so
                 // that writes waiting for the write lock never take the connections the reads need.
                 // It leaves the line before any pause below, and comes back to its end.
-                if holdingWriteLock { try await writeQueue.enter() }
-                defer { if holdingWriteLock { writeQueue.leave() } }
+                if mode.writes { try await writeQueue.enter() }
+                defer { if mode.writes { writeQueue.leave() } }
                 // The pool keeps a lease waiting, silently, while it cannot connect (or while every
                 // connection is busy): a lease that outlasts a connection attempt says so in the log.
                 let waiting = Self.warning(
@@ -144,7 +171,7 @@ public final class PostgresStore: DocumentStore {
                 defer { waiting.cancel() }
                 return try await client.withConnection { connection in
                     waiting.cancel()
-                    return try await attempt(begin, holdingWriteLock: holdingWriteLock, asked: asked, body, on: connection)
+                    return try await attempt(mode, asked: asked, body, on: connection)
                 }
             } catch let failure as BodyFailure {
                 throw failure.error
@@ -165,66 +192,108 @@ public final class PostgresStore: DocumentStore {
 
     /// One attempt of `transaction` on a leased connection.
     private func attempt<T: Sendable>(
-        _ begin: PostgresQuery, holdingWriteLock: Bool, asked: ContinuousClock.Instant,
-        _ body: @escaping @Sendable (any StoreTransaction) throws -> T, on connection: PostgresConnection
+        _ mode: Mode, asked: ContinuousClock.Instant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T,
+        on connection: PostgresConnection
     ) async throws -> T {
         // A write that outlasts any bound the store sets (the holders' idleness, the server's
         // answers) says so: it waits on something that does not answer.
         let stuck =
-            holdingWriteLock
+            mode.writes
             ? Self.warning(
                 after: stuckWrite, "a write transaction has been open for \(stuckWrite), waiting for the write lock or the server",
                 logger: logger) : nil
         defer { stuck?.cancel() }
         let session = PostgresSession(connection: connection, logger: logger)
-        // A write begins and waits for the write lock here, without a thread of the pool, which
-        // the reads and the write that holds the lock need meanwhile.
-        let granted =
-            holdingWriteLock
-            ? try await Self.beginHoldingWriteLock(begin, limitingIdleness: limitIdleness, asked: asked, in: session) : nil
+        // The transaction begins, and a write waits for its locks, here, without a thread of the
+        // pool, which the reads and the writes that hold the locks need meanwhile.
+        let begun = try await begin(mode, asked: asked, in: session)
         defer {
-            if let granted { writeLockUse.add(waited: granted.waited, held: ContinuousClock.now - granted.at) }
+            if mode.writes { writeLockUse.add(waited: begun.waited, held: ContinuousClock.now - begun.at) }
         }
         do {
             return try await NIOThreadPool.singleton.runIfActive {
-                try Self.run(granted == nil ? begin : nil, body, in: session)
+                try Self.run(body, in: session, horizons: begun.horizons)
             }
         } catch {
             // A transaction the pool did not run must not stay open on the connection.
-            if granted != nil { await session.awaitRollBack(after: error) }
+            await session.awaitRollBack(after: error)
             throw error
         }
     }
-
     /// What the body itself threw (not PostgreSQL through it): passed to the caller as it is.
     private struct BodyFailure: Error {
         let error: any Error
     }
 
-    /// Begins a write transaction and waits for the write lock as its first statement; rolls back
-    /// if it cannot take it. Returns when it was granted and how long it took since it was `asked`
-    /// for (the wait in the store's `WriteQueue` included).
-    private static func beginHoldingWriteLock(
-        _ begin: PostgresQuery, limitingIdleness limit: PostgresQuery, asked: ContinuousClock.Instant, in session: PostgresSession
-    ) async throws -> (at: ContinuousClock.Instant, waited: Duration) {
-        try await session.awaitQuery(begin)
+    /// What `begin` found: when the locks were granted, how long they took since the transaction
+    /// was `asked` for (the wait in the store's `WriteQueue` included), and a read's horizons.
+    struct Begun {
+        var at: ContinuousClock.Instant
+        var waited: Duration
+        var horizons: Horizons?
+    }
+
+    /// Begins a transaction as `mode` says; rolls back if it cannot take its locks.
+    ///
+    /// A read first asks for the horizons (`faresync_horizons()`, in a statement of its own, before
+    /// the snapshot its `BEGIN` leads to). A write sets its idleness bound, then takes the write
+    /// lock: alone, `EXCLUSIVE`; beside others, `ROW EXCLUSIVE`, which only the writes alone wait
+    /// for, then its keys' rows in one ordered upsert that updates nothing (`WHERE false` still
+    /// locks each row it meets), so that two such writes lock their common keys in one order.
+    private func begin(_ mode: Mode, asked: ContinuousClock.Instant, in session: PostgresSession) async throws -> Begun {
+        var horizons: Horizons?
+        switch mode {
+        case .read:
+            let row = try await session.awaitQuery("SELECT feed, journal FROM faresync_horizons()").first
+            let (feed, journal) = try row?.decode((Int64?, Int64?).self) ?? (nil, nil)
+            horizons = Horizons(feed: feed ?? 0, journal: journal ?? 0)
+            try await session.awaitQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        case .alone:
+            try await session.awaitQuery("BEGIN ISOLATION LEVEL SERIALIZABLE")
+        case .beside:
+            try await session.awaitQuery("BEGIN ISOLATION LEVEL READ COMMITTED")
+        }
         do {
-            try await session.awaitQuery(limit)
-            try await session.awaitQuery(takeWriteLock)
+            switch mode {
+            case .read: break
+            case .alone:
+                try await session.awaitQuery(limitIdleness)
+                try await session.awaitQuery(Self.takeWriteLock)
+                if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying {
+                    // Alone, no write holds a key's row: the rows go, and the next writes insert theirs.
+                    try await session.awaitQuery("TRUNCATE faresync_keys")
+                    keysSinceEmptied.store(0, ordering: .relaxed)
+                }
+            case .beside(let keys):
+                try await session.awaitQuery(limitIdleness)
+                try await session.awaitQuery(Self.shareWriteLock)
+                if !keys.isEmpty {
+                    try await session.awaitQuery(
+                        """
+                        INSERT INTO faresync_keys(key) SELECT k FROM unnest(\(keys)::int8[]) AS k ORDER BY k
+                        ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
+                        """)
+                    keysSinceEmptied.add(keys.count, ordering: .relaxed)
+                }
+            }
         } catch {
             await session.awaitRollBack(after: error)
             throw error
         }
         let at = ContinuousClock.now
-        return (at, at - asked)
+        return Begun(at: at, waited: at - asked, horizons: horizons)
     }
 
-    /// One attempt: `begin` (nil: the transaction is begun), the body, the overlay's flush, commit;
-    /// rollback if anything throws.
-    private static func run<T>(_ begin: PostgresQuery?, _ body: (any StoreTransaction) throws -> T, in session: PostgresSession) throws -> T {
-        if let begin { try session.execute(begin) }
+    /// The keys this store locked since `faresync_keys` was last emptied: past
+    /// `keysBeforeEmptying`, the next write alone empties it.
+    private let keysSinceEmptied = Atomic<Int>(0)
+    static let keysBeforeEmptying = 1 << 20
+
+    /// One attempt's body, the overlay's flush and the commit, on a begun transaction; rollback if
+    /// anything throws.
+    private static func run<T>(_ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?) throws -> T {
         do {
-            let tx = PostgresTransaction(session)
+            let tx = PostgresTransaction(session, horizons: horizons)
             let result: T
             do {
                 result = try body(tx)
@@ -293,28 +362,6 @@ public final class PostgresStore: DocumentStore {
             }
         default:
             return true
-        }
-    }
-}
-
-/// A failure of the PostgreSQL store, in one line: the server's message and SQLSTATE when it sent
-/// one (postgres-nio's own description hides them, lest they leak into logs unasked).
-public struct PostgresStoreError: Error, CustomStringConvertible {
-    public let description: String
-
-    init(_ error: any Error, url: PostgresURL) {
-        if let error = error as? PostgresStoreError {
-            description = error.description
-        } else if let error = error as? PSQLError {
-            if let info = error.serverInfo, let message = info[.message] {
-                description = "\(url): \(message) (SQLSTATE \(info[.sqlState] ?? "?"))"
-            } else {
-                description = "\(url): \(error.code)" + (error.underlying.map { " (\($0))" } ?? "")
-            }
-        } else if let error = error as? PostgresDecodingError {
-            description = "\(url): cannot decode column \(error.columnName) (\(error.postgresType)) as \(error.targetType)"
-        } else {
-            description = "\(url): \(error)"
         }
     }
 }

@@ -9,36 +9,45 @@ extension PostgresTransaction {
         try session.query("SELECT identity FROM feed").first?.decode(String.self) ?? ""
     }
 
-    /// The newest position this snapshot sees: of a document, of a tombstone, or of a tombstone
-    /// pruned since (`feed.pruned`, so that the head never moves back).
+    /// The newest position this snapshot sees (at or below a read's horizon): of a document, of a
+    /// tombstone, or of a tombstone pruned since (`feed.pruned`, so that the head never moves back).
     func feedHead() throws -> Int64 {
+        let below = feedHorizon
         let rows = try session.query(
             """
             SELECT greatest(
-                (SELECT max(position) FROM documents), (SELECT max(position) FROM tombstones), (SELECT pruned FROM feed), 0)
+                (SELECT max(position) FROM documents WHERE position <= \(below)),
+                (SELECT max(position) FROM tombstones WHERE position <= \(below)), (SELECT least(pruned, \(below)) FROM feed), 0)
             """)
         return try rows.first?.decode(Int64.self) ?? 0
     }
 
+    /// The greatest position this transaction reads: a read's horizon, or every position for a
+    /// write, which reads what it sees.
+    var feedHorizon: Int64 { horizons?.feed ?? .max }
+
     func changes(after position: Int64, limit: Int, under prefix: String) throws -> [DocumentChange] {
         try flush()
+        let below = feedHorizon
         let documents: PostgresQueryResult
         let tombstones: PostgresQueryResult
         if prefix.isEmpty {
             documents = try session.query(
-                "SELECT position, path, text FROM documents WHERE position > \(position) ORDER BY position LIMIT \(limit)")
+                "SELECT position, path, text FROM documents WHERE position > \(position) AND position <= \(below) ORDER BY position LIMIT \(limit)")
             tombstones = try session.query(
-                "SELECT position, path FROM tombstones WHERE position > \(position) ORDER BY position LIMIT \(limit)")
+                "SELECT position, path FROM tombstones WHERE position > \(position) AND position <= \(below) ORDER BY position LIMIT \(limit)")
         } else {
             let upper = DocumentChange.upperBound(ofPrefix: prefix)
             documents = try session.query(
                 """
-                SELECT position, path, text FROM documents WHERE path >= \(prefix) AND path < \(upper) AND position > \(position)
+                SELECT position, path, text FROM documents
+                WHERE path >= \(prefix) AND path < \(upper) AND position > \(position) AND position <= \(below)
                 ORDER BY position LIMIT \(limit)
                 """)
             tombstones = try session.query(
                 """
-                SELECT position, path FROM tombstones WHERE position > \(position) AND path >= \(prefix) AND path < \(upper)
+                SELECT position, path FROM tombstones
+                WHERE position > \(position) AND position <= \(below) AND path >= \(prefix) AND path < \(upper)
                 ORDER BY position LIMIT \(limit)
                 """)
         }

@@ -7,12 +7,14 @@ extension PostgresTransaction {
     /// Writes the overlay: documents (with their feed positions and tombstones), accounts, contract
     /// orders, open reservations, the park and the journal, each kind as one set statement in key order.
     ///
-    /// Feed positions and journal numbers come from sequences, taken while the transaction holds
-    /// the write lock (`PostgresStore`), which it holds to its end. So both are handed out in commit
-    /// order: a reader that sees position `n` sees every position below it that will ever commit,
-    /// which is what the feed promises (`DocumentChange`) and `journalEntries(after:)` relies on.
+    /// Feed positions and journal numbers come from sequences. Writes beside each other draw them
+    /// at once and commit in any order, so before it draws any, a transaction holds its horizon
+    /// locks (`holdHorizons()`), and a read stops below the numbers they guard: a reader that sees
+    /// position `n` sees every position below it that will ever commit, which is what the feed
+    /// promises (`DocumentChange`) and `journalEntries(after:)` relies on.
     func flush() throws {
         guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty else { return }
+        try holdHorizons()
         try flushJournal()
         let changes = overlay.takeChanges()
         if !changes.reservations.isEmpty { try flushReservations(changes.reservations) }
@@ -35,6 +37,20 @@ extension PostgresTransaction {
                 ON CONFLICT DO NOTHING
                 """)
         }
+    }
+
+    /// Takes, once a transaction, a shared advisory lock keyed by the lowest feed position this
+    /// transaction may draw, and one keyed by the lowest journal number negated, both held to its
+    /// end; a read's `faresync_horizons()` finds them (`PostgresSchema.horizons`).
+    func holdHorizons() throws {
+        guard !holdsHorizons else { return }
+        try session.execute(
+            """
+            SELECT pg_advisory_xact_lock_shared(f.low), pg_advisory_xact_lock_shared(-j.low)
+            FROM (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM feed_positions) AS f,
+                 (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM journal_seq) AS j
+            """)
+        holdsHorizons = true
     }
 
     /// Deletes, then upserts, and gives each document that changed (set, or deleted while stored)

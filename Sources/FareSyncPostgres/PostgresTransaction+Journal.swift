@@ -5,17 +5,18 @@ import PostgresNIO
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered by the sequence
 /// `journal_seq`, and a row per transaction in `journal_filter`: the range of numbers its entries
 /// took, a filter of their keys (`JournalKeyFilter`, sized for them) and their oldest time. Entries
-/// wait in the transaction until `flush()`, which numbers them while the transaction holds the
-/// write lock (`PostgresStore`), held until the commit: numbers are handed out in commit order even
-/// with several workers, so a reader that saw number `n` has seen every smaller number that will
-/// ever commit. A transaction's entries and its filter go in one statement, and each transaction
-/// inserts a filter of its own rather than updating a shared one.
+/// wait in the transaction until `flush()`, which numbers them once it holds its horizon locks: a
+/// read stops below the numbers of the writes still running (`Horizons`), so a reader that saw
+/// number `n` has seen every smaller number that will ever commit. Writes beside each other draw
+/// numbers at once, so the ranges of two transactions may overlap: a trace reads each entry once.
+/// A transaction's entries and its filter go in one statement, and each transaction inserts a
+/// filter of its own rather than updating a shared one.
 extension PostgresTransaction {
     func appendJournal(_ entries: [JournalEntry]) throws {
         journalPending += entries
     }
 
-    /// Writes the entries appended in this transaction; the transaction holds the write lock.
+    /// Writes the entries appended in this transaction, which holds its horizon locks.
     func flushJournal() throws {
         let entries = journalPending
         journalPending = []
@@ -40,9 +41,10 @@ extension PostgresTransaction {
     }
 
     /// Tests `key` against each transaction's filter where it lies (`get_bit` at the probe's
-    /// positions, each hash's high bits as the filter's `width` takes them), newest first, and reads
-    /// the entries of the ranges that may hold it (those whose text names it, then their keys checked
-    /// exactly) until `limit` entries are found.
+    /// positions, each hash's high bits as the filter's `width` takes them), newest range first, and
+    /// reads the entries of the ranges that may hold it (those whose text names it, then their keys
+    /// checked exactly) until `limit` entries are found and no range left reaches above the oldest
+    /// of them (ranges of writes that ran beside each other overlap).
     func journal(key: String, limit: Int) throws -> [JournalEntry] {
         guard limit > 0 else { return [] }
         let probe = JournalKeyFilter.Probe(key)
@@ -54,28 +56,36 @@ extension PostgresTransaction {
             SELECT f.first, f.last FROM journal_filter f
             WHERE NOT EXISTS (SELECT FROM unnest(\(hashes)::int8[]) AS h
                               WHERE get_bit(f.bits, (h >> (64 - f.width)) & ((1::int8 << f.width) - 1)) = 0)
-            ORDER BY f.first DESC
+            ORDER BY f.last DESC
             """)
-        var found: [JournalEntry] = []
+        var found: [Int64: JournalEntry] = [:]
+        var oldestKept = Int64.max
         for range in ranges {
-            guard found.count < limit else { break }
             let (first, last) = try range.decode((Int64, Int64).self)
+            guard found.count < limit || last > oldestKept else { break }
             let rows = try session.query(
                 """
-                SELECT subject, entry FROM journal WHERE seq BETWEEN \(first) AND \(last) AND strpos(entry, \(needle)) > 0
+                SELECT seq, subject, entry FROM journal WHERE seq BETWEEN \(first) AND \(last) AND strpos(entry, \(needle)) > 0
                 ORDER BY seq DESC
                 """)
-            for row in rows where found.count < limit {
-                let (subject, text) = try row.decode((String, String).self)
+            for row in rows {
+                let (seq, subject, text) = try row.decode((Int64, String, String).self)
+                guard found[seq] == nil, found.count < limit || seq > oldestKept else { continue }
                 let entry = try JournalEntry(subject: subject, text: text)
-                if entry.keys.contains(key) { found.append(entry) }
+                guard entry.keys.contains(key) else { continue }
+                found[seq] = entry
+                if found.count > limit, let oldest = found.keys.min() { found[oldest] = nil }
+                if found.count == limit { oldestKept = found.keys.min() ?? .max }
             }
         }
-        return found.reversed()
+        return found.sorted { $0.key < $1.key }.map(\.value)
     }
 
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
-        try session.query("SELECT seq, subject, entry FROM journal WHERE seq > \(after) ORDER BY seq LIMIT \(Int64(clamping: limit))").map {
+        let below = horizons?.journal ?? .max
+        return try session.query(
+            "SELECT seq, subject, entry FROM journal WHERE seq > \(after) AND seq <= \(below) ORDER BY seq LIMIT \(Int64(clamping: limit))"
+        ).map {
             let (sequence, subject, text) = try $0.decode((Int64, String, String).self)
             return (sequence: sequence, entry: try JournalEntry(subject: subject, text: text))
         }

@@ -9,10 +9,17 @@ import PostgresNIO
 /// first; `flush()` writes them with a few set statements just before the commit. The rest —
 /// claims, positions, records, feed consumers — is written at once, one statement per call. A write
 /// transaction holds the database's write lock from before its snapshot to its end
-/// (`PostgresStore`), so no other FareSync write runs beside it.
+/// (`PostgresStore`): alone, or beside other writes that hold the keys they touch.
 final class PostgresTransaction: WriteBackTransaction {
     let session: PostgresSession
     let overlay = WriteBackOverlay()
+
+    /// A read's horizons: the feed and the journal read at or below them (nil: a write's, which
+    /// reads what it sees).
+    let horizons: Horizons?
+
+    /// Whether this transaction holds its horizon locks (`holdHorizons()`).
+    var holdsHorizons = false
 
     /// The park as this transaction changes it (`PostgresTransaction+Park.swift`).
     var park = ParkOverlay()
@@ -20,7 +27,10 @@ final class PostgresTransaction: WriteBackTransaction {
     /// The journal entries appended in this transaction, written and numbered by `flush()`.
     var journalPending: [JournalEntry] = []
 
-    init(_ session: PostgresSession) { self.session = session }
+    init(_ session: PostgresSession, horizons: Horizons? = nil) {
+        self.session = session
+        self.horizons = horizons
+    }
 
     // MARK: Documents
 
@@ -133,4 +143,12 @@ final class PostgresTransaction: WriteBackTransaction {
             """)
         return try rows.first?.decode(Bool.self) ?? true
     }
+}
+
+/// The greatest feed position and journal number below which no write still running can commit
+/// one (`PostgresSchema.horizons`): a read sees the feed and the journal up to them, so that a
+/// number it passes never appears later.
+struct Horizons: Sendable {
+    var feed: Int64
+    var journal: Int64
 }

@@ -1,7 +1,7 @@
 import FareSyncEvents
 import Foundation
 
-/// What a PostgreSQL store's write transactions did in the database's one line of writes: how
+/// What a PostgreSQL store's write transactions did at the database's write lock: how
 /// many ran again after a conflict (`PostgresStore.retriedTransactions`) and their use of the write
 /// lock (`WriteLockUse`). A worker's summary line ends with its `text`, and the benchmark reads it
 /// back from there with `init?(parsing:)`.

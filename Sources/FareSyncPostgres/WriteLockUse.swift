@@ -1,13 +1,13 @@
 import FareSyncEvents
 import Synchronization
 
-/// How a store's write transactions used the write lock (`PostgresStore`: locked by each write
-/// transaction before its snapshot, held to its commit or rollback): how many turns they took, and
-/// how long they waited for it and held it, each summed.
+/// How a store's write transactions used the write lock (`PostgresStore`: taken by each write
+/// transaction before its snapshot, held to its commit or rollback; alone, or shared by the steps):
+/// how many turns they took, and how long they waited for it (and a step for its keys) and held
+/// it, each summed.
 ///
-/// Every FareSync write transaction on a database takes a turn, so the time the lock is held,
-/// against the time a drain takes, is how busy the database's one line of writes is, and the time
-/// waited is what each process spends in line.
+/// Against the time a drain takes, the time waited is what each process spends in others' way;
+/// steps hold the lock beside each other, so their held times, summed, may pass it.
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: url)

@@ -1,8 +1,15 @@
 /// Reading and writing a store: the store itself, or one of its commit groups.
 public protocol StoreAccess: Sendable {
     /// Runs `body` in a write transaction. If `body` throws, nothing of it is kept.
-    /// Transactions are serializable: they never interleave.
+    /// Transactions are serializable: their outcome is that of running them one after another.
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+
+    /// Runs `body` in a write transaction that touches no key but `keys` (a step's write,
+    /// `StepLog.lockKeys`): a store whose writers run at once locks exactly these, so that such
+    /// writes on other keys run beside it, and the outcome is as if they had run one after another.
+    /// Every other store runs it as `write(_:)`, which this does by default. A key is any string that
+    /// names one thing a body reads or writes; two bodies that touch one thing must name it alike.
+    func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 
     /// Runs `body` on what the store holds: a store's read on one snapshot of what is committed, a
     /// commit group's with its writes not yet committed. `body` must not write.
@@ -21,6 +28,12 @@ public protocol StoreAccess: Sendable {
 ///     try await group.commit()   // durable here, before telling anyone
 /// }
 /// ```
+extension StoreAccess {
+    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await write(body)
+    }
+}
+
 public protocol StoreCommitGroup: StoreAccess {
     /// Commits what the group holds now. Throws as a write of the group would.
     func commit() async throws
@@ -34,6 +47,10 @@ package struct UngroupedCommits: StoreCommitGroup {
 
     package func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         try await store.write(body)
+    }
+
+    package func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.write(locking: keys, body)
     }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {

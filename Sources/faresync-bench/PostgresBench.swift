@@ -125,6 +125,7 @@ extension Bench {
             drains.conflicts.append(summaries.map(\.retriedTransactions).reduce(0, +))
             let batches = texts.compactMap(Self.batchesComputedAgain)
             drains.recomputed.append((batches.map(\.again).reduce(0, +), batches.map(\.of).reduce(0, +)))
+            drains.parked.append(texts.compactMap(Self.contractsParked).reduce(0, +))
             let held: Double = summaries.map(\.held.seconds).reduce(0, +)
             let waited: Double = summaries.map(\.waited.seconds).reduce(0, +)
             let turns = summaries.map(\.turns).reduce(0, +)
@@ -132,6 +133,12 @@ extension Bench {
                 (held / elapsed.seconds, waited / (Double(workers) * elapsed.seconds), turns > 0 ? Double(messages) / Double(turns) : 0))
         }
         return drains
+    }
+
+    /// "… 204 parked, …" in a worker's last summary: the contracts it parked.
+    static func contractsParked(_ text: String) -> Int? {
+        guard let phrase = text.range(of: " parked, ", options: .backwards) else { return nil }
+        return text[..<phrase.lowerBound].split(separator: " ").last.flatMap { Int($0) }
     }
 
     /// "… 3 of 412 batches computed again" in a worker's last summary: (3, 412).
@@ -156,6 +163,9 @@ struct GroupDrains {
     var conflicts: [Int] = []
     /// The batches the workers computed again (another worker wrote under their reads), of all they applied.
     var recomputed: [(again: Int, of: Int)] = []
+    /// The contracts the workers parked, their users not yet created: a worker whose users lag
+    /// gathers the others' contracts, and a drain's rate follows how many.
+    var parked: [Int] = []
     /// The write lock: the share of the group's time some worker held it, the share of each
     /// worker's time spent waiting for it, and the messages per turn at it.
     var writeLock: [(held: Double, waited: Double, perTurn: Double)] = []
@@ -183,13 +193,15 @@ struct GroupDrains {
             "  cores busy while they drained: "
                 + busyCores.map { $0.map { String(format: "%.2f", $0) } ?? "?" }.joined(separator: ", ") + " of \(MachineCPU.cores)"
                 + "; batches computed again: " + recomputed.map { "\($0.again) of \($0.of)" }.joined(separator: ", ")
+                + "; contracts parked: " + parked.map(String.init).joined(separator: ", ")
                 + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
-        // How busy the database's one line of writes was: the share of the group's time some
-        // worker held the write lock, and the share of each worker's time spent waiting for it.
+        // How the workers' writes used the write lock: the group's time they held it, summed (steps
+        // share it, so this may pass 1), and the share of each worker's time spent waiting for it
+        // and for its keys.
         run.say(
             "  the write lock held for "
                 + writeLock.map { String(format: "%.2f", $0.held) }.joined(separator: ", ")
-                + " of the group's time, each worker waiting for it "
+                + " of the group's time (summed over the workers), each worker waiting for it "
                 + writeLock.map { String(format: "%.2f", $0.waited) }.joined(separator: ", ") + " of its time, "
                 + writeLock.map { String(format: "%.0f", $0.perTurn) }.joined(separator: ", ") + " messages a turn")
     }

@@ -28,7 +28,7 @@ struct DevBroker: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data(line.utf8))
         if let bootstrapFile {
             do {
-                try Data(line.utf8).write(to: URL(fileURLWithPath: bootstrapFile))
+                try Data(line.utf8).write(to: URL(fileURLWithPath: bootstrapFile), options: .atomic)
             } catch {
                 throw RuntimeError("cannot write \(bootstrapFile): \(error.localizedDescription)")
             }

@@ -55,9 +55,10 @@ struct PostgresStoreTests {
         return dealt
     }
 
-    /// Three workers, each with its own connections, race on one database (`WorkerRaceTests`): the
-    /// export equals a replay's, round after round, and batches were computed again. The rounds
-    /// vary the seed, so the users' events fall on the workers differently each time.
+    /// Three workers, each with its own connections, race on one database (`WorkerRaceTests`), their
+    /// steps writing beside each other: the export equals a replay's, round after round, and batches
+    /// were computed again. The rounds vary the seed, so the users' events fall on the workers
+    /// differently each time.
     @Test func concurrentWorkersOnOneHotAccountEndAsOneWorker() async throws {
         var retried = 0
         var turns = 0
@@ -73,8 +74,8 @@ struct PostgresStoreTests {
             retried += stores.map(\.retriedTransactions).reduce(0, +)
             turns += stores.map(\.writeLockUse.turns).reduce(0, +)
         }
-        #expect(retried == 0, "one at a time, the workers' transactions never conflict")
-        #expect(turns >= batches, "every batch's write took its turn")
+        #expect(retried == 0, "steps lock their keys in one order, and the rest of the writes run alone: none ran again")
+        #expect(turns >= batches, "every batch's write took the write lock")
         #expect(recomputed > 0, "batches whose reads another worker changed were computed again (\(recomputed) of \(batches))")
     }
 

@@ -71,9 +71,10 @@ class Checks:
 
 
 
-# The address of the session holding FareSync's write lock, if any.
-HOLDER = ("SELECT host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-          "WHERE l.relation = 'faresync_write_lock'::regclass AND l.granted")
+# The addresses of the sessions holding FareSync's write lock: one writing alone, or the steps
+# that share it.
+HOLDERS = ("SELECT DISTINCT host(a.client_addr) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+           "WHERE l.relation = 'faresync_write_lock'::regclass AND l.granted")
 
 
 class Monitor(threading.Thread):
@@ -82,7 +83,7 @@ class Monitor(threading.Thread):
 
     QUERY = ("SELECT 'head', greatest((SELECT coalesce(max(position), 0) FROM documents), (SELECT coalesce(max(position), 0) FROM tombstones))::text "
              "UNION ALL SELECT consumer || '/' || topic || '/' || part, next::text FROM offsets "
-             f"UNION ALL SELECT 'holder', coalesce(({HOLDER} LIMIT 1), '-')")
+             f"UNION ALL SELECT 'holders', coalesce((SELECT string_agg(h, ',') FROM ({HOLDERS}) AS x(h)), '-')")
 
     def __init__(self, cluster):
         super().__init__(daemon=True)
@@ -101,8 +102,8 @@ class Monitor(threading.Thread):
                 if key == "head":
                     self.samples.append((now, int(value)))
                     continue
-                if key == "holder":
-                    self.holders.append((now, value))
+                if key == "holders":
+                    self.holders.append((now, set(value.split(","))))
                     continue
                 if int(value) < self.positions.get(key, 0):
                     self.backwards.append(f"{key}: {self.positions[key]} then {value}")
@@ -114,8 +115,8 @@ class Monitor(threading.Thread):
         return [t for (t, head), (_, before) in zip(self.samples[1:], self.samples) if head != before]
 
     def hostage(self, address, start, end):
-        """How long after START the write lock stayed with ADDRESS: until it was free or another's."""
-        freed = [t for t, holder in self.holders if start < t <= end + 30 and holder != address]
+        """How long after START ADDRESS held the write lock: until it was not among its holders."""
+        freed = [t for t, holders in self.holders if start < t <= end + 30 and address not in holders]
         return (freed[0] if freed else end + 30) - start
 
     def stall(self, start, end):
@@ -132,9 +133,10 @@ class Injector:
         self.cluster, self.rng = cluster, rng
         self.workers_by_address = {cluster.net.address(w): w for w in WORKERS}
 
-    def holder(self):
-        rows = self.cluster.sql(self.cluster.plain_store, HOLDER)
-        return self.workers_by_address.get(rows[0]) if rows else None
+    def holders(self):
+        """The workers holding the write lock now."""
+        rows = self.cluster.sql(self.cluster.plain_store, HOLDERS)
+        return [self.workers_by_address[row] for row in rows if row in self.workers_by_address]
 
     def disrupt(self, kind, node):
         net, pid = self.cluster.net, self.cluster.processes[node][1].pid
@@ -154,12 +156,13 @@ class Injector:
             return node, self.disrupt(kind, node)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            node = self.holder()
-            if node is None:
+            holders = self.holders()
+            if not holders:
                 time.sleep(0.02)
                 continue
+            node = self.rng.choice(holders)
             undo = self.disrupt(kind, node)
-            if self.holder() == node:
+            if node in self.holders():
                 return node, undo
             undo()
         return None, None

@@ -145,13 +145,21 @@ public final class TriggerDispatcher: Sendable {
             return snapshot
         }
         snapshot = try await readingOwners(snapshot)
+        // Every batch of the group reads its partitions' owners; only assignments, which run alone, write them.
+        let ownersRecord: Set<RecordKey> = consumer.map { [PartitionOwners.recordKey(consumer: $0)] } ?? []
         let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer, epochs: epochs)
         var computedAgain = false
         while true {
             try Task.checkCancellation()
             let (read, log, result, computations) = try await step.computed(in: store, from: snapshot)
             steps.withLock { $0.computations += computations }
-            if try await store.write({ try log.replay(on: $0, readAt: read.mark) }) == nil {
+            let conflict: StepConflict?
+            do {
+                conflict = try await store.write(locking: log.lockKeys(writtenAlone: ownersRecord)) { try log.replay(on: $0, readAt: read.mark) }
+            } catch let taken as StepClaimTaken {
+                conflict = StepConflict(description: taken.description)
+            }
+            if conflict == nil {
                 totals.withLock { $0 += result.outcomes }
                 steps.withLock { steps in
                     steps.applied += 1

@@ -1,3 +1,4 @@
+import FareSyncEvents
 import Foundation
 
 /// Which keys a run of journal entries may name: a Bloom filter of their keys, stored as a blob
@@ -89,13 +90,8 @@ package struct JournalKeyFilter: Sendable {
         private let step: UInt64
 
         package init(_ key: String) {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in key.utf8 {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x0000_0100_0000_01b3
-            }
-            first = Self.mix(hash)
-            step = Self.mix(first) | 1
+            first = FNV1a.mixed(key.utf8)
+            step = FNV1a.mix(first) | 1
         }
 
         /// The `i`th hash, `0 ..< probeCount`: its high bits are the bit position in a filter of
@@ -111,14 +107,6 @@ package struct JournalKeyFilter: Sendable {
                 let bit = bit(i, shift: shift)
                 return bytes[bit >> 3] & (1 << UInt8(bit & 7)) != 0
             }
-        }
-
-        /// SplitMix64's finalizer: every input bit moves every output bit.
-        private static func mix(_ value: UInt64) -> UInt64 {
-            var z = value &+ 0x9e37_79b9_7f4a_7c15
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
         }
     }
 }

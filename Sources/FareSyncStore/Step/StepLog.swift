@@ -39,6 +39,14 @@ package enum StepOperation: Sendable {
 /// A store held something other than what a step read: the step is read and computed again.
 package struct StepConflict: CustomStringConvertible, Sendable {
     package var description: String
+
+    package init(description: String) { self.description = description }
+}
+
+/// An event the step found unclaimed was claimed by another write between the step's check and its
+/// claim (`StoreAccess.write(locking:_:)`): the write rolls back and the step is computed again.
+package struct StepClaimTaken: Error, CustomStringConvertible {
+    package var description: String { "an event was claimed by another write beside this one" }
 }
 
 /// A checked step's writes found the store other than its check did, within one transaction: a
@@ -52,6 +60,8 @@ package struct StepReplayError: Error, CustomStringConvertible {
 package struct StepLog: Sendable {
     package var operations: [StepOperation] = []
     package var keys = StepKeys()
+    /// The account and contract id of each event the step unparked, for its key locks (`lockKeys`).
+    package var unparkedFrom: [(account: String, contractId: String)] = []
 
     /// Replays the step on `tx` if every read the step made of the store still gives what it gave:
     /// first the reads are checked, with nothing written, then the writes are made. Returns the
@@ -152,9 +162,9 @@ package struct StepLog: Sendable {
                 .record:
                 break
             case .claimEvents(let ids, let fresh):
-                guard try tx.claimEvents(ids) == fresh else {
-                    throw StepReplayError("the claims of a checked step changed within its write")
-                }
+                // Claims are not among a step's key locks: a write beside this one may have claimed
+                // an event after the check. The transaction rolls back and the step is computed again.
+                guard try tx.claimEvents(ids) == fresh else { throw StepClaimTaken() }
             case .setDocument(let path, let value, let text): try tx.setDocument(path, value, canonicalText: text)
             case .deleteDocument(let path): try tx.deleteDocument(path)
             case .setAccount(let abtId, let record): try tx.setAccount(abtId, record)

@@ -198,7 +198,18 @@ package final class StepTransaction: StoreTransaction {
 
     package func unpark(sequence: Int64) throws {
         unparked.insert(sequence)
+        // Its write locks the event's account and contract: another step may have listed it by either.
+        if let event = parkedEvent(sequence) { log.unparkedFrom.append((event.account, event.contractId)) }
         note(.unpark(sequence))
+    }
+
+    /// The event parked under `sequence`: one the step parked, or one a list of the snapshot holds.
+    private func parkedEvent(_ sequence: Int64) -> ParkedEvent? {
+        if sequence < 0 { return parked.indices.contains(Int(-sequence - 1)) ? parked[Int(-sequence - 1)] : nil }
+        for list in [snapshot.parkedByAccount.values, snapshot.parkedByContract.values].joined() {
+            if let event = list.first(where: { $0.sequence == sequence }) { return event }
+        }
+        return nil
     }
 
     /// The stored events not unparked, then the step's own at `places` in `parked`, as a store lists
