@@ -1,4 +1,5 @@
 import FareSyncStore
+import Foundation
 import PostgresNIO
 
 /// The PostgreSQL store's schema, one migration per step, applied in order and recorded in
@@ -109,16 +110,22 @@ enum PostgresSchema {
                 horizons,
             ]
         ),
+        (
+            // The horizons' locks under FareSync's own key prefixes, for a database whose
+            // "key locks and horizons" step came before them.
+            "horizons by prefix",
+            [horizons.replacingOccurrences(of: "CREATE FUNCTION", with: "CREATE OR REPLACE FUNCTION")]
+        ),
     ]
 
     /// The function a read calls before its snapshot: the greatest feed position and journal number
     /// below which nothing more can commit. A writer holds a shared advisory lock keyed by the
-    /// lowest number it may take (the feed's positive, the journal's negated) before it draws any
-    /// (`PostgresTransaction.holdHorizons`). The sequence is read first and the locks after: a
-    /// number at or below the sequence's value was drawn by then, so its writer's lock was already
-    /// held, and is still seen unless the writer has ended (and then the snapshot taken after this
-    /// sees its rows). The statements of a PL/pgSQL function run in order, which one statement's
-    /// subqueries need not.
+    /// lowest number it may take, under a prefix of its own (`feedLockPrefix`, `journalLockPrefix`,
+    /// in the top 16 bits), before it draws any (`PostgresTransaction.holdHorizons`). The sequence
+    /// is read first and the locks after: a number at or below the sequence's value was drawn by
+    /// then, so its writer's lock was already held, and is still seen unless the writer has ended
+    /// (and then the snapshot taken after this sees its rows). The statements of a PL/pgSQL
+    /// function run in order, which one statement's subqueries need not.
     static let horizons = """
         CREATE FUNCTION faresync_horizons(OUT feed bigint, OUT journal bigint) LANGUAGE plpgsql AS $$
         DECLARE
@@ -126,15 +133,23 @@ enum PostgresSchema {
         BEGIN
             SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END INTO f FROM feed_positions;
             SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END INTO j FROM journal_seq;
-            SELECT min(k) FILTER (WHERE k > 0), max(k) FILTER (WHERE k < 0) INTO lf, lj
+            SELECT min(k & \(lowBits)) FILTER (WHERE k >> 48 = \(feedLockPrefix)),
+                   min(k & \(lowBits)) FILTER (WHERE k >> 48 = \(journalLockPrefix)) INTO lf, lj
             FROM (SELECT (classid::bigint << 32) | objid::bigint AS k FROM pg_locks
                   WHERE locktype = 'advisory' AND objsubid = 1 AND mode = 'ShareLock'
                     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS held;
             feed := least(f, lf - 1);
-            journal := least(j, -lj - 1);
+            journal := least(j, lj - 1);
         END
         $$
         """
+
+    /// The top 16 bits of the advisory lock keys that guard the feed's and the journal's numbers
+    /// ("FS", "FJ"), above a number's low 48 bits: other users of advisory locks in the database
+    /// leave the horizons alone.
+    static let feedLockPrefix: Int64 = 0x4653
+    static let journalLockPrefix: Int64 = 0x464A
+    static let lowBits: Int64 = (1 << 48) - 1
 
     /// The key of the advisory lock that migrating openers take in turn.
     static let lock: Int64 = 0x4661_7265_5379_6E64

@@ -246,7 +246,12 @@ public final class PostgresStore: DocumentStore {
         case .read:
             let row = try await session.awaitQuery("SELECT feed, journal FROM faresync_horizons()").first
             let (feed, journal) = try row?.decode((Int64?, Int64?).self) ?? (nil, nil)
-            horizons = Horizons(feed: feed ?? 0, journal: journal ?? 0)
+            // A horizon once found stays true; a later one can be lower (a writer that read the
+            // sequence before the last draws locks a number below them), and the head must not move back.
+            horizons = horizonsSeen.withLock { seen in
+                seen = Horizons(feed: max(seen.feed, feed ?? 0), journal: max(seen.journal, journal ?? 0))
+                return seen
+            }
             try await session.awaitQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         case .alone:
             try await session.awaitQuery("BEGIN ISOLATION LEVEL SERIALIZABLE")
@@ -283,6 +288,9 @@ public final class PostgresStore: DocumentStore {
         let at = ContinuousClock.now
         return Begun(at: at, waited: at - asked, horizons: horizons)
     }
+
+    /// The highest horizons a read of this store has found (`begin`).
+    private let horizonsSeen = Mutex(Horizons(feed: 0, journal: 0))
 
     /// The keys this store locked since `faresync_keys` was last emptied: past
     /// `keysBeforeEmptying`, the next write alone empties it.

@@ -10,7 +10,8 @@ extension PostgresTransaction {
     }
 
     /// The newest position this snapshot sees (at or below a read's horizon): of a document, of a
-    /// tombstone, or of a tombstone pruned since (`feed.pruned`, so that the head never moves back).
+    /// tombstone, or of a tombstone pruned since (`feed.pruned`; with the store's highest horizon
+    /// seen, the head never moves back).
     func feedHead() throws -> Int64 {
         let below = feedHorizon
         let rows = try session.query(

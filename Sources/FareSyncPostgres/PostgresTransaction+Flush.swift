@@ -40,13 +40,15 @@ extension PostgresTransaction {
     }
 
     /// Takes, once a transaction, a shared advisory lock keyed by the lowest feed position this
-    /// transaction may draw, and one keyed by the lowest journal number negated, both held to its
-    /// end; a read's `faresync_horizons()` finds them (`PostgresSchema.horizons`).
+    /// transaction may draw, and one keyed by the lowest journal number, each under its prefix,
+    /// both held to its end; a read's `faresync_horizons()` finds them (`PostgresSchema.horizons`).
     func holdHorizons() throws {
         guard !holdsHorizons else { return }
+        let (feed, journal) = ("\(PostgresSchema.feedLockPrefix)", "\(PostgresSchema.journalLockPrefix)")
         try session.execute(
             """
-            SELECT pg_advisory_xact_lock_shared(f.low), pg_advisory_xact_lock_shared(-j.low)
+            SELECT pg_advisory_xact_lock_shared((\(unescaped: feed)::int8 << 48) | f.low),
+                   pg_advisory_xact_lock_shared((\(unescaped: journal)::int8 << 48) | j.low)
             FROM (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM feed_positions) AS f,
                  (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM journal_seq) AS j
             """)

@@ -3,12 +3,12 @@ import Synchronization
 /// A store's write transactions, let through one at a time in the order they came, before any of
 /// them leases a connection.
 ///
-/// Every write transaction on the database waits for the write lock (`PostgresStore`), so a
-/// process's writes could only ever hold it one after another. Waiting for it on the server, each
-/// would hold one of the pool's connections meanwhile, and a burst of writes behind a long one
-/// (sign-ins behind a worker's batch) could take every connection and leave the reads waiting for
-/// one. Here the waiting costs no connection: a process sends at most one write to the server's
-/// line at a time, and the reads keep the rest of the pool.
+/// Every write transaction on the database waits for the write lock, or for its keys
+/// (`PostgresStore`). Waiting on the server, each would hold one of the pool's connections
+/// meanwhile, and a burst of writes behind a long one (sign-ins behind a worker's batch) could take
+/// every connection and leave the reads waiting for one. Here the waiting costs no connection: a
+/// process sends one write at a time, and the reads keep the rest of the pool. A worker applies
+/// one batch at a time anyway; what writes beside each other is the workers of a group.
 ///
 /// ```swift
 /// let queue = WriteQueue()

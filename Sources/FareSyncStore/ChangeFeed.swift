@@ -3,7 +3,8 @@
 ///
 /// Every committed `setDocument` and `deleteDocument` takes the next position of one ordered
 /// sequence, in the same transaction as the write, so a reader that has seen position `n` has seen
-/// every change committed before it. The feed keeps the latest state of each path: a document
+/// every change with a lower position that will ever commit (PostgreSQL's reads stop below the
+/// positions of writes still running, `faresync_horizons()`). The feed keeps the latest state of each path: a document
 /// written three times appears once, at the position of its last write. A consumer that applies
 /// the entries in position order, from any position it reached before, ends with the store's
 /// documents.

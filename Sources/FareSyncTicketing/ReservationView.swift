@@ -16,7 +16,9 @@ import Synchronization
 /// How far behind the store an answer can be:
 /// - After `invalidate()` — which the ticket service calls once each event it publishes has been
 ///   delivered — the next listing reads the feed first. With the in-process pipeline, publishing
-///   returns once the event is applied, so a caller sees its own reservation in the next listing.
+///   returns once the event is applied, so a caller sees its own reservation in the next listing;
+///   on PostgreSQL with other workers writing beside it, once their writes in flight have ended
+///   (the feed is read below them).
 /// - Writes made by anyone else (a worker consuming from Kafka, the sweep's expiry) show within
 ///   `maxLag`: a listing reads the feed first when the view last did so longer ago than that.
 /// - A user not held is read from what the store has committed, after that read of the feed.

@@ -206,11 +206,18 @@ package final class StepTransaction: StoreTransaction {
     /// The event parked under `sequence`: one the step parked, or one a list of the snapshot holds.
     private func parkedEvent(_ sequence: Int64) -> ParkedEvent? {
         if sequence < 0 { return parked.indices.contains(Int(-sequence - 1)) ? parked[Int(-sequence - 1)] : nil }
-        for list in [snapshot.parkedByAccount.values, snapshot.parkedByContract.values].joined() {
-            if let event = list.first(where: { $0.sequence == sequence }) { return event }
+        if storedParked == nil {
+            var bySequence: [Int64: ParkedEvent] = [:]
+            for list in [snapshot.parkedByAccount.values, snapshot.parkedByContract.values].joined() {
+                for event in list { bySequence[event.sequence] = event }
+            }
+            storedParked = bySequence
         }
-        return nil
+        return storedParked?[sequence]
     }
+
+    /// The snapshot's parked events by sequence, made at the step's first unpark.
+    private var storedParked: [Int64: ParkedEvent]?
 
     /// The stored events not unparked, then the step's own at `places` in `parked`, as a store lists
     /// them (arrival order).
