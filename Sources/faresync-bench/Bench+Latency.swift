@@ -41,9 +41,16 @@ extension Bench {
         throw BenchError("faresync serve did not start")
     }
 
+    /// The store URL of a new SQLite file `name.sqlite` in the run's directory, in place of any an
+    /// earlier run left there (the users it signed up would be there already).
+    func freshSQLite(_ run: Run, _ name: String) -> String {
+        for suffix in ["", "-wal", "-shm"] { unlink("\(run.dir)/\(name).sqlite\(suffix)") }
+        return "sqlite:\(run.dir)/\(name).sqlite"
+    }
+
     private func claimsLatency(_ run: Run, kafka: Bool) async throws -> Percentiles {
         let name = kafka ? "latency-kafka" : "latency"
-        let store = "sqlite:\(run.dir)/\(name).sqlite"
+        let store = freshSQLite(run, name)
         let port = try FirestoreBench.freePort()
         var children: [pid_t] = []
         defer { for pid in children.reversed() { Child.stop(pid, group: true) } }

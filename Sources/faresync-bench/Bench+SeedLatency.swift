@@ -71,7 +71,7 @@ extension Bench {
         let emulator = try await FirestoreBench.Emulator.start()
         defer { emulator.stop() }
         let sqlite = try await startSeedServices(
-            run, name: "seed-latency", store: "sqlite:\(run.dir)/seed-latency.sqlite", emulator: emulator.host, project: FirestoreBench.project)
+            run, name: "seed-latency", store: freshSQLite(run, "seed-latency"), emulator: emulator.host, project: FirestoreBench.project)
         defer { sqlite.stop() }
         func floorPass(project: String, writes: Int, _ mode: String) throws -> Percentiles {
             try Self.percentiles(
