@@ -31,6 +31,24 @@ struct PostgresSession {
         try await answer(to: query).get()
     }
 
+    /// Sends `queries` at once, in order, and returns their answers once all have come; throws the
+    /// first failure (after it, in a transaction, the others fail too).
+    @discardableResult
+    func awaitQueries(_ queries: [PostgresQuery]) async throws -> [PostgresQueryResult] {
+        let answers = queries.map { answer(to: $0) }
+        var results: [PostgresQueryResult] = []
+        var failure: (any Error)?
+        for answer in answers {
+            do {
+                results.append(try await answer.get())
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        return results
+    }
+
     /// The server's answer to `query`, or `ConnectionClosed` once the connection has closed without
     /// one. postgres-nio fails the queries in hand when their connection closes, but not always one
     /// sent as it closes: a reset's error reaches the statement in flight before the channel is

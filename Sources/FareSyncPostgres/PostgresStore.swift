@@ -233,7 +233,9 @@ public final class PostgresStore: DocumentStore {
         var horizons: Horizons?
     }
 
-    /// Begins a transaction as `mode` says; rolls back if it cannot take its locks.
+    /// Begins a transaction as `mode` says; rolls back if it cannot take its locks. Its first
+    /// statements go to the server together, answered one after another (postgres-nio queues a
+    /// connection's statements), so that a busy machine schedules this task once for them, not once each.
     ///
     /// A read first asks for the horizons (`faresync_horizons()`, in a statement of its own, before
     /// the snapshot its `BEGIN` leads to). A write sets its idleness bound, then takes the write
@@ -244,46 +246,45 @@ public final class PostgresStore: DocumentStore {
         var horizons: Horizons?
         switch mode {
         case .read:
-            let row = try await session.awaitQuery("SELECT feed, journal FROM faresync_horizons()").first
-            let (feed, journal) = try row?.decode((Int64?, Int64?).self) ?? (nil, nil)
+            // Sent together: `BEGIN` takes no snapshot, the body's first statement does.
+            let answers = try await session.awaitQueries([
+                "SELECT feed, journal FROM faresync_horizons()", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            ])
+            let (feed, journal) = try answers[0].first?.decode((Int64?, Int64?).self) ?? (nil, nil)
             // A horizon once found stays true; a later one can be lower (a writer that read the
             // sequence before the last draws locks a number below them), and the head must not move back.
             horizons = horizonsSeen.withLock { seen in
                 seen = Horizons(feed: max(seen.feed, feed ?? 0), journal: max(seen.journal, journal ?? 0))
                 return seen
             }
-            try await session.awaitQuery("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         case .alone:
-            try await session.awaitQuery("BEGIN ISOLATION LEVEL SERIALIZABLE")
-        case .beside:
-            try await session.awaitQuery("BEGIN ISOLATION LEVEL READ COMMITTED")
-        }
-        do {
-            switch mode {
-            case .read: break
-            case .alone:
-                try await session.awaitQuery(limitIdleness)
-                try await session.awaitQuery(Self.takeWriteLock)
+            do {
+                try await session.awaitQueries(["BEGIN ISOLATION LEVEL SERIALIZABLE", limitIdleness, Self.takeWriteLock])
                 if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying {
                     // Alone, no write holds a key's row: the rows go, and the next writes insert theirs.
                     try await session.awaitQuery("TRUNCATE faresync_keys")
                     keysSinceEmptied.store(0, ordering: .relaxed)
                 }
-            case .beside(let keys):
-                try await session.awaitQuery(limitIdleness)
-                try await session.awaitQuery(Self.shareWriteLock)
-                if !keys.isEmpty {
-                    try await session.awaitQuery(
-                        """
-                        INSERT INTO faresync_keys(key) SELECT k FROM unnest(\(keys)::int8[]) AS k ORDER BY k
-                        ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
-                        """)
-                    keysSinceEmptied.add(keys.count, ordering: .relaxed)
-                }
+            } catch {
+                await session.awaitRollBack(after: error)
+                throw error
             }
-        } catch {
-            await session.awaitRollBack(after: error)
-            throw error
+        case .beside(let keys):
+            var statements: [PostgresQuery] = ["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.shareWriteLock]
+            if !keys.isEmpty {
+                statements.append(
+                    """
+                    INSERT INTO faresync_keys(key) SELECT k FROM unnest(\(keys)::int8[]) AS k ORDER BY k
+                    ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
+                    """)
+            }
+            do {
+                try await session.awaitQueries(statements)
+            } catch {
+                await session.awaitRollBack(after: error)
+                throw error
+            }
+            keysSinceEmptied.add(keys.count, ordering: .relaxed)
         }
         let at = ContinuousClock.now
         return Begun(at: at, waited: at - asked, horizons: horizons)
