@@ -246,11 +246,18 @@ public final class PostgresStore: DocumentStore {
         var horizons: Horizons?
         switch mode {
         case .read:
-            // Sent together: `BEGIN` takes no snapshot, the body's first statement does.
-            let answers = try await session.awaitQueries([
-                "SELECT feed, journal FROM faresync_horizons()", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            ])
-            let (feed, journal) = try answers[0].first?.decode((Int64?, Int64?).self) ?? (nil, nil)
+            // Sent together: `BEGIN` takes no snapshot, the body's first statement does. Whichever
+            // fails, no transaction stays open on the connection.
+            let (feed, journal): (Int64?, Int64?)
+            do {
+                let answers = try await session.awaitQueries([
+                    "SELECT feed, journal FROM faresync_horizons()", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                ])
+                (feed, journal) = try answers[0].first?.decode((Int64?, Int64?).self) ?? (nil, nil)
+            } catch {
+                await session.awaitRollBack(after: error)
+                throw error
+            }
             // A horizon once found stays true; a later one can be lower (a writer that read the
             // sequence before the last draws locks a number below them), and the head must not move back.
             horizons = horizonsSeen.withLock { seen in

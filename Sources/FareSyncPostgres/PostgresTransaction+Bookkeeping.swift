@@ -84,24 +84,43 @@ extension PostgresTransaction {
     // MARK: Records
 
     func record(_ kind: String, _ key: String) throws -> JSONValue? {
-        try session.query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)").first.map {
+        if let pending = recordsPending[RecordKey(kind, key)] { return pending }
+        return try session.query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)").first.map {
             try JSONParser.parse(try $0.decode(String.self), maxDepth: .max)
         }
     }
 
+    /// Kept until `flush()`, which writes the transaction's records with two statements.
     func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
-        if let value {
+        recordsPending[RecordKey(kind, key)] = .some(value)
+    }
+
+    /// Writes the records set in this transaction: the values in one upsert, the removals in one
+    /// delete, each in key order.
+    func flushRecords() throws {
+        let pending = recordsPending.sorted { ($0.key.kind, $0.key.key) < ($1.key.kind, $1.key.key) }
+        recordsPending = [:]
+        let set = pending.compactMap { entry in entry.value.map { (entry.key, JSONWriter.string($0)) } }
+        let removed = pending.filter { $0.value == nil }.map(\.key)
+        if !set.isEmpty {
             try session.execute(
                 """
-                INSERT INTO records(kind, key, value) VALUES (\(kind), \(key), \(JSONWriter.string(value)))
+                INSERT INTO records(kind, key, value)
+                SELECT * FROM unnest(\(set.map(\.0.kind.string))::text[], \(set.map(\.0.key.string))::text[], \(set.map(\.1))::text[])
                 ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value
                 """)
-        } else {
-            try session.execute("DELETE FROM records WHERE kind = \(kind) AND key = \(key)")
+        }
+        if !removed.isEmpty {
+            try session.execute(
+                """
+                DELETE FROM records
+                WHERE (kind, key) IN (SELECT * FROM unnest(\(removed.map(\.kind.string))::text[], \(removed.map(\.key.string))::text[]))
+                """)
         }
     }
 
     func records(_ kind: String, after key: String?, limit: Int) throws -> [(key: String, value: JSONValue)] {
+        try flush()
         let limit = Int64(clamping: limit)
         let rows =
             try key.map { key in

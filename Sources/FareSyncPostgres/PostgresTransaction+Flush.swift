@@ -5,7 +5,8 @@ import PostgresNIO
 extension PostgresTransaction {
 
     /// Writes the overlay: documents (with their feed positions and tombstones), accounts, contract
-    /// orders, open reservations, the park and the journal, each kind as one set statement in key order.
+    /// orders, open reservations, the park, the records and the journal, each kind as one set
+    /// statement in key order (records as two).
     ///
     /// Feed positions and journal numbers come from sequences. Writes beside each other draw them
     /// at once and commit in any order, so before it draws any, a transaction holds its horizon
@@ -13,9 +14,9 @@ extension PostgresTransaction {
     /// position `n` sees every position below it that will ever commit, which is what the feed
     /// promises (`DocumentChange`) and `journalEntries(after:)` relies on.
     func flush() throws {
-        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty else { return }
-        try holdHorizons()
+        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty else { return }
         try flushJournal()
+        if !recordsPending.isEmpty { try flushRecords() }
         let changes = overlay.takeChanges()
         if !changes.reservations.isEmpty { try flushReservations(changes.reservations) }
         if !changes.documents.isEmpty { try flushDocuments(changes.documents) }
@@ -39,9 +40,10 @@ extension PostgresTransaction {
         }
     }
 
-    /// Takes, once a transaction, a shared advisory lock keyed by the lowest feed position this
-    /// transaction may draw, and one keyed by the lowest journal number, each under its prefix,
-    /// both held to its end; a read's `faresync_horizons()` finds them (`PostgresSchema.horizons`).
+    /// Takes, once a transaction and before it draws a number, a shared advisory lock keyed by the
+    /// lowest feed position this transaction may draw, and one keyed by the lowest journal number,
+    /// each under its prefix, both held to its end; a read's `faresync_horizons()` finds them
+    /// (`PostgresSchema.horizons`).
     func holdHorizons() throws {
         guard !holdsHorizons else { return }
         let (feed, journal) = ("\(PostgresSchema.feedLockPrefix)", "\(PostgresSchema.journalLockPrefix)")
@@ -68,6 +70,7 @@ extension PostgresTransaction {
         let changed = documents.filter { $0.document != nil || deleted.contains(ByteKey($0.path)) }
         var positions: [Int64] = []
         if !changed.isEmpty {
+            try holdHorizons()
             for row in try session.query("SELECT nextval('feed_positions') FROM generate_series(1, \(changed.count))") {
                 positions.append(try row.decode(Int64.self))
             }

@@ -21,6 +21,7 @@ extension PostgresTransaction {
         let entries = journalPending
         journalPending = []
         guard !entries.isEmpty else { return }
+        try holdHorizons()
         var filter = JournalKeyFilter(forKeys: entries.reduce(0) { $0 + $1.keys.count })
         for entry in entries { for key in entry.keys { filter.insert(key) } }
         let times = entries.map(\.retentionTime)
