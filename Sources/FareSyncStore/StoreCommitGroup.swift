@@ -16,6 +16,12 @@ public protocol StoreAccess: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 }
 
+extension StoreAccess {
+    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await write(body)
+    }
+}
+
 /// Write transactions that share commits (`DocumentStore.withCommitGroup`): a worker loop's
 /// batches. Each is all or nothing; they are durable together once the group commits, at its
 /// `transactionsPerCommit`-th write, at `commit()`, or at its end. Its reads see its writes not yet
@@ -28,12 +34,6 @@ public protocol StoreAccess: Sendable {
 ///     try await group.commit()   // durable here, before telling anyone
 /// }
 /// ```
-extension StoreAccess {
-    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await write(body)
-    }
-}
-
 public protocol StoreCommitGroup: StoreAccess {
     /// Commits what the group holds now. Throws as a write of the group would.
     func commit() async throws
