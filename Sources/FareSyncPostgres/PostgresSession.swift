@@ -25,7 +25,7 @@ struct PostgresSession {
     }
 
     /// Runs `query` and returns every row, awaited rather than waited for: for what a transaction
-    /// runs before its body, off the thread pool.
+    /// runs before and after its body, off the thread pool.
     @discardableResult
     func awaitQuery(_ query: PostgresQuery) async throws -> PostgresQueryResult {
         try await answer(to: query).get()
@@ -83,12 +83,6 @@ struct PostgresSession {
     /// Ends the transaction after `error` (`ROLLBACK`), unless `error` says the connection is lost:
     /// the server rolls back a transaction whose connection ended, and a statement sent on a
     /// closing connection waits `closedCheck` for nothing.
-    func rollBack(after error: any Error) {
-        guard !Self.lostConnection(error) else { return }
-        _ = try? execute("ROLLBACK")
-    }
-
-    /// `rollBack(after:)`, awaited: for what a transaction runs before its body.
     func awaitRollBack(after error: any Error) async {
         guard !Self.lostConnection(error) else { return }
         _ = try? await awaitQuery("ROLLBACK")

@@ -211,11 +211,15 @@ public final class PostgresStore: DocumentStore {
             if mode.writes { writeLockUse.add(waited: begun.waited, held: ContinuousClock.now - begun.at) }
         }
         do {
-            return try await NIOThreadPool.singleton.runIfActive {
+            let (result, flush) = try await NIOThreadPool.singleton.runIfActive {
                 try Self.run(body, in: session, horizons: begun.horizons)
             }
+            // What the body left to write goes with the `COMMIT`, all sent at once and awaited
+            // here: no thread waits for each answer in turn.
+            try await session.awaitQueries(flush + ["COMMIT"])
+            return result
         } catch {
-            // A transaction the pool did not run must not stay open on the connection.
+            // A transaction whose body or flush failed, or that the pool did not run, must not stay open.
             await session.awaitRollBack(after: error)
             throw error
         }
@@ -305,23 +309,16 @@ public final class PostgresStore: DocumentStore {
     private let keysSinceEmptied = Atomic<Int>(0)
     static let keysBeforeEmptying = 1 << 20
 
-    /// One attempt's body, the overlay's flush and the commit, on a begun transaction; rollback if
-    /// anything throws.
-    private static func run<T>(_ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?) throws -> T {
+    /// One attempt's body on a begun transaction, and the statements that write what it left in the
+    /// overlay (`flushStatements()`), which the caller sends with the `COMMIT`, or rolls back after.
+    private static func run<T>(
+        _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?
+    ) throws -> (T, [PostgresQuery]) {
+        let tx = PostgresTransaction(session, horizons: horizons)
         do {
-            let tx = PostgresTransaction(session, horizons: horizons)
-            let result: T
-            do {
-                result = try body(tx)
-            } catch let error where !(error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed) {
-                throw BodyFailure(error: error)
-            }
-            try tx.flush()
-            try session.execute("COMMIT")
-            return result
-        } catch {
-            session.rollBack(after: error)
-            throw error
+            return (try body(tx), tx.flushStatements())
+        } catch let error where !(error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed) {
+            throw BodyFailure(error: error)
         }
     }
 

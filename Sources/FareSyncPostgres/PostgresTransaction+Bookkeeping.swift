@@ -90,20 +90,21 @@ extension PostgresTransaction {
         }
     }
 
-    /// Kept until `flush()`, which writes the transaction's records with two statements.
+    /// Kept until the flush, which writes the transaction's records with two statements.
     func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
         recordsPending[RecordKey(kind, key)] = .some(value)
     }
 
-    /// Writes the records set in this transaction: the values in one upsert, the removals in one
-    /// delete, each in key order.
-    func flushRecords() throws {
+    /// The statements that write the records set in this transaction: the values in one upsert,
+    /// the removals in one delete, each in key order.
+    func recordStatements() -> [PostgresQuery] {
         let pending = recordsPending.sorted { ($0.key.kind, $0.key.key) < ($1.key.kind, $1.key.key) }
         recordsPending = [:]
         let set = pending.compactMap { entry in entry.value.map { (entry.key, JSONWriter.string($0)) } }
         let removed = pending.filter { $0.value == nil }.map(\.key)
+        var statements: [PostgresQuery] = []
         if !set.isEmpty {
-            try session.execute(
+            statements.append(
                 """
                 INSERT INTO records(kind, key, value)
                 SELECT * FROM unnest(\(set.map(\.0.kind.string))::text[], \(set.map(\.0.key.string))::text[], \(set.map(\.1))::text[])
@@ -111,12 +112,13 @@ extension PostgresTransaction {
                 """)
         }
         if !removed.isEmpty {
-            try session.execute(
+            statements.append(
                 """
                 DELETE FROM records
                 WHERE (kind, key) IN (SELECT * FROM unnest(\(removed.map(\.kind.string))::text[], \(removed.map(\.key.string))::text[]))
                 """)
         }
+        return statements
     }
 
     func records(_ kind: String, after key: String?, limit: Int) throws -> [(key: String, value: JSONValue)] {

@@ -16,16 +16,16 @@ extension PostgresTransaction {
         journalPending += entries
     }
 
-    /// Writes the entries appended in this transaction, which holds its horizon locks.
-    func flushJournal() throws {
+    /// The statement that writes and numbers the entries appended in this transaction, which holds
+    /// its horizon locks by then (`flushStatements()`).
+    func journalStatements() -> [PostgresQuery] {
         let entries = journalPending
         journalPending = []
-        guard !entries.isEmpty else { return }
-        try holdHorizons()
+        guard !entries.isEmpty else { return [] }
         var filter = JournalKeyFilter(forKeys: entries.reduce(0) { $0 + $1.keys.count })
         for entry in entries { for key in entry.keys { filter.insert(key) } }
         let times = entries.map(\.retentionTime)
-        try session.execute(
+        return [
             """
             WITH s AS MATERIALIZED (SELECT ord, nextval('journal_seq') AS seq FROM generate_series(1, \(Int64(entries.count))::bigint) AS ord),
             e AS (INSERT INTO journal(seq, subject, time, entry)
@@ -38,7 +38,8 @@ extension PostgresTransaction {
             SELECT min(seq), max(seq), \(times.min() ?? 0), \(Int32((filter.bytes.count * 8).trailingZeroBitCount)),
                    \(ByteBuffer(bytes: filter.bytes))
             FROM e
-            """)
+            """
+        ]
     }
 
     /// Tests `key` against each transaction's filter where it lies (`get_bit` at the probe's

@@ -100,9 +100,11 @@ extension PostgresTransaction {
 
     /// Deletes what was unparked, then inserts what was parked, in arrival order (the `seq` column
     /// numbers the rows in the order given).
-    func flushPark() throws {
+    func parkStatements() -> [PostgresQuery] {
+        defer { park = ParkOverlay() }
+        var statements: [PostgresQuery] = []
         if !park.removed.isEmpty {
-            try session.execute("DELETE FROM parked WHERE seq = ANY(\(park.removed.sorted())::int8[])")
+            statements.append("DELETE FROM parked WHERE seq = ANY(\(park.removed.sorted())::int8[])")
         }
         if !park.added.isEmpty {
             let events = park.added
@@ -111,7 +113,7 @@ extension PostgresTransaction {
             // postgres-nio's arrays hold no NULL.
             let keys = messages.map { ByteBuffer(bytes: $0.key ?? []) }
             let values = messages.map { ByteBuffer(bytes: $0.value ?? []) }
-            try session.execute(
+            statements.append(
                 """
                 INSERT INTO parked(account, contract_id, version, event_time, data, topic, msg_key, msg_value, ts, part, off, event_id)
                 SELECT a, c, v, t, d, tp, CASE WHEN hk THEN k END, CASE WHEN hv THEN mv END, CASE WHEN hts THEN ts END,
@@ -127,6 +129,6 @@ extension PostgresTransaction {
                 ORDER BY n
                 """)
         }
-        park = ParkOverlay()
+        return statements
     }
 }
