@@ -151,4 +151,6 @@ public enum Paths {
     public static func reservation(uid: String, orderId: String) -> String { "customers/\(uid)/reservations/\(orderId)" }
     public static func parkedFareContract(_ id: String) -> String { "parkedFareContracts/\(id)" }
     public static func deadLetter(_ id: String) -> String { "deadLetters/\(id)" }
+    /// Whether `path` is a dead letter's (`deadLetter(_:)`).
+    public static func isDeadLetter(_ path: String) -> Bool { path.utf8.starts(with: "deadLetters/".utf8) }
 }

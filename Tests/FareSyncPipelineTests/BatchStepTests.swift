@@ -66,6 +66,40 @@ import Testing
         #expect(try await h.store.read { try $0.parkedEvents(account: Make.account("u1")) }.isEmpty)
     }
 
+    /// A contract that came over a day before its account is dead-lettered. Its dead letter is not
+    /// among the batch's first keys, and is presumed absent: the batch is computed once.
+    @Test func aDeadLetterTheSnapshotLacksIsPresumedAbsentNotMissed() async throws {
+        let h = Harness()
+        try await h.send(Make.user("u1", at: Make.t0 + 30 * Make.hour))
+        let result = try await h.send(Make.contract("u1", at: Make.t0))
+        #expect(result.outcomes.deadLetters == 1)
+        #expect(h.dispatcher.stepComputations == 2, "one computation a batch")
+        #expect(h.dispatcher.batchesRecomputed == 0)
+        #expect(try await h.deadLetters().map { $0["reason"]?.stringValue } == ["park-timeout"])
+    }
+
+    /// The presumption checked: the same dead letter, seen at smaller coordinates, is stored
+    /// between the step's read and its write. The write finds it and writes nothing; computed again
+    /// with it read, the step keeps the stored one, and the batch is not counted as computed again.
+    @Test func aDeadLetterPresumedAbsentButStoredSendsTheStepBack() async throws {
+        let h = Harness()
+        try await h.send(Make.user("u1", at: Make.t0 + 30 * Make.hour))
+        var late = Make.contract("u1", at: Make.t0)
+        late.coordinates = MessageCoordinates(partition: 0, offset: 9)
+        var early = late
+        early.coordinates = MessageCoordinates(partition: 0, offset: 3)
+        let letter = DeadLetter(message: StoredMessage(early), rejection: Rejection(.parkTimeout, "stored first"))
+        let interposed = InterposingStore(h.store) { _ = try await h.store.write { tx -> Bool in try letter.write(to: tx) } }
+        let dispatcher = TriggerDispatcher(store: interposed, entur: h.entur, journal: Harness.journal)
+        let result = try await dispatcher.process([late])
+        #expect(result.outcomes.deadLetters == 1)
+        #expect(dispatcher.stepComputations == 2)
+        #expect(dispatcher.batchesRecomputed == 0)
+        let stored = try #require(try await h.doc(letter.path))
+        #expect(stored["firstSeen"]?["offset"]?.int64Value == 3)
+        #expect(stored["error"]?.stringValue == "stored first")
+    }
+
     /// Events the store has claimed are duplicates from the first computation.
     @Test func aRedeliveredBatchIsDuplicatesWithoutComputingAgain() async throws {
         let h = Harness()

@@ -167,9 +167,10 @@ public final class TriggerDispatcher: Sendable {
                 }
                 return result
             }
-            // Everything the step read is read again, and what its contracts lead to now.
+            // Everything the step read is read again, and what its contracts lead to now. A read the
+            // step presumed is not another writer's doing: the batch is not counted as computed again.
             snapshot = try await readingOwners(try await BatchStep.read(log.keys, into: StepSnapshot(), from: store))
-            computedAgain = true
+            if conflict?.presumed != true { computedAgain = true }
         }
     }
 

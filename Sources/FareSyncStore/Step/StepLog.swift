@@ -39,8 +39,14 @@ package enum StepOperation: Sendable {
 /// A store held something other than what a step read: the step is read and computed again.
 package struct StepConflict: CustomStringConvertible, Sendable {
     package var description: String
+    /// Whether what differs is a read the step presumed (`StepLog.presumedAbsent`), not one another
+    /// writer changed under it.
+    package var presumed = false
 
-    package init(description: String) { self.description = description }
+    package init(description: String, presumed: Bool = false) {
+        self.description = description
+        self.presumed = presumed
+    }
 }
 
 /// An event the step found unclaimed was claimed by another write between the step's check and its
@@ -62,19 +68,27 @@ package struct StepLog: Sendable {
     package var keys = StepKeys()
     /// The account and contract id of each event the step unparked, for its key locks (`lockKeys`).
     package var unparkedFrom: [(account: String, contractId: String)] = []
+    /// Dead letters the step read as absent without their being in its snapshot
+    /// (`StepTransaction`), each before the step wrote it: checked at every write.
+    package var presumedAbsent: [String] = []
 
     /// Replays the step on `tx` if every read the step made of the store still gives what it gave:
     /// first the reads are checked, with nothing written, then the writes are made. Returns the
     /// first read that differs, having written nothing; the write transaction may then commit (it
     /// changed nothing) and the step is computed again. Where the step read at write mark `mark`
-    /// (`StepSnapshot.mark`) and `tx` is still at it, no write came between: nothing is checked.
+    /// (`StepSnapshot.mark`) and `tx` is still at it, no write came between: only the reads the
+    /// step presumed are checked.
     package func replay(on tx: any StoreTransaction, readAt mark: Int64? = nil) throws -> StepConflict? {
         if mark == nil || tx.writeMark != mark {
             try keys.announce(to: tx)
-            var check = Check(tx: tx)
+            // The presumed reads last, so that a change by another writer is told as one.
+            var check = Check(tx: tx, documents: Set(presumedAbsent.map(ByteKey.init)))
             for operation in operations {
                 if let conflict = try check.read(operation) { return conflict }
             }
+        }
+        for path in presumedAbsent where try tx.hasDocument(path) {
+            return StepConflict(description: "\(path), presumed absent, is stored", presumed: true)
         }
         var write = Write(tx: tx, learnsSequences: operations.contains { if case .unpark(let s) = $0 { return s < 0 } else { return false } })
         for operation in operations { try write.apply(operation) }
@@ -83,7 +97,8 @@ package struct StepLog: Sendable {
 
     /// The check of a step's reads against a store transaction, before anything is written. A read
     /// of a key the step had written before gave what the step wrote, whatever the store holds: it
-    /// is not asked. A parked list is compared by its stored events, those the step had not unparked.
+    /// is not asked, nor one of a document in `documents` from the start (presumed absent, checked
+    /// apart). A parked list is compared by its stored events, those the step had not unparked.
     struct Check {
         let tx: any StoreTransaction
         var documents: Set<ByteKey> = []

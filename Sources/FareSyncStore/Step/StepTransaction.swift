@@ -6,8 +6,10 @@ import FareSyncEvents
 ///
 /// A read of a key the snapshot does not hold answers as if it were missing and is noted in
 /// `misses`: the step is then read again with those keys too and computed again, so the keys a
-/// batch needs are found by running its triggers, not by a list kept beside them. Ranges (the
-/// sweep's, listings, the feed) are not a step's: they throw `StepUnsupported`.
+/// batch needs are found by running its triggers, not by a list kept beside them. A dead letter
+/// the snapshot does not hold is presumed absent instead (`StepLog.presumedAbsent`), as it nearly
+/// always is: the write checks the presumption, so a wrong one costs a computation, not a result.
+/// Ranges (the sweep's, listings, the feed) are not a step's: they throw `StepUnsupported`.
 ///
 /// ```swift
 /// let tx = StepTransaction(snapshot)
@@ -49,6 +51,9 @@ package final class StepTransaction: StoreTransaction {
         } else if case .loaded(let stored)? = snapshot.documents[key] {
             value = stored
         } else if case .missing? = snapshot.documents[key] {
+            value = nil
+        } else if Paths.isDeadLetter(path) {
+            log.presumedAbsent.append(path)
             value = nil
         } else {
             miss { $0.document(path, .content) }
