@@ -66,23 +66,6 @@ import Testing
         #expect(try await h.store.read { try $0.parkedEvents(account: Make.account("u1")) }.isEmpty)
     }
 
-    /// A batch that meets other writers on a busy key is sent back once, then computed under the
-    /// locks of what it touches. Before every write of its store another writer parks a newer version
-    /// of one contract for the account the batch creates: computed again and again, the batch would
-    /// be sent back by each; under its locks, what was parked before them is in its read, and it is
-    /// written on its second computation.
-    @Test func aStepSentBackIsComputedUnderItsLocksAndNotOvertakenAgain() async throws {
-        let h = Harness()
-        let interposed = InterposingStore(h.store, times: 4) { n in try await h.send(Make.contract("u1", version: "\(n)")) }
-        let dispatcher = TriggerDispatcher(store: interposed, entur: h.entur, journal: Harness.journal)
-        let result = try await dispatcher.process([Make.user("u1")])
-        #expect(dispatcher.stepComputations == 2, "once before its locks, once under them")
-        #expect(dispatcher.batchesRecomputed == 1)
-        #expect(result.outcomes.contractsUnparked == 2)
-        #expect(try await h.store.read { try $0.parkedEvents(account: Make.account("u1")) }.isEmpty)
-        #expect(try await h.doc(Paths.fareContract(uid: "u1", id: "FC1"))?["version"]?.stringValue == "2")
-    }
-
     /// A contract that came over a day before its account is dead-lettered. Its dead letter is not
     /// among the batch's first keys, and is presumed absent: the batch is computed once.
     @Test func aDeadLetterTheSnapshotLacksIsPresumedAbsentNotMissed() async throws {
@@ -131,33 +114,20 @@ import Testing
 /// read and its write.
 final class InterposingStore: DocumentStore {
     let base: any DocumentStore
-    let interpose: @Sendable (Int) async throws -> Void
-    /// How many of the first writes `interpose` runs before.
-    let pending: Mutex<Int>
-    let runs = Mutex(0)
+    let interpose: @Sendable () async throws -> Void
+    let pending = Mutex(true)
 
-    init(_ base: any DocumentStore, times: Int = 1, interpose: @escaping @Sendable (Int) async throws -> Void) {
+    init(_ base: any DocumentStore, interpose: @escaping @Sendable () async throws -> Void) {
         self.base = base
         self.interpose = interpose
-        pending = Mutex(times)
-    }
-
-    convenience init(_ base: any DocumentStore, interpose: @escaping @Sendable () async throws -> Void) {
-        self.init(base, times: 1) { _ in try await interpose() }
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let due = pending.withLock { pending in
-            defer { pending -= 1 }
-            return pending > 0
+        let first = pending.withLock { pending in
+            defer { pending = false }
+            return pending
         }
-        if due {
-            let run = runs.withLock { runs in
-                runs += 1
-                return runs
-            }
-            try await interpose(run)
-        }
+        if first { try await interpose() }
         return try await base.write(body)
     }
 

@@ -50,12 +50,11 @@ struct BatchStep: Sendable {
     }
 
     /// The keys the batch's contracts lead to once their owners are known, that `snapshot` does not
-    /// hold yet: each contract's document, reservation and order under its owner's uid (an owner the
+    /// hold yet: each contract's document and reservation under its owner's uid (an owner the
     /// snapshot holds, or a user the batch creates with Entur's account), the park of every contract
     /// whose owner the snapshot does not hold, and the park of every account the batch creates, with
-    /// what its parked contracts lead to (their parked documents among it, which the step rewrites).
-    /// Read before the first computation, so that a batch is computed once where nothing writes under
-    /// it; what these miss, computing finds.
+    /// what its parked contracts lead to. Read before the first computation, so that a batch is
+    /// computed once where nothing writes under it; what these miss, computing finds.
     static func ownerKeys(
         of batch: DecodedBatch, entur: [ByteKey: Result<EnturAccount, Rejection>], in snapshot: StepSnapshot
     ) -> StepKeys {
@@ -70,10 +69,7 @@ struct BatchStep: Sendable {
             if owner == nil { keys.parkedContracts.insert(ByteKey(id)) }
             guard let uid = owner ?? created[account] else { return }
             keys.document(Paths.fareContract(uid: uid, id: id), .version)
-            if let order {
-                keys.document(Paths.reservation(uid: uid, orderId: order), .presence)
-                keys.orders.insert(ContractOrderKey(uid, order))
-            }
+            if let order { keys.document(Paths.reservation(uid: uid, orderId: order), .presence) }
         }
         for case .success(let event) in batch.decoded {
             guard case .fareContractChanged(let c) = event.payload else { continue }
@@ -83,7 +79,6 @@ struct BatchStep: Sendable {
             keys.parkedAccounts.insert(account)
             for parked in snapshot.parkedByAccount[account] ?? [] {
                 contract(parked.contractId, order: parked.data["orderId"]?.stringValue, account: account)
-                keys.document(Paths.parkedFareContract(parked.contractId), .presence)
             }
         }
         return snapshot.unknown(keys)
@@ -113,49 +108,6 @@ struct BatchStep: Sendable {
             computations += 1
             if tx.misses.isEmpty { return (snapshot, tx.log, result, computations) }
             snapshot = try await Self.read(tx.misses, into: snapshot, from: store)
-        }
-    }
-
-    /// What a step computed under its locks came to (`appliedUnderLocks`).
-    enum UnderLocks: Sendable {
-        /// Written: the batch's result, and the computations it took.
-        case applied(BatchResult, computations: Int)
-        /// It needs these keys beyond the ones it held, and wrote nothing.
-        case widen([String], computations: Int)
-        /// A read differs at the write all the same, and it wrote nothing: a presumption
-        /// (`StepLog.presumedAbsent`), or a claim, which is not a key.
-        case sentBack(StepConflict, keys: StepKeys, computations: Int)
-    }
-
-    /// Reads `keys`, computes the step and writes it, all in one write that holds `locks` (the
-    /// lock keys of an attempt that was sent back) from before its first read: no writer can come
-    /// between the reads and the writes, so a step that meets others on a busy key is not sent
-    /// back again and again. The triggers run inside the write, as its locks' price; only a step
-    /// sent back pays it. A key the step needs beyond `locks` ends the write with nothing written
-    /// (`.widen`), for a write that holds it too. `writtenAlone` as in `StepLog.lockKeys`.
-    func appliedUnderLocks(_ locks: Set<String>, reading keys: StepKeys, writtenAlone: Set<RecordKey>, in store: any StoreAccess)
-        async throws -> UnderLocks
-    {
-        let step = self
-        return try await store.write(locking: Array(locks)) { tx in
-            var snapshot = StepSnapshot()
-            try snapshot.read(keys, from: tx)
-            var computations = 0
-            while true {
-                let stepTx = StepTransaction(snapshot)
-                let result = try step.compute(on: stepTx)
-                computations += 1
-                if !stepTx.misses.isEmpty {
-                    try snapshot.read(stepTx.misses, from: tx)
-                    continue
-                }
-                let beyond = stepTx.log.lockKeys(writtenAlone: writtenAlone).filter { !locks.contains($0) }
-                if !beyond.isEmpty { return .widen(beyond, computations: computations) }
-                if let conflict = try stepTx.log.replay(on: tx, readAt: snapshot.mark) {
-                    return .sentBack(conflict, keys: stepTx.log.keys, computations: computations)
-                }
-                return .applied(result, computations: computations)
-            }
         }
     }
 

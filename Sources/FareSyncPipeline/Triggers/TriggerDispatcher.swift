@@ -112,8 +112,7 @@ public final class TriggerDispatcher: Sendable {
     /// Applies a decoded batch, like `process(_:consumer:)`, as a pure step between one read and one
     /// short write: the triggers compute the batch's writes outside any transaction, from a snapshot
     /// of the keys they read (`BatchStep.computed`), and the write replays them, checking that every
-    /// read still gives what it gave; a batch whose reads changed before its write is computed again,
-    /// under the locks of what it touches (`apply`).
+    /// read still gives what it gave; a batch whose reads changed before its write is computed again.
     /// In a commit `group`, the batch reads and writes through it, and is durable at the group's commit.
     /// With `epochs` (a consumer group member's, `PartitionOwners`), the write also checks that the
     /// store still holds them, and throws `PartitionFenced` without writing anything if not.
@@ -136,86 +135,43 @@ public final class TriggerDispatcher: Sendable {
         let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
         // What the contracts lead to under their owners; then what a created account's parked
         // contracts lead to. Asked again after a conflict: the owners may be others then.
-        func readingOwners(_ snapshot: StepSnapshot, _ keys: inout StepKeys) async throws -> StepSnapshot {
+        func readingOwners(_ snapshot: StepSnapshot) async throws -> StepSnapshot {
             var snapshot = snapshot
             for _ in 0..<2 {
-                let more = BatchStep.ownerKeys(of: batch, entur: enturOutcomes, in: snapshot)
-                if more.isEmpty { break }
-                keys.formUnion(more)
-                snapshot = try await BatchStep.read(more, into: snapshot, from: store)
+                let keys = BatchStep.ownerKeys(of: batch, entur: enturOutcomes, in: snapshot)
+                if keys.isEmpty { break }
+                snapshot = try await BatchStep.read(keys, into: snapshot, from: store)
             }
             return snapshot
         }
-        snapshot = try await readingOwners(snapshot, &firstKeys)
-        let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer, epochs: epochs)
+        snapshot = try await readingOwners(snapshot)
         // Every batch of the group reads its partitions' owners; only assignments, which run alone, write them.
         let ownersRecord: Set<RecordKey> = consumer.map { [PartitionOwners.recordKey(consumer: $0)] } ?? []
-        return try await apply(step, from: snapshot, in: store, writtenAlone: ownersRecord, readingOwners: readingOwners)
-    }
-
-    /// Writes `step` computed from `snapshot`, computing it again while another writer comes between
-    /// its reads and its write: first outside any lock, then, once sent back, inside a write holding
-    /// the keys it touches (`BatchStep.appliedUnderLocks`), so that a step meeting other writers on a
-    /// busy key is not sent back again and again. A presumption that failed (`StepConflict.presumed`)
-    /// is not another writer's doing: the step is read and computed again as at first.
-    private func apply(
-        _ step: BatchStep, from snapshot: StepSnapshot, in store: any StoreAccess, writtenAlone: Set<RecordKey>,
-        readingOwners: (StepSnapshot, inout StepKeys) async throws -> StepSnapshot
-    ) async throws -> BatchResult {
-        var snapshot = snapshot
-        var (computations, computedAgain) = (0, false)
-        var underLocks: (locks: Set<String>, keys: StepKeys)?
-        defer { steps.withLock { $0.computations += computations } }
+        let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer, epochs: epochs)
+        var computedAgain = false
         while true {
             try Task.checkCancellation()
-            if let (locks, keys) = underLocks {
-                let outcome: BatchStep.UnderLocks
-                do {
-                    outcome = try await step.appliedUnderLocks(locks, reading: keys, writtenAlone: writtenAlone, in: store)
-                } catch is StepClaimTaken {
-                    continue
-                }
-                switch outcome {
-                case .applied(let result, let n):
-                    computations += n
-                    return applied(result, computedAgain: computedAgain)
-                case .widen(let more, let n):
-                    computations += n
-                    underLocks = (locks.union(more), keys)
-                case .sentBack(let conflict, let read, let n):
-                    computations += n
-                    if !conflict.presumed { computedAgain = true }
-                    underLocks = (locks, read)
-                }
-                continue
-            }
-            let (read, log, result, n) = try await step.computed(in: store, from: snapshot)
-            computations += n
+            let (read, log, result, computations) = try await step.computed(in: store, from: snapshot)
+            steps.withLock { $0.computations += computations }
             let conflict: StepConflict?
             do {
-                conflict = try await store.write(locking: log.lockKeys(writtenAlone: writtenAlone)) { try log.replay(on: $0, readAt: read.mark) }
+                conflict = try await store.write(locking: log.lockKeys(writtenAlone: ownersRecord)) { try log.replay(on: $0, readAt: read.mark) }
             } catch let taken as StepClaimTaken {
                 conflict = StepConflict(description: taken.description)
             }
-            guard let conflict else { return applied(result, computedAgain: computedAgain) }
-            // Everything the step read is read again, and what its contracts lead to now.
-            var keys = log.keys
-            snapshot = try await readingOwners(try await BatchStep.read(keys, into: StepSnapshot(), from: store), &keys)
-            if !conflict.presumed {
-                computedAgain = true
-                underLocks = (Set(log.lockKeys(writtenAlone: writtenAlone) + keys.lockKeys(writtenAlone: writtenAlone)), keys)
+            if conflict == nil {
+                totals.withLock { $0 += result.outcomes }
+                steps.withLock { steps in
+                    steps.applied += 1
+                    if computedAgain { steps.recomputed += 1 }
+                }
+                return result
             }
+            // Everything the step read is read again, and what its contracts lead to now. A read the
+            // step presumed is not another writer's doing: the batch is not counted as computed again.
+            snapshot = try await readingOwners(try await BatchStep.read(log.keys, into: StepSnapshot(), from: store))
+            if conflict?.presumed != true { computedAgain = true }
         }
-    }
-
-    /// Counts a batch applied, and whether another writer sent it back first.
-    private func applied(_ result: BatchResult, computedAgain: Bool) -> BatchResult {
-        totals.withLock { $0 += result.outcomes }
-        steps.withLock { steps in
-            steps.applied += 1
-            if computedAgain { steps.recomputed += 1 }
-        }
-        return result
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.

@@ -22,71 +22,33 @@ extension StepLog {
             switch operation {
             case .document(let path, _), .hasDocument(let path, _), .documentVersion(let path, _), .setDocument(let path, _, _),
                 .deleteDocument(let path):
-                keys.append(LockKey.document(path))
-            case .account(let abtId, _), .setAccount(let abtId, _): keys.append(LockKey.account(abtId))
-            case .parkedByAccount(let account, _): keys.append(LockKey.parkOfAccount(account))
-            case .parkedByContract(let id, _): keys.append(LockKey.parkOfContract(id))
+                keys.append("d/" + path)
+            case .account(let abtId, _), .setAccount(let abtId, _): keys.append("a/" + abtId)
+            case .parkedByAccount(let account, _): keys.append("pa/" + account)
+            case .parkedByContract(let id, _): keys.append("pc/" + id)
             case .park(let event):
-                keys.append(LockKey.parkOfAccount(event.account))
-                keys.append(LockKey.parkOfContract(event.contractId))
+                keys.append("pa/" + event.account)
+                keys.append("pc/" + event.contractId)
             case .hasContractOrder(let uid, let orderId, _), .addContractOrder(let uid, let orderId):
-                keys.append(LockKey.order(uid, orderId))
-            case .trackReservation(let path, _, _), .untrackReservation(let path): keys.append(LockKey.reservation(path))
+                keys.append("o/\(uid.utf8.count)/" + uid + "/" + orderId)
+            case .trackReservation(let path, _, _), .untrackReservation(let path): keys.append("r/" + path)
             case .positions(let consumer, let partitions, _):
-                for tp in partitions { keys.append(LockKey.position(consumer, tp)) }
+                for tp in partitions { keys.append(Self.positionKey(consumer, tp)) }
             case .setPositions(let consumer, let set):
-                for (tp, _) in set { keys.append(LockKey.position(consumer, tp)) }
+                for (tp, _) in set { keys.append(Self.positionKey(consumer, tp)) }
             case .record(let kind, let key, _), .setRecord(let kind, let key, _):
-                if !writtenAlone.contains(RecordKey(kind, key)) { keys.append(LockKey.record(kind, key)) }
+                if !writtenAlone.contains(RecordKey(kind, key)) { keys.append("k/\(kind.utf8.count)/" + kind + "/" + key) }
             case .claimEvents, .unpark, .appendJournal: break
             }
         }
         for (account, contractId) in unparkedFrom {
-            keys.append(LockKey.parkOfAccount(account))
-            keys.append(LockKey.parkOfContract(contractId))
+            keys.append("pa/" + account)
+            keys.append("pc/" + contractId)
         }
         return keys
     }
-}
 
-extension StepKeys {
-    /// The lock keys (`StepLog.lockKeys`) of reading these keys: for a write that holds them
-    /// before it reads (`write(locking:_:)`). Event ids have none, as claims are not locked.
-    package func lockKeys(writtenAlone: Set<RecordKey> = []) -> [String] {
-        var keys = documents.keys.map { LockKey.document($0.string) }
-        keys += accounts.map { LockKey.account($0.string) }
-        keys += parkedAccounts.map { LockKey.parkOfAccount($0.string) }
-        keys += parkedContracts.map { LockKey.parkOfContract($0.string) }
-        keys += orders.map { LockKey.order($0.uid.string, $0.orderId.string) }
-        for (consumer, partitions) in positions { keys += partitions.map { LockKey.position(consumer.string, $0) } }
-        keys += records.filter { !writtenAlone.contains($0) }.map { LockKey.record($0.kind.string, $0.key.string) }
-        return keys
-    }
-
-    /// These keys and `other`'s (a document to the larger part).
-    package mutating func formUnion(_ other: StepKeys) {
-        events.formUnion(other.events)
-        for (key, part) in other.documents { documents[key] = max(documents[key] ?? part, part) }
-        accounts.formUnion(other.accounts)
-        parkedAccounts.formUnion(other.parkedAccounts)
-        parkedContracts.formUnion(other.parkedContracts)
-        orders.formUnion(other.orders)
-        for (consumer, partitions) in other.positions { positions[consumer, default: []].formUnion(partitions) }
-        records.formUnion(other.records)
-    }
-}
-
-/// The names of a step's keys in a store's locks, by kind: one thing has one name however a step
-/// reaches it.
-enum LockKey {
-    static func document(_ path: String) -> String { "d/" + path }
-    static func account(_ abtId: String) -> String { "a/" + abtId }
-    static func parkOfAccount(_ account: String) -> String { "pa/" + account }
-    static func parkOfContract(_ contractId: String) -> String { "pc/" + contractId }
-    static func order(_ uid: String, _ orderId: String) -> String { "o/\(uid.utf8.count)/" + uid + "/" + orderId }
-    static func reservation(_ path: String) -> String { "r/" + path }
-    static func position(_ consumer: String, _ tp: TopicPartition) -> String {
+    static func positionKey(_ consumer: String, _ tp: TopicPartition) -> String {
         "p/\(consumer.utf8.count)/" + consumer + "/\(tp.partition)/" + tp.topic
     }
-    static func record(_ kind: String, _ key: String) -> String { "k/\(kind.utf8.count)/" + kind + "/" + key }
 }
