@@ -121,7 +121,7 @@ enum PostgresSchema {
     /// The function a read calls before its snapshot: the greatest feed position and journal number
     /// below which nothing more can commit. A writer holds a shared advisory lock keyed by the
     /// lowest number it may take, under a prefix of its own (`feedLockPrefix`, `journalLockPrefix`,
-    /// in the top 16 bits), before it draws any (`PostgresTransaction.holdHorizons`). The sequence
+    /// in the top 16 bits), before it draws any (`PostgresTransaction.horizonLocks`). The sequence
     /// is read first and the locks after: a number at or below the sequence's value was drawn by
     /// then, so its writer's lock was already held, and is still seen unless the writer has ended
     /// (and then the snapshot taken after this sees its rows). The statements of a PL/pgSQL

@@ -31,8 +31,10 @@ struct PostgresSession {
         try await answer(to: query).get()
     }
 
-    /// Sends `queries` at once, in order, and returns their answers once all have come; throws the
-    /// first failure (after it, in a transaction, the others fail too).
+    /// Hands `queries` to the connection at once, in order (postgres-nio sends each once the one
+    /// before is answered, from its event loop: no thread waits between them), and returns their
+    /// answers once all have come; throws the first failure (after it, in a transaction, the others
+    /// fail too, and a `COMMIT` rolls back).
     @discardableResult
     func awaitQueries(_ queries: [PostgresQuery]) async throws -> [PostgresQueryResult] {
         let answers = queries.map { answer(to: $0) }

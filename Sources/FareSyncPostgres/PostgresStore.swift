@@ -214,8 +214,8 @@ public final class PostgresStore: DocumentStore {
             let (result, flush) = try await NIOThreadPool.singleton.runIfActive {
                 try Self.run(body, in: session, horizons: begun.horizons)
             }
-            // What the body left to write goes with the `COMMIT`, all sent at once and awaited
-            // here: no thread waits for each answer in turn.
+            // What the body left to write is handed to the connection with the `COMMIT`, at once,
+            // and awaited here: no thread waits for each answer in turn.
             try await session.awaitQueries(flush + ["COMMIT"])
             return result
         } catch {
@@ -238,7 +238,7 @@ public final class PostgresStore: DocumentStore {
     }
 
     /// Begins a transaction as `mode` says; rolls back if it cannot take its locks. Its first
-    /// statements go to the server together, answered one after another (postgres-nio queues a
+    /// statements are handed to the connection together, answered one after another (postgres-nio queues a
     /// connection's statements), so that a busy machine schedules this task once for them, not once each.
     ///
     /// A read first asks for the horizons (`faresync_horizons()`, in a statement of its own, before

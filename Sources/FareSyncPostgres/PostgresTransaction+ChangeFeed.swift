@@ -2,7 +2,7 @@ import FareSyncStore
 import PostgresNIO
 
 /// The change feed (`DocumentChange`) in PostgreSQL: each document's `position`, the `tombstones`
-/// table, the `feed_positions` sequence that hands positions out (see `flush()`), and the
+/// table, the `feed_positions` sequence that hands positions out (see `flushStatements()`), and the
 /// registered consumers.
 extension PostgresTransaction {
     func feedIdentity() throws -> String {

@@ -6,8 +6,9 @@ import PostgresNIO
 ///
 /// Documents, accounts, contract orders and open reservations changed in the transaction live in a
 /// `WriteBackOverlay`, and the park in a `ParkOverlay`, which every read of the transaction sees
-/// first; `flush()` writes them with a few set statements just before the commit, and the records
-/// set too. The rest — claims, positions, feed consumers — is written at once, one statement per call. A write
+/// first; the flush (`flushStatements()`) writes them with a few set statements, handed over with
+/// the commit, and the records set and the journal too. The rest — claims, positions, feed
+/// consumers — is written at once, one statement per call. A write
 /// transaction holds the database's write lock from before its snapshot to its end
 /// (`PostgresStore`): alone, or beside other writes that hold the keys they touch.
 final class PostgresTransaction: WriteBackTransaction {
@@ -18,16 +19,16 @@ final class PostgresTransaction: WriteBackTransaction {
     /// reads what it sees).
     let horizons: Horizons?
 
-    /// Whether this transaction holds its horizon locks (`holdHorizons()`).
+    /// Whether this transaction holds its horizon locks (`horizonLocks()`).
     var holdsHorizons = false
 
     /// The park as this transaction changes it (`PostgresTransaction+Park.swift`).
     var park = ParkOverlay()
 
-    /// The records set in this transaction (nil: removed), written by `flush()`.
+    /// The records set in this transaction (nil: removed), written by the flush.
     var recordsPending: [RecordKey: JSONValue?] = [:]
 
-    /// The journal entries appended in this transaction, written and numbered by `flush()`.
+    /// The journal entries appended in this transaction, written and numbered by the flush.
     var journalPending: [JournalEntry] = []
 
     init(_ session: PostgresSession, horizons: Horizons? = nil) {

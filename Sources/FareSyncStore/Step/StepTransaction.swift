@@ -52,7 +52,7 @@ package final class StepTransaction: StoreTransaction {
             value = stored
         } else if case .missing? = snapshot.documents[key] {
             value = nil
-        } else if Paths.isDeadLetter(path) {
+        } else if snapshot.documents[key] == nil, Paths.isDeadLetter(path) {
             log.presumedAbsent.append(path)
             value = nil
         } else {
