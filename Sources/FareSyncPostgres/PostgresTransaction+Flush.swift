@@ -13,7 +13,8 @@ extension PostgresTransaction {
     /// The statements that write the overlay: the journal, the records, open reservations,
     /// documents (with their feed positions and tombstones), the park, accounts and contract orders,
     /// each kind a set statement or two in key order. None needs another's answer, so the store
-    /// sends them together with the `COMMIT`, and the overlay is empty once they are taken.
+    /// hands them to the connection with the `COMMIT` at once, and the overlay is empty once they
+    /// are taken.
     ///
     /// Feed positions and journal numbers come from sequences. Writes beside each other draw them
     /// at once and commit in any order, so before it draws any, a transaction holds its horizon
