@@ -5,12 +5,12 @@ import PostgresNIO
 /// The journal (docs/reference.md#journal): a row per entry in `journal`, numbered by the sequence
 /// `journal_seq`, and a row per transaction in `journal_filter`: the range of numbers its entries
 /// took, a filter of their keys (`JournalKeyFilter`, sized for them) and their oldest time. Entries
-/// wait in the transaction until its flush (`journalStatements()`), which numbers them once it holds its horizon locks: a
-/// read stops below the numbers of the writes still running (`Horizons`), so a reader that saw
-/// number `n` has seen every smaller number that will ever commit. Writes beside each other draw
-/// numbers at once, so the ranges of two transactions may overlap: a trace reads each entry once.
-/// A transaction's entries and its filter go in one statement, and each transaction inserts a
-/// filter of its own rather than updating a shared one.
+/// wait in the transaction until its flush (`journalStatements()`), which numbers them once it
+/// holds its horizon locks: a read stops below the numbers of the writes still running
+/// (`Horizons`), so a reader that saw number `n` has seen every smaller number that will ever
+/// commit. Writes beside each other draw numbers at once, so the ranges of two transactions may
+/// overlap: a trace reads each entry once. A transaction's entries and its filter go in one
+/// statement, and each transaction inserts a filter of its own rather than updating a shared one.
 extension PostgresTransaction {
     func appendJournal(_ entries: [JournalEntry]) throws {
         journalPending += entries

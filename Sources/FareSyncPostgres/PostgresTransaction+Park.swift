@@ -3,9 +3,9 @@ import FareSyncStore
 import PostgresNIO
 
 /// The park (contracts whose account is not known yet) as one transaction changes it: events parked
-/// and unparked are kept in memory and written at the flush (`parkStatements()`), and what the transaction reads of the
-/// stored park is kept per account and per contract id, read ahead for a whole batch where the
-/// dispatcher says which (`prefetchParked`).
+/// and unparked are kept in memory and written at the flush (`parkStatements()`), and what the
+/// transaction reads of the stored park is kept per account and per contract id, read ahead for a
+/// whole batch where the dispatcher says which (`prefetchParked`).
 struct ParkOverlay {
     /// Events parked in this transaction, in arrival order, under provisional sequences above every
     /// stored one (the store's own sequence numbers them at the flush, in the same order).

@@ -152,5 +152,5 @@ public enum Paths {
     public static func parkedFareContract(_ id: String) -> String { "parkedFareContracts/\(id)" }
     public static func deadLetter(_ id: String) -> String { "deadLetters/\(id)" }
     /// Whether `path` is a dead letter's (`deadLetter(_:)`).
-    public static func isDeadLetter(_ path: String) -> Bool { path.utf8.starts(with: "deadLetters/".utf8) }
+    public static func isDeadLetter(_ path: String) -> Bool { path.utf8.starts(with: deadLetter("").utf8) }
 }
