@@ -14,8 +14,13 @@ import Synchronization
 /// A worker's batch (a step, `StoreAccess.write(locking:_:)`) writes beside the other steps: at
 /// `READ COMMITTED`, sharing the table lock `faresync_write_lock` (the write lock), after it has
 /// locked the rows of every key it touches in `faresync_keys`, in one order. Two steps on one key
-/// take turns; the later one's check then reads what the first committed. Every other write runs
-/// alone: `SERIALIZABLE`, holding the write lock exclusively from before its snapshot to its end.
+/// take turns; the later one's check then reads what the first committed. Every other write (an
+/// unkeyed write: the services', sweeps, assignments) runs at `READ COMMITTED` alone among such
+/// writes, holding the write lock in a mode the steps share and it conflicts with itself
+/// (`SHARE UPDATE EXCLUSIVE`). While it touches only the services' records (users, tokens,
+/// orders, the outbox), which no step touches (`StepRecords`), it runs beside the steps; before
+/// its first statement on anything else it takes the write lock alone (`EXCLUSIVE`), waiting for
+/// the steps running, and reads from then on what they committed.
 /// When PostgreSQL aborts one (SQLSTATE 40001, or 40P01 for a deadlock), or its wait for a lock
 /// runs past the role's `lock_timeout` (55P03), the whole transaction runs again from its first
 /// statement (`retriedTransactions` counts them). A transaction body must therefore be safe to run
@@ -52,12 +57,15 @@ public final class PostgresStore: DocumentStore {
     /// This store's writes, one at a time, before they lease a connection.
     let writeQueue = WriteQueue()
 
-    /// What a write transaction runs first: the write lock, taken before the snapshot, which a
-    /// `SERIALIZABLE` transaction takes at its first query (`LOCK TABLE` is not one).
+    /// The write lock alone: what an unkeyed write takes before it touches what the steps touch.
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
 
+    /// What an unkeyed write runs first: the write lock in a mode that the steps share and that
+    /// conflicts with itself and with `takeWriteLock`.
+    static let takeWriteLockBesideSteps: PostgresQuery = "LOCK TABLE faresync_write_lock IN SHARE UPDATE EXCLUSIVE MODE"
+
     /// What a write beside others (`write(locking:_:)`) runs first: the write lock in a mode that
-    /// only `takeWriteLock` conflicts with.
+    /// only `takeWriteLock` and `takeWriteLockBesideSteps` conflict with.
     static let shareWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN ROW EXCLUSIVE MODE"
 
     /// Connects, and brings the schema up to date. A write transaction of the store that sits
@@ -104,7 +112,7 @@ public final class PostgresStore: DocumentStore {
     public let commits: CommitSignal? = CommitSignal()
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let result = try await transaction(.alone, body)
+        let result = try await transaction(.unkeyed, body)
         commits?.committed()
         return result
     }
@@ -137,10 +145,11 @@ public final class PostgresStore: DocumentStore {
     enum Mode: Sendable {
         /// `REPEATABLE READ READ ONLY`, below the horizons read just before it.
         case read
-        /// `SERIALIZABLE`, holding the write lock alone: no other FareSync write runs beside it.
-        case alone
+        /// `READ COMMITTED`, alone among the unkeyed writes; beside the steps until its first
+        /// statement on more than the services' records, alone from then on (`PostgresTransaction.takeAlone`).
+        case unkeyed
         /// `READ COMMITTED`, sharing the write lock with other such writes and holding these rows of
-        /// `faresync_keys` (keys' hashes, sorted).
+        /// `faresync_keys` (keys' hashes, sorted): a step.
         case beside([Int64])
 
         var writes: Bool {
@@ -211,9 +220,10 @@ public final class PostgresStore: DocumentStore {
             if mode.writes { writeLockUse.add(waited: begun.waited, held: ContinuousClock.now - begun.at) }
         }
         do {
-            let (result, flush) = try await NIOThreadPool.singleton.runIfActive {
-                try Self.run(body, in: session, horizons: begun.horizons)
+            let (result, flush, tookAlone) = try await NIOThreadPool.singleton.runIfActive {
+                try Self.run(body, in: session, horizons: begun.horizons, takeAlone: begun.takeAlone)
             }
+            if tookAlone && begun.takeAlone.count > 1 { keysSinceEmptied.store(0, ordering: .relaxed) }
             // What the body left to write is handed to the connection with the `COMMIT`, at once,
             // and awaited here: no thread waits for each answer in turn.
             try await session.awaitQueries(flush + ["COMMIT"])
@@ -235,6 +245,8 @@ public final class PostgresStore: DocumentStore {
         var at: ContinuousClock.Instant
         var waited: Duration
         var horizons: Horizons?
+        /// What an unkeyed write runs before it touches what the steps touch (`PostgresTransaction.takeAlone`).
+        var takeAlone: [PostgresQuery] = []
     }
 
     /// Begins a transaction as `mode` says; rolls back if it cannot take its locks. Its first
@@ -243,11 +255,12 @@ public final class PostgresStore: DocumentStore {
     ///
     /// A read first asks for the horizons (`faresync_horizons()`, in a statement of its own, before
     /// the snapshot its `BEGIN` leads to). A write sets its idleness bound, then takes the write
-    /// lock: alone, `EXCLUSIVE`; beside others, `ROW EXCLUSIVE`, which only the writes alone wait
-    /// for, then its keys' rows in one ordered upsert that updates nothing (`WHERE false` still
-    /// locks each row it meets), so that two such writes lock their common keys in one order.
+    /// lock: unkeyed, `SHARE UPDATE EXCLUSIVE`, and `EXCLUSIVE` later if it needs it; a step,
+    /// `ROW EXCLUSIVE`, then its keys' rows in one ordered upsert that updates nothing (`WHERE
+    /// false` still locks each row it meets), so that two steps lock their common keys in one order.
     private func begin(_ mode: Mode, asked: ContinuousClock.Instant, in session: PostgresSession) async throws -> Begun {
         var horizons: Horizons?
+        var takeAlone: [PostgresQuery] = []
         switch mode {
         case .read:
             // Sent together: `BEGIN` takes no snapshot, the body's first statement does. Whichever
@@ -268,18 +281,16 @@ public final class PostgresStore: DocumentStore {
                 seen = Horizons(feed: max(seen.feed, feed ?? 0), journal: max(seen.journal, journal ?? 0))
                 return seen
             }
-        case .alone:
+        case .unkeyed:
             do {
-                try await session.awaitQueries(["BEGIN ISOLATION LEVEL SERIALIZABLE", limitIdleness, Self.takeWriteLock])
-                if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying {
-                    // Alone, no write holds a key's row: the rows go, and the next writes insert theirs.
-                    try await session.awaitQuery("TRUNCATE faresync_keys")
-                    keysSinceEmptied.store(0, ordering: .relaxed)
-                }
+                try await session.awaitQueries(["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.takeWriteLockBesideSteps])
             } catch {
                 await session.awaitRollBack(after: error)
                 throw error
             }
+            takeAlone = [Self.takeWriteLock]
+            // Alone, no write holds a key's row: the rows go, and the next steps insert theirs.
+            if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying { takeAlone.append("TRUNCATE faresync_keys") }
         case .beside(let keys):
             var statements: [PostgresQuery] = ["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.shareWriteLock]
             if !keys.isEmpty {
@@ -298,25 +309,28 @@ public final class PostgresStore: DocumentStore {
             keysSinceEmptied.add(keys.count, ordering: .relaxed)
         }
         let at = ContinuousClock.now
-        return Begun(at: at, waited: at - asked, horizons: horizons)
+        return Begun(at: at, waited: at - asked, horizons: horizons, takeAlone: takeAlone)
     }
 
     /// The highest horizons a read of this store has found (`begin`).
     private let horizonsSeen = Mutex(Horizons(feed: 0, journal: 0))
 
     /// The keys this store locked since `faresync_keys` was last emptied: past
-    /// `keysBeforeEmptying`, the next write alone empties it.
+    /// `keysBeforeEmptying`, the next unkeyed write that takes the write lock alone empties it.
     private let keysSinceEmptied = Atomic<Int>(0)
     static let keysBeforeEmptying = 1 << 20
 
-    /// One attempt's body on a begun transaction, and the statements that write what it left in the
-    /// overlay (`flushStatements()`), which the caller sends with the `COMMIT`, or rolls back after.
+    /// One attempt's body on a begun transaction, the statements that write what it left in the
+    /// overlay (`flushStatements()`), which the caller sends with the `COMMIT` or rolls back after,
+    /// and whether it ran or hands over `takeAlone`.
     private static func run<T>(
-        _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?
-    ) throws -> (T, [PostgresQuery]) {
-        let tx = PostgresTransaction(session, horizons: horizons)
+        _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?, takeAlone: [PostgresQuery]
+    ) throws -> (T, [PostgresQuery], tookAlone: Bool) {
+        let tx = PostgresTransaction(session, horizons: horizons, takeAlone: takeAlone)
         do {
-            return (try body(tx), tx.flushStatements())
+            let result = try body(tx)
+            let flush = tx.flushStatements()
+            return (result, flush, !takeAlone.isEmpty && tx.takeAlone.isEmpty)
         } catch let error where !(error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed) {
             throw BodyFailure(error: error)
         }
@@ -344,38 +358,6 @@ public final class PostgresStore: DocumentStore {
     /// pooler in transaction mode passes it on, and, like `LOCK TABLE`, takes no snapshot.
     static func limitIdleness(_ bound: Duration) -> PostgresQuery {
         PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(max(1, bound.milliseconds))")
-    }
-
-    /// How many serialization failures in a row one transaction takes before it gives up.
-    static let maximumConflicts = 100
-
-    /// A serialization failure, a deadlock, or a lock waited for past the role's `lock_timeout`:
-    /// the transaction is run again.
-    static func mustRetry(_ error: PSQLError) -> Bool {
-        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
-        return state == "40001" || state == "40P01" || state == "55P03"
-    }
-
-    /// The server or the network failed, not the statement: worth another connection. Errors
-    /// of the pool and of NIO (no connection could be made) count; a statement's own error, a
-    /// value that does not decode, or cancellation does not.
-    static func isConnectionFailure(_ error: any Error) -> Bool {
-        switch error {
-        case is CancellationError, is PostgresDecodingError:
-            return false
-        case let error as PSQLError:
-            switch error.code {
-            case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed: return true
-            case .server:
-                // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going down or
-                // coming up; idle_in_transaction_session_timeout: the server ended a transaction
-                // that sat silent past the bound (a paused process), and nothing of it committed.
-                return ["57P01", "57P02", "57P03", "25P03"].contains(error.serverInfo?[.sqlState] ?? "")
-            default: return false
-            }
-        default:
-            return true
-        }
     }
 }
 

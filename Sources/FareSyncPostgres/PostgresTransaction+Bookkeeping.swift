@@ -8,11 +8,11 @@ extension PostgresTransaction {
     // MARK: Reconciler
 
     func selectContractOrder(_ order: ContractOrderKey) throws -> Bool {
-        try session.query("SELECT 1 FROM contract_orders WHERE uid = \(order.uid.string) AND order_id = \(order.orderId.string)").first != nil
+        try query("SELECT 1 FROM contract_orders WHERE uid = \(order.uid.string) AND order_id = \(order.orderId.string)").first != nil
     }
 
     func selectContractOrders(_ orders: [ContractOrderKey]) throws -> [ContractOrderKey]? {
-        try session.query(
+        try query(
             """
             SELECT uid, order_id FROM contract_orders
             WHERE (uid, order_id) IN (SELECT * FROM unnest(\(orders.map(\.uid.string))::text[], \(orders.map(\.orderId.string))::text[]))
@@ -25,7 +25,7 @@ extension PostgresTransaction {
 
     /// Ordered by path: the keys are `COLLATE "C"`, so by their UTF-8 bytes.
     func selectOpenReservations(before: Int64, rejectedBefore: Int64) throws -> [String] {
-        try session.query(
+        try query(
             """
             SELECT path FROM open_reservations
             WHERE (NOT rejected AND created < \(before)) OR (rejected AND created < \(rejectedBefore)) ORDER BY path
@@ -36,7 +36,7 @@ extension PostgresTransaction {
     // MARK: Offsets
 
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
-        try session.query("SELECT next, newest_event_time FROM offsets WHERE consumer = \(consumer) AND topic = \(topic) AND part = \(partition)")
+        try query("SELECT next, newest_event_time FROM offsets WHERE consumer = \(consumer) AND topic = \(topic) AND part = \(partition)")
             .first.map {
                 let (next, newest) = try $0.decode((Int64, Int64?).self)
                 return ConsumerPosition(next: next, newestEventTime: newest)
@@ -44,7 +44,7 @@ extension PostgresTransaction {
     }
 
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
-        try session.execute(
+        try execute(
             """
             INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
             VALUES (\(consumer), \(topic), \(partition), \(position.next), \(position.newestEventTime))
@@ -56,7 +56,7 @@ extension PostgresTransaction {
     func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
         guard !partitions.isEmpty else { return [] }
         var found: [TopicPartition: ConsumerPosition] = [:]
-        for row in try session.query(
+        for row in try query(
             """
             SELECT topic, part, next, newest_event_time FROM offsets
             WHERE consumer = \(consumer) AND (topic, part) IN (SELECT * FROM unnest(\(partitions.map(\.topic))::text[], \(partitions.map(\.partition))::int4[]))
@@ -71,7 +71,7 @@ extension PostgresTransaction {
     /// One statement for every partition, in the order given.
     func setPositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
         guard !positions.isEmpty else { return }
-        try session.execute(
+        try execute(
             """
             INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
             SELECT \(consumer), t, p, n, CASE WHEN h THEN e END
@@ -85,7 +85,7 @@ extension PostgresTransaction {
 
     func record(_ kind: String, _ key: String) throws -> JSONValue? {
         if let pending = recordsPending[RecordKey(kind, key)] { return pending }
-        return try session.query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)").first.map {
+        return try query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)", of: kind).first.map {
             try JSONParser.parse(try $0.decode(String.self), maxDepth: .max)
         }
     }
@@ -126,8 +126,8 @@ extension PostgresTransaction {
         let limit = Int64(clamping: limit)
         let rows =
             try key.map { key in
-                try session.query("SELECT key, value FROM records WHERE kind = \(kind) AND key > \(key) ORDER BY key LIMIT \(limit)")
-            } ?? session.query("SELECT key, value FROM records WHERE kind = \(kind) ORDER BY key LIMIT \(limit)")
+                try query("SELECT key, value FROM records WHERE kind = \(kind) AND key > \(key) ORDER BY key LIMIT \(limit)", of: kind)
+            } ?? query("SELECT key, value FROM records WHERE kind = \(kind) ORDER BY key LIMIT \(limit)", of: kind)
         return try rows.map {
             let (key, text) = try $0.decode((String, String).self)
             return (key: key, value: try JSONParser.parse(text, maxDepth: .max))

@@ -6,7 +6,7 @@ import PostgresNIO
 /// registered consumers.
 extension PostgresTransaction {
     func feedIdentity() throws -> String {
-        try session.query("SELECT identity FROM feed").first?.decode(String.self) ?? ""
+        try query("SELECT identity FROM feed").first?.decode(String.self) ?? ""
     }
 
     /// The newest position this snapshot sees (at or below a read's horizon): of a document, of a
@@ -14,7 +14,7 @@ extension PostgresTransaction {
     /// seen, the head never moves back).
     func feedHead() throws -> Int64 {
         let below = feedHorizon
-        let rows = try session.query(
+        let rows = try query(
             """
             SELECT greatest(
                 (SELECT max(position) FROM documents WHERE position <= \(below)),
@@ -33,19 +33,19 @@ extension PostgresTransaction {
         let documents: PostgresQueryResult
         let tombstones: PostgresQueryResult
         if prefix.isEmpty {
-            documents = try session.query(
+            documents = try query(
                 "SELECT position, path, text FROM documents WHERE position > \(position) AND position <= \(below) ORDER BY position LIMIT \(limit)")
-            tombstones = try session.query(
+            tombstones = try query(
                 "SELECT position, path FROM tombstones WHERE position > \(position) AND position <= \(below) ORDER BY position LIMIT \(limit)")
         } else {
             let upper = DocumentChange.upperBound(ofPrefix: prefix)
-            documents = try session.query(
+            documents = try query(
                 """
                 SELECT position, path, text FROM documents
                 WHERE path >= \(prefix) AND path < \(upper) AND position > \(position) AND position <= \(below)
                 ORDER BY position LIMIT \(limit)
                 """)
-            tombstones = try session.query(
+            tombstones = try query(
                 """
                 SELECT position, path FROM tombstones
                 WHERE position > \(position) AND position <= \(below) AND path >= \(prefix) AND path < \(upper)
@@ -65,18 +65,18 @@ extension PostgresTransaction {
     }
 
     func feedPosition(consumer: String) throws -> Int64? {
-        try session.query("SELECT position FROM feed_consumers WHERE name = \(consumer)").first?.decode(Int64.self)
+        try query("SELECT position FROM feed_consumers WHERE name = \(consumer)").first?.decode(Int64.self)
     }
 
     func setFeedPosition(consumer: String, _ position: Int64?) throws {
         if let position {
-            try session.execute(
+            try execute(
                 """
                 INSERT INTO feed_consumers(name, position) VALUES (\(consumer), \(position))
                 ON CONFLICT (name) DO UPDATE SET position = excluded.position
                 """)
         } else {
-            try session.execute("DELETE FROM feed_consumers WHERE name = \(consumer)")
+            try execute("DELETE FROM feed_consumers WHERE name = \(consumer)")
         }
     }
 
@@ -84,7 +84,7 @@ extension PostgresTransaction {
     /// transaction included (it flushes first).
     func pruneTombstones() throws -> Int {
         try flush()
-        let pruned = try session.query(
+        let pruned = try query(
             """
             WITH gone AS (
                 DELETE FROM tombstones
@@ -95,7 +95,7 @@ extension PostgresTransaction {
             """)
         let (count, newest) = try pruned.first?.decode((Int, Int64).self) ?? (0, Int64(0))
         if count > 0 {
-            try session.execute("UPDATE feed SET pruned = greatest(pruned, \(newest))")
+            try execute("UPDATE feed SET pruned = greatest(pruned, \(newest))")
         }
         return count
     }

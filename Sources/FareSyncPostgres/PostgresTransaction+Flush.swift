@@ -7,7 +7,7 @@ extension PostgresTransaction {
     /// Writes the overlay now (`flushStatements()`, each waited for): for a read in the body that
     /// must see the transaction's own writes.
     func flush() throws {
-        for statement in flushStatements() { try session.execute(statement) }
+        for statement in flushStatements() { try execute(statement) }
     }
 
     /// The statements that write the overlay: the journal, the records, open reservations,
@@ -23,7 +23,13 @@ extension PostgresTransaction {
     /// promises (`DocumentChange`) and `journalEntries(after:)` relies on.
     func flushStatements() -> [PostgresQuery] {
         guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty else { return [] }
+        // Records of the services' kinds alone are written beside the steps; anything else, alone.
         var statements: [PostgresQuery] = []
+        if overlay.hasChanges || park.hasChanges || !journalPending.isEmpty
+            || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
+        {
+            statements += takingAlone()
+        }
         let changes = overlay.takeChanges()
         if !journalPending.isEmpty || !changes.documents.isEmpty { statements += horizonLocks() }
         statements += journalStatements()

@@ -53,7 +53,7 @@ extension PostgresTransaction {
         let hashes = (0..<JournalKeyFilter.probeCount).map { Int64(bitPattern: probe.hash($0)) }
         let needle = JournalEntry.quoted(key)
         // `>>` on int8 copies the sign bit down; the mask leaves the bits a logical shift would.
-        let ranges = try session.query(
+        let ranges = try query(
             """
             SELECT f.first, f.last FROM journal_filter f
             WHERE NOT EXISTS (SELECT FROM unnest(\(hashes)::int8[]) AS h
@@ -65,7 +65,7 @@ extension PostgresTransaction {
         for range in ranges {
             let (first, last) = try range.decode((Int64, Int64).self)
             guard found.count < limit || last > oldestKept else { break }
-            let rows = try session.query(
+            let rows = try query(
                 """
                 SELECT seq, subject, entry FROM journal WHERE seq BETWEEN \(first) AND \(last) AND strpos(entry, \(needle)) > 0
                 ORDER BY seq DESC
@@ -85,7 +85,7 @@ extension PostgresTransaction {
 
     func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
         let below = horizons?.journal ?? .max
-        return try session.query(
+        return try query(
             "SELECT seq, subject, entry FROM journal WHERE seq > \(after) AND seq <= \(below) ORDER BY seq LIMIT \(Int64(clamping: limit))"
         ).map {
             let (sequence, subject, text) = try $0.decode((Int64, String, String).self)
@@ -98,14 +98,14 @@ extension PostgresTransaction {
     /// ranges left empty. The keys of entries deleted from a range that stays lead nowhere: a trace
     /// reads the entries that are left.
     func pruneJournal(before time: Int64, limit: Int) throws -> Int {
-        let pruned = try session.execute(
+        let pruned = try execute(
             """
             DELETE FROM journal WHERE seq IN (
                 SELECT j.seq FROM journal_filter f JOIN journal j ON j.seq BETWEEN f.first AND f.last
                 WHERE f.oldest < \(time) AND j.time < \(time) ORDER BY j.time LIMIT \(Int64(clamping: limit)))
             """)
         guard pruned > 0 else { return 0 }
-        try session.execute(
+        try execute(
             """
             WITH o AS (SELECT f.first, (SELECT min(j.time) FROM journal j WHERE j.seq BETWEEN f.first AND f.last) AS oldest
                        FROM journal_filter f WHERE f.oldest < \(time)),

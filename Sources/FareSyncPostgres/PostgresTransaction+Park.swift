@@ -82,10 +82,10 @@ extension PostgresTransaction {
 
     /// The stored parked events that match `condition`, in arrival order.
     private func storedParked(_ condition: PostgresQuery) throws -> [ParkedEvent] {
-        var query = PostgresQuery(unsafeSQL: "SELECT \(Self.parkedColumns) FROM parked WHERE ")
-        query.sql += condition.sql + " ORDER BY seq"
-        query.binds = condition.binds
-        return try session.query(query).map { row in
+        var statement = PostgresQuery(unsafeSQL: "SELECT \(Self.parkedColumns) FROM parked WHERE ")
+        statement.sql += condition.sql + " ORDER BY seq"
+        statement.binds = condition.binds
+        return try query(statement).map { row in
             let (sequence, account, contractId, version, eventTime, data, topic, key, value, timestamp, partition, offset, eventId) =
                 try row.decode((Int64, String, String, String, Int64, String, String, ByteBuffer?, ByteBuffer?, Int64?, Int32?, Int64?, String?).self)
             let coordinates = partition.flatMap { p in offset.map { MessageCoordinates(partition: p, offset: $0) } }

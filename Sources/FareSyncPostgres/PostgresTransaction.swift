@@ -8,9 +8,10 @@ import PostgresNIO
 /// `WriteBackOverlay`, and the park in a `ParkOverlay`, which every read of the transaction sees
 /// first; the flush (`flushStatements()`) writes them with a few set statements, handed over with
 /// the commit, and the records set and the journal too. The rest — claims, positions, feed
-/// consumers — is written at once, one statement per call. A write
-/// transaction holds the database's write lock from before its snapshot to its end
-/// (`PostgresStore`): alone, or beside other writes that hold the keys they touch.
+/// consumers — is written at once, one statement per call. A write transaction holds the
+/// database's write lock from before its first statement to its end (`PostgresStore`): a step
+/// beside other steps that hold the keys they touch; any other write beside the steps until it
+/// touches more than the services' records, then alone (`takeAlone`).
 final class PostgresTransaction: WriteBackTransaction {
     let session: PostgresSession
     let overlay = WriteBackOverlay()
@@ -31,9 +32,43 @@ final class PostgresTransaction: WriteBackTransaction {
     /// The journal entries appended in this transaction, written and numbered by the flush.
     var journalPending: [JournalEntry] = []
 
-    init(_ session: PostgresSession, horizons: Horizons? = nil) {
+    /// What a write begun beside the steps (`PostgresStore.Mode.alone`) runs before its first
+    /// statement on anything a step may touch: the write lock taken alone, which waits for the
+    /// steps running. Empty once run, and for every other transaction (`query(_:)`).
+    var takeAlone: [PostgresQuery]
+
+    init(_ session: PostgresSession, horizons: Horizons? = nil, takeAlone: [PostgresQuery] = []) {
         self.session = session
         self.horizons = horizons
+        self.takeAlone = takeAlone
+    }
+
+    // MARK: Statements
+
+    /// `takeAlone`, handed over once: the statements to run before the first on what steps touch.
+    func takingAlone() -> [PostgresQuery] {
+        defer { takeAlone = [] }
+        return takeAlone
+    }
+
+    /// Runs `statement`, which may touch what a step touches, once this transaction may
+    /// (`takingAlone()`). Only the services' records are read without it (`query(_:of:)`).
+    @discardableResult
+    func query(_ statement: PostgresQuery) throws -> PostgresQueryResult {
+        for first in takingAlone() { try session.execute(first) }
+        return try session.query(statement)
+    }
+
+    /// Runs `statement` on records of `kind`: at once for the services' kinds, which no step
+    /// touches, else as `query(_:)`.
+    func query(_ statement: PostgresQuery, of kind: String) throws -> PostgresQueryResult {
+        StepRecords.kinds.contains(kind) ? try query(statement) : try session.query(statement)
+    }
+
+    /// Runs `statement` as `query(_:)` does and returns how many rows it changed.
+    @discardableResult
+    func execute(_ statement: PostgresQuery) throws -> Int {
+        try query(statement).metadata.rows ?? 0
     }
 
     // MARK: Documents
@@ -41,14 +76,14 @@ final class PostgresTransaction: WriteBackTransaction {
     func selectDocument(_ path: String, _ part: WriteBackOverlay.Part) throws -> WriteBackOverlay.Known {
         switch part {
         case .text:
-            guard let row = try session.query("SELECT text, version FROM documents WHERE path = \(path)").first else { return .missing }
+            guard let row = try query("SELECT text, version FROM documents WHERE path = \(path)").first else { return .missing }
             let (text, version) = try row.decode((String, String?).self)
             return .loaded(text: text, version: version)
         case .version:
-            guard let row = try session.query("SELECT version FROM documents WHERE path = \(path)").first else { return .missing }
+            guard let row = try query("SELECT version FROM documents WHERE path = \(path)").first else { return .missing }
             return .version(try row.decode(String?.self))
         case .presence:
-            return try session.query("SELECT 1 FROM documents WHERE path = \(path)").first != nil ? .present : .missing
+            return try query("SELECT 1 FROM documents WHERE path = \(path)").first != nil ? .present : .missing
         }
     }
 
@@ -57,17 +92,17 @@ final class PostgresTransaction: WriteBackTransaction {
     func selectDocuments(_ paths: [String], _ part: WriteBackOverlay.Part) throws -> [(path: String, known: WriteBackOverlay.Known)]? {
         switch part {
         case .text:
-            return try session.query("SELECT path, text, version FROM documents WHERE path = ANY(\(paths)::text[])").map {
+            return try query("SELECT path, text, version FROM documents WHERE path = ANY(\(paths)::text[])").map {
                 let (path, text, version) = try $0.decode((String, String, String?).self)
                 return (path, .loaded(text: text, version: version))
             }
         case .version:
-            return try session.query("SELECT path, version FROM documents WHERE path = ANY(\(paths)::text[])").map {
+            return try query("SELECT path, version FROM documents WHERE path = ANY(\(paths)::text[])").map {
                 let (path, version) = try $0.decode((String, String?).self)
                 return (path, .version(version))
             }
         case .presence:
-            return try session.query("SELECT path FROM documents WHERE path = ANY(\(paths)::text[])").map {
+            return try query("SELECT path FROM documents WHERE path = ANY(\(paths)::text[])").map {
                 (try $0.decode(String.self), .present)
             }
         }
@@ -75,7 +110,7 @@ final class PostgresTransaction: WriteBackTransaction {
 
     /// A page of a collection (`PostgresStore.collectionPage`).
     func selectDocuments(in range: CollectionRange, limit: Int) throws -> [(path: String, text: String)] {
-        try session.query(PostgresStore.collectionPage(range, limit: limit)).map {
+        try query(PostgresStore.collectionPage(range, limit: limit)).map {
             let (path, text) = try $0.decode((String, String).self)
             return (path: path, text: text)
         }
@@ -84,7 +119,7 @@ final class PostgresTransaction: WriteBackTransaction {
     /// Counts by the path's second-to-last segment. A scan of every path: only summaries ask.
     func countDocuments(inCollection collection: String) throws -> Int {
         try flush()
-        let rows = try session.query(
+        let rows = try query(
             """
             SELECT count(*) FROM documents
             WHERE (string_to_array(path, '/'))[cardinality(string_to_array(path, '/')) - 1] = \(collection)
@@ -101,7 +136,7 @@ final class PostgresTransaction: WriteBackTransaction {
     func claimEvents(_ ids: [String]) throws -> [Bool] {
         guard !ids.isEmpty else { return [] }
         var new = Set<ByteKey>()
-        for row in try session.query(
+        for row in try query(
             "INSERT INTO processed_events(id) SELECT unnest(\(ids)::text[]) ON CONFLICT DO NOTHING RETURNING id")
         {
             new.insert(ByteKey(try row.decode(String.self)))
@@ -113,7 +148,7 @@ final class PostgresTransaction: WriteBackTransaction {
     func claimedEvents(_ ids: [String]) throws -> [Bool] {
         guard !ids.isEmpty else { return [] }
         var claimed = Set<ByteKey>()
-        for row in try session.query("SELECT id FROM processed_events WHERE id = ANY(\(ids)::text[])") {
+        for row in try query("SELECT id FROM processed_events WHERE id = ANY(\(ids)::text[])") {
             claimed.insert(ByteKey(try row.decode(String.self)))
         }
         return ids.map { claimed.contains(ByteKey($0)) }
@@ -122,14 +157,14 @@ final class PostgresTransaction: WriteBackTransaction {
     // MARK: Accounts
 
     func selectAccount(_ abtId: String) throws -> AccountRecord? {
-        try session.query("SELECT uid, created FROM accounts WHERE abt_id = \(abtId)").first.map {
+        try query("SELECT uid, created FROM accounts WHERE abt_id = \(abtId)").first.map {
             let (uid, created) = try $0.decode((String, Int64).self)
             return AccountRecord(uid: uid, created: created)
         }
     }
 
     func selectAccounts(_ abtIds: [String]) throws -> [(abtId: String, record: AccountRecord)]? {
-        try session.query("SELECT abt_id, uid, created FROM accounts WHERE abt_id = ANY(\(abtIds)::text[])").map {
+        try query("SELECT abt_id, uid, created FROM accounts WHERE abt_id = ANY(\(abtIds)::text[])").map {
             let (abtId, uid, created) = try $0.decode((String, String, Int64).self)
             return (abtId, AccountRecord(uid: uid, created: created))
         }
@@ -139,7 +174,7 @@ final class PostgresTransaction: WriteBackTransaction {
 
     func isEmpty() throws -> Bool {
         guard !overlay.hasChanges, park.added.isEmpty else { return false }
-        let rows = try session.query(
+        let rows = try query(
             """
             SELECT NOT EXISTS (SELECT 1 FROM documents) AND NOT EXISTS (SELECT 1 FROM processed_events)
                AND NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM parked)

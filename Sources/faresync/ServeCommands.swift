@@ -7,6 +7,7 @@ import FareSyncIdentity
 import FareSyncKafka
 import FareSyncKafkaClient
 import FareSyncPipeline
+import FareSyncPostgres
 import FareSyncServer
 import FareSyncStore
 import FareSyncTicketing
@@ -216,6 +217,7 @@ struct ServeOptions: ParsableArguments {
             standardError("serve: listening on http://\(host):\(channel.localAddress?.port ?? port) (project \(project), store \(name))")
         }
         try await served.application.runService()
+        if let pg = store as? PostgresStore { standardError("serve: exiting" + WriteLineSummary(pg).text) }
     }
 }
 

@@ -79,46 +79,36 @@ struct PostgresStoreTests {
         #expect(recomputed > 0, "batches whose reads another worker changed were computed again (\(recomputed) of \(batches))")
     }
 
-    /// A serialization failure runs the whole body again, on what the other transaction committed:
-    /// here the other is a writer outside FareSync, which does not take the write lock.
-    @Test func aConflictRunsTheWholeTransactionAgain() async throws {
+    /// A wait for a lock past the role's `lock_timeout` runs the whole body again, on what the
+    /// holder committed: here a step holds the write lock beside the unkeyed writes, and an unkeyed
+    /// write's first read of a document waits for the step to end before it takes the lock alone.
+    @Test func aLockTimeoutRunsTheWholeTransactionAgain() async throws {
         let url = try await StoreKinds.freshDatabase()
+        let logger = Logger(label: "faresync.tests")
+        let owner = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 1, logger: logger)
+        try await owner.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(url.database) SET lock_timeout = '200ms'"), logger: logger)
+        try await owner.close()
         let a = try await PostgresStore(url: url)
         let b = try await PostgresStore(url: url)
         try await a.write { try $0.setDocument("c/x", .object(JSONObject([("n", .int(0))]))) }
         func counter(_ store: PostgresStore) async throws -> Int64? { try await store.read { try $0.document("c/x")?["n"]?.int64Value } }
 
-        // A conflict made to happen: `a` reads the counter, then waits inside its first attempt
-        // while the outside writer sets it to ten and commits. `a`'s write then cannot be
-        // serialized after what it read: it runs again, reads the new value and adds one to it.
-        let (reading, readingContinuation) = AsyncStream<Void>.makeStream()
-        let outsideCommitted = DispatchSemaphore(value: 0)
+        let step = HeldWrite(b, locking: ["d/c/x"]) { tx in try tx.setDocument("c/x", Self.numbered(10)) }
+        await step.started()
         let attempts = Atomic(0)
-        let first = Task {
+        let unkeyed = Task {
             try await a.write { tx in
+                attempts.add(1, ordering: .relaxed)
                 let n = try tx.document("c/x")?["n"]?.int64Value ?? -100
-                if attempts.add(1, ordering: .relaxed).newValue == 1 {
-                    readingContinuation.yield()
-                    // Bounded, so that an outside writer that cannot commit fails the test instead of hanging it.
-                    _ = outsideCommitted.wait(timeout: .now() + 30)
-                }
                 try tx.setDocument("c/x", .object(JSONObject([("n", .int(n + 1))])))
             }
         }
-        var iterator = reading.makeAsyncIterator()
-        await iterator.next()
-        let logger = Logger(label: "faresync.tests")
-        let outside = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 1, logger: logger)
-        try await outside.query("BEGIN ISOLATION LEVEL SERIALIZABLE", logger: logger)
-        try await outside.query("SELECT text FROM documents WHERE path = 'c/x'", logger: logger)
-        try await outside.query(#"UPDATE documents SET text = '{"n":10}' WHERE path = 'c/x'"#, logger: logger)
-        try await outside.query("COMMIT", logger: logger)
-        try await outside.close()
-        outsideCommitted.signal()
-        try await first.value
-        #expect(attempts.load(ordering: .relaxed) == 2, "a's body ran again")
-        #expect(a.retriedTransactions == 1)
-        #expect(try await counter(a) == 11, "a's second attempt added one to the outside writer's value")
+        for _ in 0..<1500 where a.retriedTransactions == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(a.retriedTransactions >= 1, "the unkeyed write outwaited the lock timeout")
+        try await step.release()
+        try await unkeyed.value
+        #expect(attempts.load(ordering: .relaxed) == a.retriedTransactions + 1, "each attempt ran the whole body")
+        #expect(try await counter(a) == 11, "the last attempt added one to what the step committed")
 
         // Serialized however they interleave: two stores adding one ten times each end at 31.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -289,9 +279,9 @@ struct PostgresStoreTests {
         try await holder.close()
     }
 
-    /// Polls the database's `pg_locks` until the write lock is waited for, for at most 15 s: how a
-    /// test knows a write waits for it before it lets the holder go.
-    static func untilTheWriteLockIsAwaited(_ url: PostgresURL) async throws -> Bool {
+    /// Polls the database's `pg_locks` until the write lock is waited for by `writers` transactions,
+    /// for at most 15 s: how a test knows a write waits for it before it lets the holder go.
+    static func untilTheWriteLockIsAwaited(_ url: PostgresURL, by writers: Int64 = 1) async throws -> Bool {
         let logger = Logger(label: "faresync.tests")
         let watcher = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 2, logger: logger)
         let query: PostgresQuery = """
@@ -300,7 +290,7 @@ struct PostgresStoreTests {
             """
         var seen = false
         for _ in 0..<1500 where !seen {
-            for try await n in try await watcher.query(query, logger: logger).decode(Int64.self) { seen = n > 0 }
+            for try await n in try await watcher.query(query, logger: logger).decode(Int64.self) { seen = n >= writers }
             if !seen { try await Task.sleep(for: .milliseconds(10)) }
         }
         try await watcher.close()

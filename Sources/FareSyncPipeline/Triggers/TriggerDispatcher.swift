@@ -145,7 +145,7 @@ public final class TriggerDispatcher: Sendable {
             return snapshot
         }
         snapshot = try await readingOwners(snapshot)
-        // Every batch of the group reads its partitions' owners; only assignments, which run alone, write them.
+        // Every batch of the group reads its partitions' owners; only assignments, which take the write lock alone, write them.
         let ownersRecord: Set<RecordKey> = consumer.map { [PartitionOwners.recordKey(consumer: $0)] } ?? []
         let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer, epochs: epochs)
         var computedAgain = false

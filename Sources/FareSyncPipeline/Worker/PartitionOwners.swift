@@ -17,7 +17,7 @@ import FareSyncStore
 /// // … each batch's write: try PartitionOwners.check(epochs, consumer: "faresync", in: tx)
 /// ```
 public enum PartitionOwners {
-    static let kind = "partitionOwners"
+    static let kind = StepRecords.partitionOwners
 
     static func name(_ tp: TopicPartition) -> String { "\(tp.topic)/\(tp.partition)" }
 

@@ -9,8 +9,9 @@ extension StepLog {
     /// (the list read, the event parked). Claims are not: a claim taken beside the step sends it
     /// back (`StepClaimTaken`). Nor are the journal's and the feed's numbers, which the store orders.
     ///
-    /// Records in `writtenAlone` are left out: only writes that run alone write them (a consumer
-    /// group's partition owners, written at assignments), and those never run beside a step.
+    /// Records in `writtenAlone` are left out: only unkeyed writes write them (a consumer group's
+    /// partition owners, written at assignments), and a store whose steps run beside each other
+    /// runs those alone before they touch a kind of `StepRecords`.
     ///
     /// ```swift
     /// try await store.write(locking: log.lockKeys()) { try log.replay(on: $0) }

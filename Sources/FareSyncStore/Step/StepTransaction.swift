@@ -291,7 +291,9 @@ package final class StepTransaction: StoreTransaction {
 
     // MARK: Records
 
+    /// Of the kinds in `StepRecords` only: the services' own records run in a store transaction.
     package func record(_ kind: String, _ key: String) throws -> JSONValue? {
+        guard StepRecords.kinds.contains(kind) else { throw StepUnsupported("a record of kind \(kind)") }
         let recordKey = RecordKey(kind, key)
         log.keys.records.insert(recordKey)
         let found: JSONValue?
@@ -308,6 +310,7 @@ package final class StepTransaction: StoreTransaction {
     }
 
     package func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
+        guard StepRecords.kinds.contains(kind) else { throw StepUnsupported("a record of kind \(kind)") }
         records[RecordKey(kind, key)] = .some(value)
         note(.setRecord(kind: kind, key: key, value))
     }
