@@ -64,17 +64,3 @@ extension PostgresStoreTests {
         #expect(try tx.record(StepRecords.partitionOwners, "faresync") == nil)
     }
 }
-
-/// Whether `operation` returns, without throwing, before `limit` passes (the operation is cancelled then).
-private func succeedsWithin(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> Void) async -> Bool {
-    await withTaskGroup(of: Bool.self) { group in
-        group.addTask { (try? await operation()) != nil }
-        group.addTask {
-            try? await Task.sleep(for: limit)
-            return false
-        }
-        let first = await group.next() ?? false
-        group.cancelAll()
-        return first
-    }
-}

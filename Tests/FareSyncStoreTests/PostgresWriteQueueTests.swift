@@ -43,7 +43,7 @@ extension PostgresStoreTests {
 /// Whether `operation` returns, without throwing, before `limit` passes: raced against a deadline
 /// only so that a wait that never ends fails its test instead of hanging it (the operation is
 /// cancelled then).
-private func succeedsWithin(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> Void) async -> Bool {
+func succeedsWithin(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> Void) async -> Bool {
     await withTaskGroup(of: Bool.self) { group in
         group.addTask { (try? await operation()) != nil }
         group.addTask {
