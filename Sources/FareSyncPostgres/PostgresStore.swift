@@ -31,7 +31,8 @@ import Synchronization
 /// in any order, so a read sees the feed and the journal below its horizons (`Horizons`). A
 /// process's writes wait for each other before they lease a connection (`WriteQueue`), so at most
 /// one of them holds a connection while it waits for its locks, and the reads keep the rest of the
-/// pool.
+/// pool. An unkeyed write that takes the lock alone in its body waits for it on a thread of NIO's
+/// pool, as its body's statements do.
 ///
 /// ```swift
 /// let store = try await PostgresStore(url: PostgresURL("postgres://faresync@127.0.0.1/faresync"))
@@ -65,7 +66,7 @@ public final class PostgresStore: DocumentStore {
     static let takeWriteLockBesideSteps: PostgresQuery = "LOCK TABLE faresync_write_lock IN SHARE UPDATE EXCLUSIVE MODE"
 
     /// What a write beside others (`write(locking:_:)`) runs first: the write lock in a mode that
-    /// only `takeWriteLock` and `takeWriteLockBesideSteps` conflict with.
+    /// only `takeWriteLock` conflicts with.
     static let shareWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN ROW EXCLUSIVE MODE"
 
     /// Connects, and brings the schema up to date. A write transaction of the store that sits
@@ -216,18 +217,23 @@ public final class PostgresStore: DocumentStore {
         // The transaction begins, and a write waits for its locks, here, without a thread of the
         // pool, which the reads and the writes that hold the locks need meanwhile.
         let begun = try await begin(mode, asked: asked, in: session)
+        // The body's wait to take the lock alone counts as waited, not held.
+        var waitedAlone = Duration.zero
         defer {
-            if mode.writes { writeLockUse.add(waited: begun.waited, held: ContinuousClock.now - begun.at) }
+            if mode.writes {
+                writeLockUse.add(waited: begun.waited + waitedAlone, held: ContinuousClock.now - begun.at - waitedAlone)
+            }
         }
         do {
-            let (result, flush, tookAlone) = try await NIOThreadPool.singleton.runIfActive {
+            let ran = try await NIOThreadPool.singleton.runIfActive {
                 try Self.run(body, in: session, horizons: begun.horizons, takeAlone: begun.takeAlone)
             }
-            if tookAlone && begun.takeAlone.count > 1 { keysSinceEmptied.store(0, ordering: .relaxed) }
+            waitedAlone = ran.waitedAlone
             // What the body left to write is handed to the connection with the `COMMIT`, at once,
             // and awaited here: no thread waits for each answer in turn.
-            try await session.awaitQueries(flush + ["COMMIT"])
-            return result
+            try await session.awaitQueries(ran.flush + ["COMMIT"])
+            if ran.tookAlone && begun.takeAlone.count > 1 { keysSinceEmptied.store(0, ordering: .relaxed) }
+            return ran.result
         } catch {
             // A transaction whose body or flush failed, or that the pool did not run, must not stay open.
             await session.awaitRollBack(after: error)
@@ -322,15 +328,15 @@ public final class PostgresStore: DocumentStore {
 
     /// One attempt's body on a begun transaction, the statements that write what it left in the
     /// overlay (`flushStatements()`), which the caller sends with the `COMMIT` or rolls back after,
-    /// and whether it ran or hands over `takeAlone`.
+    /// whether it ran or hands over `takeAlone`, and how long the body waited to run it.
     private static func run<T>(
         _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?, takeAlone: [PostgresQuery]
-    ) throws -> (T, [PostgresQuery], tookAlone: Bool) {
+    ) throws -> (result: T, flush: [PostgresQuery], tookAlone: Bool, waitedAlone: Duration) {
         let tx = PostgresTransaction(session, horizons: horizons, takeAlone: takeAlone)
         do {
             let result = try body(tx)
             let flush = tx.flushStatements()
-            return (result, flush, !takeAlone.isEmpty && tx.takeAlone.isEmpty)
+            return (result, flush, !takeAlone.isEmpty && tx.takeAlone.isEmpty, tx.waitedAlone)
         } catch let error where !(error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed) {
             throw BodyFailure(error: error)
         }

@@ -36,7 +36,9 @@ extension PostgresTransaction {
     // MARK: Offsets
 
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition? {
-        try query("SELECT next, newest_event_time FROM offsets WHERE consumer = \(consumer) AND topic = \(topic) AND part = \(partition)")
+        let key = PositionKey(consumer: ByteKey(consumer), partition: TopicPartition(topic: topic, partition: partition))
+        if let known = readAhead.positions[key] { return known }
+        return try query("SELECT next, newest_event_time FROM offsets WHERE consumer = \(consumer) AND topic = \(topic) AND part = \(partition)")
             .first.map {
                 let (next, newest) = try $0.decode((Int64, Int64?).self)
                 return ConsumerPosition(next: next, newestEventTime: newest)
@@ -44,6 +46,7 @@ extension PostgresTransaction {
     }
 
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
+        readAhead.positions[PositionKey(consumer: ByteKey(consumer), partition: TopicPartition(topic: topic, partition: partition))] = .some(position)
         try execute(
             """
             INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
@@ -55,6 +58,8 @@ extension PostgresTransaction {
     /// One query for every partition, as the batch's positions are read.
     func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
         guard !partitions.isEmpty else { return [] }
+        let known = partitions.compactMap { readAhead.positions[PositionKey(consumer: ByteKey(consumer), partition: $0)] }
+        if known.count == partitions.count { return known }
         var found: [TopicPartition: ConsumerPosition] = [:]
         for row in try query(
             """
@@ -71,6 +76,7 @@ extension PostgresTransaction {
     /// One statement for every partition, in the order given.
     func setPositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
         guard !positions.isEmpty else { return }
+        for (tp, position) in positions { readAhead.positions[PositionKey(consumer: ByteKey(consumer), partition: tp)] = .some(position) }
         try execute(
             """
             INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
@@ -85,6 +91,7 @@ extension PostgresTransaction {
 
     func record(_ kind: String, _ key: String) throws -> JSONValue? {
         if let pending = recordsPending[RecordKey(kind, key)] { return pending }
+        if let known = readAhead.records[RecordKey(kind, key)] { return known }
         return try query("SELECT value FROM records WHERE kind = \(kind) AND key = \(key)", of: kind).first.map {
             try JSONParser.parse(try $0.decode(String.self), maxDepth: .max)
         }
@@ -93,6 +100,8 @@ extension PostgresTransaction {
     /// Kept until the flush, which writes the transaction's records with two statements.
     func setRecord(_ kind: String, _ key: String, _ value: JSONValue?) throws {
         recordsPending[RecordKey(kind, key)] = .some(value)
+        // Once flushed, the pending value leaves `recordsPending`: a read then asks the store.
+        readAhead.records[RecordKey(kind, key)] = nil
     }
 
     /// The statements that write the records set in this transaction: the values in one upsert,

@@ -7,7 +7,8 @@ extension PostgresTransaction {
     /// Writes the overlay now (`flushStatements()`, each waited for): for a read in the body that
     /// must see the transaction's own writes.
     func flush() throws {
-        for statement in flushStatements() { try execute(statement) }
+        // `flushStatements()` takes the lock alone where what it writes needs it, not for the services' records.
+        for statement in flushStatements() { try session.execute(statement) }
     }
 
     /// The statements that write the overlay: the journal, the records, open reservations,

@@ -32,10 +32,17 @@ final class PostgresTransaction: WriteBackTransaction {
     /// The journal entries appended in this transaction, written and numbered by the flush.
     var journalPending: [JournalEntry] = []
 
-    /// What a write begun beside the steps (`PostgresStore.Mode.alone`) runs before its first
+    /// Claims, positions and records a read ahead found (`prefetch(_:)`), kept as this transaction
+    /// changes them.
+    var readAhead = ReadAheadFound()
+
+    /// What a write begun beside the steps (`PostgresStore.Mode.unkeyed`) runs before its first
     /// statement on anything a step may touch: the write lock taken alone, which waits for the
     /// steps running. Empty once run, and for every other transaction (`query(_:)`).
     var takeAlone: [PostgresQuery]
+
+    /// How long this transaction's body waited for `takeAlone` (`query(_:)`).
+    var waitedAlone = Duration.zero
 
     init(_ session: PostgresSession, horizons: Horizons? = nil, takeAlone: [PostgresQuery] = []) {
         self.session = session
@@ -55,7 +62,12 @@ final class PostgresTransaction: WriteBackTransaction {
     /// (`takingAlone()`). Only the services' records are read without it (`query(_:of:)`).
     @discardableResult
     func query(_ statement: PostgresQuery) throws -> PostgresQueryResult {
-        for first in takingAlone() { try session.execute(first) }
+        let first = takingAlone()
+        if !first.isEmpty {
+            let asked = ContinuousClock.now
+            for statement in first { try session.execute(statement) }
+            waitedAlone = ContinuousClock.now - asked
+        }
         return try session.query(statement)
     }
 
@@ -141,12 +153,15 @@ final class PostgresTransaction: WriteBackTransaction {
         {
             new.insert(ByteKey(try row.decode(String.self)))
         }
+        for id in ids { readAhead.claims[ByteKey(id)] = true }
         return ids.map { new.remove(ByteKey($0)) != nil }
     }
 
     /// Whether each id is claimed, with one query.
     func claimedEvents(_ ids: [String]) throws -> [Bool] {
         guard !ids.isEmpty else { return [] }
+        let known = ids.compactMap { readAhead.claims[ByteKey($0)] }
+        if known.count == ids.count { return known }
         var claimed = Set<ByteKey>()
         for row in try query("SELECT id FROM processed_events WHERE id = ANY(\(ids)::text[])") {
             claimed.insert(ByteKey(try row.decode(String.self)))

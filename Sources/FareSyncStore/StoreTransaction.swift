@@ -12,7 +12,7 @@ import FareSyncEvents
 ///
 /// ```swift
 /// let fresh = try tx.claimEvents(ids)   // one query where the store can, one claim per id where not
-/// try tx.prefetch(documents: paths, versions: [], presence: [], accounts: [])
+/// try tx.prefetch(reads)              // one set query per kind, or one for all, where the store can
 /// ```
 public typealias StoreTransaction = StoreDocuments & StoreDelivery & StoreAccounts & StoreReconciliation & StoreChangeFeed
     & StoreRecords & StoreReadAhead & StoreLoading & StoreJournal
@@ -163,14 +163,8 @@ extension StoreRecords {
 /// set queries instead of one query per key. Hints only: they change nothing a transaction reads or
 /// writes, and by default they do nothing.
 public protocol StoreReadAhead: AnyObject {
-    /// The documents (`documents`: read; `versions`: only version-compared; `presence`: only
-    /// checked to exist) and accounts the batch's triggers are about to look up.
-    func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws
-    /// The (uid, order id) pairs whose contract orders the batch will ask about.
-    func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws
-    /// The accounts and contract ids whose parked events the batch will ask about (the accounts
-    /// its users create, and the contracts it may park).
-    func prefetchParked(accounts: [String], contractIds: [String]) throws
+    /// What the batch's triggers, or its step's check, are about to look up.
+    func prefetch(_ reads: ReadAhead) throws
     /// The store's count of writes so far, where it keeps one (nil by default): the same mark at a
     /// read and at a later write transaction means that no write came between, so what was read
     /// still holds and the write need not read it again to check (`StepLog.replay`).
@@ -178,9 +172,7 @@ public protocol StoreReadAhead: AnyObject {
 }
 
 extension StoreReadAhead {
-    public func prefetch(documents: [String], versions: [String], presence: [String], accounts: [String]) throws {}
-    public func prefetchContractOrders(_ orders: [(uid: String, orderId: String)]) throws {}
-    public func prefetchParked(accounts: [String], contractIds: [String]) throws {}
+    public func prefetch(_ reads: ReadAhead) throws {}
     public var writeMark: Int64? { nil }
 }
 

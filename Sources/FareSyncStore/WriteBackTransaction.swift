@@ -137,12 +137,14 @@ extension WriteBackTransaction {
     }
 
     /// Reads what the overlay does not know yet with one set query per kind: documents with their
-    /// text, fare contracts with their version only, presence alone, accounts.
-    package func prefetch(documents paths: [String], versions: [String], presence: [String], accounts abtIds: [String]) throws {
-        try prefetch(paths, .text)
-        try prefetch(versions, .version)
-        try prefetch(presence, .presence)
-        let unknown = abtIds.filter { overlay.reads.accounts[ByteKey($0)] == nil }
+    /// text, fare contracts with their version only, presence alone, accounts, contract orders.
+    /// The rest (claims, positions, records, the park) is read when asked.
+    package func prefetch(_ reads: ReadAhead) throws {
+        try prefetch(reads.documents, .text)
+        try prefetch(reads.versions, .version)
+        try prefetch(reads.presence, .presence)
+        try prefetchContractOrders(reads.contractOrders)
+        let unknown = reads.accounts.filter { overlay.reads.accounts[ByteKey($0)] == nil }
         guard !unknown.isEmpty, let found = try selectAccounts(unknown) else { return }
         for abtId in unknown { overlay.reads.accounts[ByteKey(abtId)] = .some(nil) }
         for (abtId, record) in found { overlay.reads.accounts[ByteKey(abtId)] = .some(record) }
@@ -157,7 +159,39 @@ extension WriteBackTransaction {
         for (path, known) in found { overlay.reads.documents[ByteKey(path)] = known }
     }
 
-    package func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
+    /// Of `reads`, the documents, accounts and contract orders this transaction neither changed nor
+    /// knows yet; the rest as given.
+    package func unknownToOverlay(_ reads: ReadAhead) -> ReadAhead {
+        var unknown = reads
+        let documentUnknown = { (path: String) in
+            self.overlay.documents[ByteKey(path)] == nil && self.overlay.reads.documents[ByteKey(path)] == nil
+        }
+        unknown.documents = reads.documents.filter(documentUnknown)
+        unknown.versions = reads.versions.filter(documentUnknown)
+        unknown.presence = reads.presence.filter(documentUnknown)
+        unknown.accounts = reads.accounts.filter { overlay.reads.accounts[ByteKey($0)] == nil }
+        unknown.contractOrders = reads.contractOrders.filter {
+            let key = ContractOrderKey($0.uid, $0.orderId)
+            return !overlay.orders.contains(key) && overlay.reads.orders[key] == nil
+        }
+        return unknown
+    }
+
+    /// Keeps what a read of `asked` (from `unknownToOverlay`) found: documents, accounts and
+    /// contract orders; those it did not find are missing.
+    package func learn(
+        _ asked: ReadAhead, documents: [(path: String, known: WriteBackOverlay.Known)], accounts: [(abtId: String, record: AccountRecord)],
+        orders: [ContractOrderKey]
+    ) {
+        for path in asked.documents + asked.versions + asked.presence { overlay.reads.documents[ByteKey(path)] = .missing }
+        for (path, known) in documents { overlay.reads.documents[ByteKey(path)] = known }
+        for abtId in asked.accounts { overlay.reads.accounts[ByteKey(abtId)] = .some(nil) }
+        for (abtId, record) in accounts { overlay.reads.accounts[ByteKey(abtId)] = .some(record) }
+        for order in asked.contractOrders { overlay.reads.orders[ContractOrderKey(order.uid, order.orderId)] = false }
+        for key in orders { overlay.reads.orders[key] = true }
+    }
+
+    private func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
         let unknown = pairs.map { ContractOrderKey($0.uid, $0.orderId) }.filter { !overlay.orders.contains($0) && overlay.reads.orders[$0] == nil }
         guard !unknown.isEmpty, let found = try selectContractOrders(unknown) else { return }
         for key in unknown { overlay.reads.orders[key] = false }

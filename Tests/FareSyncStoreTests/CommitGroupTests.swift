@@ -90,7 +90,7 @@ import Testing
         let tree = JSONValue.object(JSONObject([("version", .string("7")), ("rights", .array([.object(JSONObject([("n", .int(1))]))]))]))
         let seen = try await store.withCommitGroup(3) { group -> [Bool] in
             try await group.write { tx in
-                try tx.prefetch(documents: ["c/old"], versions: [], presence: ["c/new"], accounts: ["old", "new"])
+                try tx.prefetch(ReadAhead(documents: ["c/old"], presence: ["c/new"], accounts: ["old", "new"]))
                 try tx.setAccount("new", AccountRecord(uid: "u1", created: 2))
                 try tx.setDocument("c/new", .string("pending"))
                 try tx.setDocument("c/tree", tree)

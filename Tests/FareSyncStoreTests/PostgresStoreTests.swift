@@ -74,7 +74,7 @@ struct PostgresStoreTests {
             retried += stores.map(\.retriedTransactions).reduce(0, +)
             turns += stores.map(\.writeLockUse.turns).reduce(0, +)
         }
-        #expect(retried == 0, "steps lock their keys in one order, and the rest of the writes run alone: none ran again")
+        #expect(retried == 0, "steps lock their keys in one order, and the unkeyed writes run one at a time: none ran again")
         #expect(turns >= batches, "every batch's write took the write lock")
         #expect(recomputed > 0, "batches whose reads another worker changed were computed again (\(recomputed) of \(batches))")
     }
@@ -279,14 +279,16 @@ struct PostgresStoreTests {
         try await holder.close()
     }
 
-    /// Polls the database's `pg_locks` until the write lock is waited for by `writers` transactions,
-    /// for at most 15 s: how a test knows a write waits for it before it lets the holder go.
-    static func untilTheWriteLockIsAwaited(_ url: PostgresURL, by writers: Int64 = 1) async throws -> Bool {
+    /// Polls the database's `pg_locks` until the write lock is waited for by `writers` transactions
+    /// (in `mode`, such as `ExclusiveLock`, if given), for at most 15 s: how a test knows a write
+    /// waits for it before it lets the holder go.
+    static func untilTheWriteLockIsAwaited(_ url: PostgresURL, by writers: Int64 = 1, in mode: String? = nil) async throws -> Bool {
         let logger = Logger(label: "faresync.tests")
         let watcher = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 2, logger: logger)
         let query: PostgresQuery = """
             SELECT count(*)::int8 FROM pg_locks
             WHERE locktype = 'relation' AND relation = 'faresync_write_lock'::regclass AND NOT granted
+              AND (\(mode)::text IS NULL OR mode = \(mode))
             """
         var seen = false
         for _ in 0..<1500 where !seen {

@@ -53,7 +53,7 @@ final class TemporaryStore {
         try await store.write { tx in try tx.setDocument("c/v", contract) }
         let seen = try await store.write { tx -> [Bool] in
             // A document read ahead by version only still reads whole, and a later write wins.
-            try tx.prefetch(documents: ["c/a"], versions: ["c/v", "c/w"], presence: ["c/b"], accounts: ["acct"])
+            try tx.prefetch(ReadAhead(documents: ["c/a"], versions: ["c/v", "c/w"], presence: ["c/b"], accounts: ["acct"]))
             guard try tx.documentVersion("c/v") == "1", try tx.document("c/v") == contract, try tx.hasDocument("c/v"),
                 try !tx.hasDocument("c/w"), try tx.documentVersion("c/w") == nil
             else { return [false] }
@@ -100,7 +100,7 @@ final class TemporaryStore {
         let store = try await StoreKinds.open(kind, tmp)
         try await store.write { tx in try tx.addContractOrder(uid: "u1", orderId: "o1") }
         let seen = try await store.write { tx -> [Bool] in
-            try tx.prefetchContractOrders([("u1", "o1"), ("u1", "o2"), ("u2", "o1")])
+            try tx.prefetch(ReadAhead(contractOrders: [("u1", "o1"), ("u1", "o2"), ("u2", "o1")]))
             try tx.addContractOrder(uid: "u1", orderId: "o2")
             let before = [
                 try tx.hasContractOrder(uid: "u1", orderId: "o1"), try tx.hasContractOrder(uid: "u1", orderId: "o2"),

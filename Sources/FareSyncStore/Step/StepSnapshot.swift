@@ -37,19 +37,22 @@ package struct StepKeys: Sendable {
     /// Tells `tx` that these keys are about to be read (`StoreReadAhead`), so that a store reads
     /// them with a few set queries.
     package func announce(to tx: any StoreTransaction) throws {
-        var content: [String] = []
-        var versions: [String] = []
-        var presence: [String] = []
+        var reads = ReadAhead()
         for (key, part) in documents {
             switch part {
-            case .content: content.append(key.string)
-            case .version: versions.append(key.string)
-            case .presence: presence.append(key.string)
+            case .content: reads.documents.append(key.string)
+            case .version: reads.versions.append(key.string)
+            case .presence: reads.presence.append(key.string)
             }
         }
-        try tx.prefetch(documents: content, versions: versions, presence: presence, accounts: accounts.map(\.string))
-        try tx.prefetchContractOrders(orders.map { ($0.uid.string, $0.orderId.string) })
-        try tx.prefetchParked(accounts: parkedAccounts.map(\.string), contractIds: parkedContracts.map(\.string))
+        reads.accounts = accounts.map(\.string)
+        reads.contractOrders = orders.map { ($0.uid.string, $0.orderId.string) }
+        reads.parkedAccounts = parkedAccounts.map(\.string)
+        reads.parkedContracts = parkedContracts.map(\.string)
+        reads.events = events.map(\.string)
+        reads.positions = positions.map { (consumer: $0.key.string, partitions: Array($0.value)) }
+        reads.records = records.map { (kind: $0.kind.string, key: $0.key.string) }
+        try tx.prefetch(reads)
     }
 }
 
@@ -166,4 +169,9 @@ extension StepSnapshot {
 package struct PositionKey: Hashable, Sendable {
     package var consumer: ByteKey
     package var partition: TopicPartition
+
+    package init(consumer: ByteKey, partition: TopicPartition) {
+        self.consumer = consumer
+        self.partition = partition
+    }
 }
