@@ -230,8 +230,14 @@ public final class PostgresStore: DocumentStore {
             }
             waitedAlone = ran.waitedAlone
             // What the body left to write is handed to the connection with the `COMMIT`, at once,
-            // and awaited here: no thread waits for each answer in turn.
-            try await session.awaitQueries(ran.flush + ["COMMIT"])
+            // and awaited here: no thread waits for each answer in turn. A wait to take the lock
+            // alone first is timed apart.
+            if !ran.flush.takeAlone.isEmpty {
+                let asked = ContinuousClock.now
+                try await session.awaitQueries(ran.flush.takeAlone)
+                waitedAlone += ContinuousClock.now - asked
+            }
+            try await session.awaitQueries(ran.flush.writes + ["COMMIT"])
             if ran.tookAlone && begun.takeAlone.count > 1 { keysSinceEmptied.store(0, ordering: .relaxed) }
             return ran.result
         } catch {
@@ -331,7 +337,7 @@ public final class PostgresStore: DocumentStore {
     /// whether it ran or hands over `takeAlone`, and how long the body waited to run it.
     private static func run<T>(
         _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?, takeAlone: [PostgresQuery]
-    ) throws -> (result: T, flush: [PostgresQuery], tookAlone: Bool, waitedAlone: Duration) {
+    ) throws -> (result: T, flush: (takeAlone: [PostgresQuery], writes: [PostgresQuery]), tookAlone: Bool, waitedAlone: Duration) {
         let tx = PostgresTransaction(session, horizons: horizons, takeAlone: takeAlone)
         do {
             let result = try body(tx)

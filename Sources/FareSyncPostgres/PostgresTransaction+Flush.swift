@@ -7,8 +7,9 @@ extension PostgresTransaction {
     /// Writes the overlay now (`flushStatements()`, each waited for): for a read in the body that
     /// must see the transaction's own writes.
     func flush() throws {
-        // `flushStatements()` takes the lock alone where what it writes needs it, not for the services' records.
-        for statement in flushStatements() { try session.execute(statement) }
+        let (alone, writes) = flushStatements()
+        try runTakingAlone(alone)
+        for statement in writes { try session.execute(statement) }
     }
 
     /// The statements that write the overlay: the journal, the records, open reservations,
@@ -22,15 +23,16 @@ extension PostgresTransaction {
     /// locks (`horizonLocks()`), and a read stops below the numbers they guard: a reader that sees
     /// position `n` sees every position below it that will ever commit, which is what the feed
     /// promises (`DocumentChange`) and `journalEntries(after:)` relies on.
-    func flushStatements() -> [PostgresQuery] {
-        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty else { return [] }
-        // Records of the services' kinds alone are written beside the steps; anything else, alone.
+    ///
+    /// Records of the services' kinds alone are written beside the steps; anything else needs the
+    /// write lock alone, and `takeAlone` is what takes it first (empty where it is held or not needed).
+    func flushStatements() -> (takeAlone: [PostgresQuery], writes: [PostgresQuery]) {
+        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty else { return ([], []) }
+        let alone =
+            overlay.hasChanges || park.hasChanges || !journalPending.isEmpty
+                || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
+            ? takingAlone() : []
         var statements: [PostgresQuery] = []
-        if overlay.hasChanges || park.hasChanges || !journalPending.isEmpty
-            || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
-        {
-            statements += takingAlone()
-        }
         let changes = overlay.takeChanges()
         if !journalPending.isEmpty || !changes.documents.isEmpty { statements += horizonLocks() }
         statements += journalStatements()
@@ -55,7 +57,7 @@ extension PostgresTransaction {
                 ON CONFLICT DO NOTHING
                 """)
         }
-        return statements
+        return (alone, statements)
     }
 
     /// Once a transaction, before its first number is drawn: a shared advisory lock keyed by the

@@ -41,7 +41,7 @@ final class PostgresTransaction: WriteBackTransaction {
     /// steps running. Empty once run, and for every other transaction (`query(_:)`).
     var takeAlone: [PostgresQuery]
 
-    /// How long this transaction's body waited for `takeAlone` (`query(_:)`).
+    /// How long this transaction's body waited for `takeAlone` (`runTakingAlone(_:)`).
     var waitedAlone = Duration.zero
 
     init(_ session: PostgresSession, horizons: Horizons? = nil, takeAlone: [PostgresQuery] = []) {
@@ -62,13 +62,16 @@ final class PostgresTransaction: WriteBackTransaction {
     /// (`takingAlone()`). Only the services' records are read without it (`query(_:of:)`).
     @discardableResult
     func query(_ statement: PostgresQuery) throws -> PostgresQueryResult {
-        let first = takingAlone()
-        if !first.isEmpty {
-            let asked = ContinuousClock.now
-            for statement in first { try session.execute(statement) }
-            waitedAlone = ContinuousClock.now - asked
-        }
+        try runTakingAlone(takingAlone())
         return try session.query(statement)
+    }
+
+    /// Runs what takes the write lock alone (`takingAlone()`), and counts the wait in `waitedAlone`.
+    func runTakingAlone(_ statements: [PostgresQuery]) throws {
+        guard !statements.isEmpty else { return }
+        let asked = ContinuousClock.now
+        for statement in statements { try session.execute(statement) }
+        waitedAlone += ContinuousClock.now - asked
     }
 
     /// Runs `statement` on records of `kind`: at once for the services' kinds, which no step

@@ -1,11 +1,11 @@
 import FareSyncEvents
 
 /// What a batch is about to look up, told before it looks (`StoreReadAhead.prefetch(_:)`), so that
-/// a store reads it with a few set queries, or one, instead of one query per key.
+/// a store reads it with a few set queries (PostgreSQL: two) instead of one query per key.
 ///
 /// ```swift
 /// try tx.prefetch(ReadAhead(documents: ["customers/u1"], events: ["e1", "e2"]))
-/// let claimed = try tx.claimedEvents(["e1", "e2"])   // answered from what was read ahead
+/// let claimed = try tx.claimedEvents(["e1", "e2"])   // on PostgreSQL, answered from what was read ahead
 /// ```
 public struct ReadAhead: Sendable {
     /// Documents read whole.

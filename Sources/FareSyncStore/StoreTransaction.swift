@@ -160,8 +160,9 @@ extension StoreRecords {
 }
 
 /// What a batch is about to look up, told before it looks, so that a store can read it with a few
-/// set queries instead of one query per key. Hints only: they change nothing a transaction reads or
-/// writes, and by default they do nothing.
+/// set queries instead of one query per key. Hints only: they change nothing a transaction writes,
+/// a later read of a key read ahead may answer what the store held when it was read ahead, and by
+/// default they do nothing.
 public protocol StoreReadAhead: AnyObject {
     /// What the batch's triggers, or its step's check, are about to look up.
     func prefetch(_ reads: ReadAhead) throws
