@@ -138,25 +138,30 @@ extension WriteBackTransaction {
 
     /// Reads what the overlay does not know yet with one set query per kind: documents with their
     /// text, fare contracts with their version only, presence alone, accounts, contract orders.
-    /// The rest (claims, positions, records, the park) is read when asked.
+    /// The rest (claims, positions, records, the park) is read when asked. A kind whose set query
+    /// the store lacks is left to be read key by key.
     package func prefetch(_ reads: ReadAhead) throws {
-        try prefetch(reads.documents, .text)
-        try prefetch(reads.versions, .version)
-        try prefetch(reads.presence, .presence)
-        try prefetchContractOrders(reads.contractOrders)
-        let unknown = reads.accounts.filter { overlay.reads.accounts[ByteKey($0)] == nil }
-        guard !unknown.isEmpty, let found = try selectAccounts(unknown) else { return }
-        for abtId in unknown { overlay.reads.accounts[ByteKey(abtId)] = .some(nil) }
-        for (abtId, record) in found { overlay.reads.accounts[ByteKey(abtId)] = .some(record) }
-    }
-
-    /// Reads `part` of the documents at `paths` that this transaction neither changed nor knows
-    /// yet; a path the store does not return is missing.
-    private func prefetch(_ paths: [String], _ part: WriteBackOverlay.Part) throws {
-        let unknown = paths.filter { overlay.documents[ByteKey($0)] == nil && overlay.reads.documents[ByteKey($0)] == nil }
-        guard !unknown.isEmpty, let found = try selectDocuments(unknown, part) else { return }
-        for path in unknown { overlay.reads.documents[ByteKey(path)] = .missing }
-        for (path, known) in found { overlay.reads.documents[ByteKey(path)] = known }
+        var asked = unknownToOverlay(reads)
+        var documents: [(path: String, known: WriteBackOverlay.Known)] = []
+        let parts: [(WritableKeyPath<ReadAhead, [String]>, WriteBackOverlay.Part)] = [
+            (\.documents, .text), (\.versions, .version), (\.presence, .presence),
+        ]
+        for (paths, part) in parts where !asked[keyPath: paths].isEmpty {
+            if let found = try selectDocuments(asked[keyPath: paths], part) { documents += found } else { asked[keyPath: paths] = [] }
+        }
+        var accounts: [(abtId: String, record: AccountRecord)] = []
+        if !asked.accounts.isEmpty {
+            if let found = try selectAccounts(asked.accounts) { accounts = found } else { asked.accounts = [] }
+        }
+        var orders: [ContractOrderKey] = []
+        if !asked.contractOrders.isEmpty {
+            if let found = try selectContractOrders(asked.contractOrders.map { ContractOrderKey($0.uid, $0.orderId) }) {
+                orders = found
+            } else {
+                asked.contractOrders = []
+            }
+        }
+        learn(asked, documents: documents, accounts: accounts, orders: orders)
     }
 
     /// Of `reads`, the documents, accounts and contract orders this transaction neither changed nor
@@ -189,12 +194,5 @@ extension WriteBackTransaction {
         for (abtId, record) in accounts { overlay.reads.accounts[ByteKey(abtId)] = .some(record) }
         for order in asked.contractOrders { overlay.reads.orders[ContractOrderKey(order.uid, order.orderId)] = false }
         for key in orders { overlay.reads.orders[key] = true }
-    }
-
-    private func prefetchContractOrders(_ pairs: [(uid: String, orderId: String)]) throws {
-        let unknown = pairs.map { ContractOrderKey($0.uid, $0.orderId) }.filter { !overlay.orders.contains($0) && overlay.reads.orders[$0] == nil }
-        guard !unknown.isEmpty, let found = try selectContractOrders(unknown) else { return }
-        for key in unknown { overlay.reads.orders[key] = false }
-        for key in found { overlay.reads.orders[key] = true }
     }
 }
