@@ -12,7 +12,7 @@ import FareSyncEvents
 /// ```swift
 /// var held = HeldReservations(capacity: 10_000, forgetAfter: .seconds(300))
 /// held.hold("u1", [:], readAt: 42, now: .now)
-/// let documents = held.list("u1", now: .now)   // [:], and u1 is the most recent
+/// let documents = held.list("u1", now: .now)?.documents   // [:], and u1 is the most recent
 /// ```
 struct HeldReservations {
     struct User {
@@ -22,6 +22,11 @@ struct HeldReservations {
         var readAt: Int64
         var tick: UInt64
         var listedAt: ContinuousClock.Instant
+        /// Bumped by every change to `documents`.
+        var revision: UInt64 = 0
+        /// The documents in path order as the text of a JSON array, kept from the first listing
+        /// after a change until the next: a user lists far more often than their reservations change.
+        var listing: [UInt8]?
         var weight: Int { max(1, documents.count) }
     }
 
@@ -41,7 +46,7 @@ struct HeldReservations {
     }
 
     /// The user's documents if held; the user becomes the most recent.
-    mutating func list(_ uid: String, now: ContinuousClock.Instant) -> [String: JSONObject]? {
+    mutating func list(_ uid: String, now: ContinuousClock.Instant) -> User? {
         guard var user = users[uid] else { return nil }
         recency[user.tick] = nil
         user.tick = nextTick
@@ -49,7 +54,13 @@ struct HeldReservations {
         recency[nextTick] = uid
         nextTick += 1
         users[uid] = user
-        return user.documents
+        return user
+    }
+
+    /// Keeps `listing` as the text of a held user's documents, unless they changed since `revision`.
+    mutating func keep(_ listing: [UInt8], for uid: String, revision: UInt64) {
+        guard users[uid]?.revision == revision else { return }
+        users[uid]?.listing = listing
     }
 
     /// Holds every open reservation of a user who is not held, as read at feed position `readAt`,
@@ -74,6 +85,8 @@ struct HeldReservations {
         guard var user = users[uid] else { return }
         count -= user.weight
         user.documents[path] = document
+        user.revision &+= 1
+        user.listing = nil
         count += user.weight
         users[uid] = user
     }

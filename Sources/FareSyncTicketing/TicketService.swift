@@ -204,8 +204,9 @@ public final class TicketService: Sendable {
     /// The caller's open reservations (`customers/{uid}/reservations/…`), as the store holds them
     /// after every event this service published (`ReservationView` says how far behind other
     /// writers they can be).
-    public func openReservations(uid: String) async throws -> [JSONObject] {
-        try await reservations.reservations(uid: uid, limit: Self.maxListed)
+    /// They are answered as the text of a JSON array, as `ReservationView.reservationsJSON` writes it.
+    public func openReservationsJSON(uid: String) async throws -> [UInt8] {
+        try await reservations.reservationsJSON(uid: uid, limit: Self.maxListed)
     }
 
     /// Waits for the outbox message `key`; once it is delivered (applied, in-process), the next

@@ -30,10 +30,10 @@ import Testing
     /// A store document in an answer keeps its number literals and its names' byte order.
     @Test func freeFormJSONPassesThroughWhole() throws {
         let document = try JSONParser.parse(#"{"a":1.10,"big":12345678901234567890123456,"nested":[{"Z":1e3,"z":-0}],"\u00e9":null}"#)
-        let answer = ReservationsResponse(reservations: [try #require(document.objectValue)])
-        #expect(try Self.written(answer) == #"{"reservations":["# + JSONWriter.string(document) + "]}")
-        let decoded = try JSONValueDecoder().decode(ReservationsResponse.self, from: try JSONValueEncoder().encode(answer))
-        #expect(decoded.reservations == answer.reservations)
+        let answer = ReservationsResponse(listing: JSONWriter.bytes(.array([document])))
+        let body = String(buffer: answer.body)
+        #expect(body == #"{"reservations":["# + JSONWriter.string(document) + "]}")
+        #expect(body == JSONWriter.string(.object(JSONObject([("reservations", .array([document]))]))))
     }
 
     @Test func identityMembersOfAnotherTypeAreRefusedAndTicketOnesReadAsAbsent() throws {

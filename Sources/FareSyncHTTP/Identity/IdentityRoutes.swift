@@ -208,7 +208,7 @@ public struct IdentityRoutes<Context: RequestContext>: Sendable {
         return Response(
             status: .ok,
             headers: [
-                .contentType: "application/json; charset=utf-8",
+                .contentType: JSONBody.contentType,
                 .cacheControl: "public, max-age=\(IdentityRoutesDefaults.jwksMaxAge)",
             ],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(jwks))))

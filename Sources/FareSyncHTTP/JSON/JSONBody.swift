@@ -22,6 +22,8 @@ extension JSONResponse {
 /// return try JSONBody.response(SignUpResponse(session), status: .ok)
 /// ```
 enum JSONBody {
+    static let contentType = "application/json; charset=utf-8"
+
     /// The most bytes a request body may hold.
     static let maxBytes = 64 << 10
 
@@ -34,7 +36,7 @@ enum JSONBody {
     /// `body` encoded as a `JSONValue` and written by `JSONWriter`, as `application/json`.
     static func response(_ body: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
         var fields = headers
-        fields[.contentType] = "application/json; charset=utf-8"
+        fields[.contentType] = contentType
         let bytes = JSONWriter.bytes(try JSONValueEncoder().encode(body))
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
