@@ -22,8 +22,9 @@ struct HeldReservations {
         var readAt: Int64
         var tick: UInt64
         var listedAt: ContinuousClock.Instant
-        /// Bumped by every change to `documents`.
-        var revision: UInt64 = 0
+        /// Which documents these are: a new number at every change and whenever the user is held
+        /// again, so that a text written from other documents is never kept (`keep`).
+        var revision: UInt64
         /// The documents in path order as the text of a JSON array, kept from the first listing
         /// after a change until the next: a user lists far more often than their reservations change.
         var listing: [UInt8]?
@@ -36,6 +37,7 @@ struct HeldReservations {
     /// The users by the tick of their latest listing, oldest first from `oldestTick`.
     private var recency: [UInt64: String] = [:]
     private var nextTick: UInt64 = 0
+    private var nextRevision: UInt64 = 0
     private var oldestTick: UInt64 = 0
     /// The documents held, a user without any counting one.
     private(set) var count = 0
@@ -67,7 +69,8 @@ struct HeldReservations {
     /// as the most recent user.
     mutating func hold(_ uid: String, _ documents: [String: JSONObject], readAt: Int64, now: ContinuousClock.Instant) {
         guard users[uid] == nil else { return }
-        let user = User(documents: documents, readAt: readAt, tick: nextTick, listedAt: now)
+        let user = User(documents: documents, readAt: readAt, tick: nextTick, listedAt: now, revision: nextRevision)
+        nextRevision += 1
         users[uid] = user
         recency[nextTick] = uid
         nextTick += 1
@@ -85,7 +88,8 @@ struct HeldReservations {
         guard var user = users[uid] else { return }
         count -= user.weight
         user.documents[path] = document
-        user.revision &+= 1
+        user.revision = nextRevision
+        nextRevision += 1
         user.listing = nil
         count += user.weight
         users[uid] = user

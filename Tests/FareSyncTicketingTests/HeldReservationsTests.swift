@@ -1,0 +1,37 @@
+import FareSyncEvents
+import Testing
+
+@testable import FareSyncTicketing
+
+/// What the view holds in memory: a listing's text is kept only for the documents it was written from.
+@Suite struct HeldReservationsTests {
+    static func documents(_ n: Int64) -> [String: JSONObject] { ["customers/u1/reservations/A": JSONObject([("n", .int(n))])] }
+
+    @Test func aTextWrittenBeforeTheUserWasHeldAgainIsNotKept() throws {
+        let now = ContinuousClock.now
+        var held = HeldReservations(capacity: 10, forgetAfter: .seconds(60))
+        held.hold("u1", Self.documents(1), readAt: 1, now: now)
+        let listedNow = held.list("u1", now: now)
+        let listed = try #require(listedNow)
+        // Forgotten, and held again from the store with other documents, while the text was written.
+        held.forgetOld(now: now + .seconds(120))
+        held.hold("u1", Self.documents(2), readAt: 2, now: now + .seconds(120))
+        held.keep(Array("[stale]".utf8), for: "u1", revision: listed.revision)
+        #expect(held.list("u1", now: now + .seconds(120))?.listing == nil)
+    }
+
+    @Test func aTextWrittenBeforeAChangeIsNotKeptAndOneAfterIs() throws {
+        let now = ContinuousClock.now
+        var held = HeldReservations(capacity: 10, forgetAfter: .seconds(60))
+        held.hold("u1", Self.documents(1), readAt: 1, now: now)
+        let listedBefore = held.list("u1", now: now)
+        let before = try #require(listedBefore)
+        held.apply("u1", path: "customers/u1/reservations/A", JSONObject([("n", .int(3))]))
+        held.keep(Array("[before]".utf8), for: "u1", revision: before.revision)
+        let listedAfter = held.list("u1", now: now)
+        let after = try #require(listedAfter)
+        #expect(after.listing == nil)
+        held.keep(Array("[after]".utf8), for: "u1", revision: after.revision)
+        #expect(held.list("u1", now: now)?.listing == Array("[after]".utf8))
+    }
+}
