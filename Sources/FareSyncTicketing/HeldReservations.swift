@@ -27,7 +27,7 @@ struct HeldReservations {
         var revision: UInt64
         /// The documents in path order as the text of a JSON array, kept from the first listing
         /// after a change until the next: a user lists far more often than their reservations change.
-        var listing: [UInt8]?
+        var json: [UInt8]?
         var weight: Int { max(1, documents.count) }
     }
 
@@ -47,7 +47,8 @@ struct HeldReservations {
         self.forgetAfter = forgetAfter
     }
 
-    /// The user's documents if held; the user becomes the most recent.
+    /// The user as held (documents, their revision, their kept JSON), if held; the user becomes
+    /// the most recent.
     mutating func list(_ uid: String, now: ContinuousClock.Instant) -> User? {
         guard var user = users[uid] else { return nil }
         recency[user.tick] = nil
@@ -59,10 +60,10 @@ struct HeldReservations {
         return user
     }
 
-    /// Keeps `listing` as the text of a held user's documents, unless they changed since `revision`.
-    mutating func keep(_ listing: [UInt8], for uid: String, revision: UInt64) {
+    /// Keeps `json` as the text of a held user's documents, unless they changed since `revision`.
+    mutating func keep(json: [UInt8], for uid: String, revision: UInt64) {
         guard users[uid]?.revision == revision else { return }
-        users[uid]?.listing = listing
+        users[uid]?.json = json
     }
 
     /// Holds every open reservation of a user who is not held, as read at feed position `readAt`,
@@ -90,7 +91,7 @@ struct HeldReservations {
         user.documents[path] = document
         user.revision = nextRevision
         nextRevision += 1
-        user.listing = nil
+        user.json = nil
         count += user.weight
         users[uid] = user
     }

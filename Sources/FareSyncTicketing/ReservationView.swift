@@ -31,7 +31,7 @@ public final class ReservationView: Sendable {
     public let store: any DocumentStore
     /// How long the view answers without reading the feed.
     public let maxLag: Duration
-    /// The most reservations held in memory, over all users.
+    /// The most reservations held in memory, over all users (each held user's kept JSON beside them).
     public let capacity: Int
     /// How long a user's reservations are held after their latest listing.
     public let forgetAfter: Duration
@@ -70,32 +70,32 @@ public final class ReservationView: Sendable {
     /// The user's open reservations as the store holds them (see the type's lag rules), ordered by
     /// path in UTF-8 byte order, at most `limit`.
     public func reservations(uid: String, limit: Int = .max) async throws -> [JSONObject] {
-        guard Self.names(uid) else { return [] }
+        guard Self.isUID(uid) else { return [] }
         try await catchUp()
         if let user = state.withLock({ $0.held.list(uid, now: .now) }) { return Self.ordered(user.documents, limit: limit) }
         return try await read(uid, limit: limit)
     }
 
     /// The same reservations as the UTF-8 text of a JSON array, as `JSONWriter` writes it. A held
-    /// user's text is written at the first listing after a change and answered as it is until the
-    /// next, so that a listing costs no encoding.
+    /// user whose reservations all fit `limit` has that text written at the first listing after a
+    /// change and answered as it is until the next, so that such a listing costs no encoding.
     ///
     /// ```swift
     /// let text = try await view.reservationsJSON(uid: "u1")   // [{"n":1},{"n":2}]
     /// ```
     public func reservationsJSON(uid: String, limit: Int = .max) async throws -> [UInt8] {
-        guard Self.names(uid) else { return Self.json([]) }
+        guard Self.isUID(uid) else { return Self.json([]) }
         try await catchUp()
         guard let user = state.withLock({ $0.held.list(uid, now: .now) }) else { return Self.json(try await read(uid, limit: limit)) }
         let whole = user.documents.count <= limit
-        if whole, let listing = user.listing { return listing }
-        let listing = Self.json(Self.ordered(user.documents, limit: limit))
-        if whole { state.withLock { $0.held.keep(listing, for: uid, revision: user.revision) } }
-        return listing
+        if whole, let json = user.json { return json }
+        let json = Self.json(Self.ordered(user.documents, limit: limit))
+        if whole { state.withLock { $0.held.keep(json: json, for: uid, revision: user.revision) } }
+        return json
     }
 
     /// Whether `uid` can name a user: a uid is one path segment.
-    private static func names(_ uid: String) -> Bool { !uid.isEmpty && !uid.utf8.contains(UInt8(ascii: "/")) }
+    private static func isUID(_ uid: String) -> Bool { !uid.isEmpty && !uid.utf8.contains(UInt8(ascii: "/")) }
 
     private static func json(_ documents: [JSONObject]) -> [UInt8] { JSONWriter.bytes(.array(documents.map(JSONValue.object))) }
 

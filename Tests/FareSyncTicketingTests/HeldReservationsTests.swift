@@ -16,8 +16,8 @@ import Testing
         // Forgotten, and held again from the store with other documents, while the text was written.
         held.forgetOld(now: now + .seconds(120))
         held.hold("u1", Self.documents(2), readAt: 2, now: now + .seconds(120))
-        held.keep(Array("[stale]".utf8), for: "u1", revision: listed.revision)
-        #expect(held.list("u1", now: now + .seconds(120))?.listing == nil)
+        held.keep(json: Array("[stale]".utf8), for: "u1", revision: listed.revision)
+        #expect(held.list("u1", now: now + .seconds(120))?.json == nil)
     }
 
     @Test func aTextWrittenBeforeAChangeIsNotKeptAndOneAfterIs() throws {
@@ -27,11 +27,11 @@ import Testing
         let listedBefore = held.list("u1", now: now)
         let before = try #require(listedBefore)
         held.apply("u1", path: "customers/u1/reservations/A", JSONObject([("n", .int(3))]))
-        held.keep(Array("[before]".utf8), for: "u1", revision: before.revision)
+        held.keep(json: Array("[before]".utf8), for: "u1", revision: before.revision)
         let listedAfter = held.list("u1", now: now)
         let after = try #require(listedAfter)
-        #expect(after.listing == nil)
-        held.keep(Array("[after]".utf8), for: "u1", revision: after.revision)
-        #expect(held.list("u1", now: now)?.listing == Array("[after]".utf8))
+        #expect(after.json == nil)
+        held.keep(json: Array("[after]".utf8), for: "u1", revision: after.revision)
+        #expect(held.list("u1", now: now)?.json == Array("[after]".utf8))
     }
 }

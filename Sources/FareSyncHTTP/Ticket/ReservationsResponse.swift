@@ -6,13 +6,15 @@ import Hummingbird
 /// listing, the app's most frequent call, is not encoded again for every request.
 struct ReservationsResponse: ResponseGenerator {
     /// The reservations as the UTF-8 text of a JSON array.
-    var listing: [UInt8]
+    var json: [UInt8]
+
+    static let opening = #"{"reservations":"#
 
     var body: ByteBuffer {
         var body = ByteBuffer()
-        body.reserveCapacity(listing.count + 18)
-        body.writeString(#"{"reservations":"#)
-        body.writeBytes(listing)
+        body.reserveCapacity(Self.opening.utf8.count + json.count + 1)
+        body.writeString(Self.opening)
+        body.writeBytes(json)
         body.writeString("}")
         return body
     }

@@ -41,7 +41,7 @@ public struct TicketRoutes<Context: AuthRequestContext<IDToken>>: Sendable {
         app.post("reserve") { request, context in try await reserve(request, try Self.customer(context)) }
         app.get("reservations") { request, context in
             let customer = try Self.customer(context)
-            return ReservationsResponse(listing: try await tickets.openReservationsJSON(uid: customer.uid))
+            return ReservationsResponse(json: try await tickets.openReservationsJSON(uid: customer.uid))
         }
         app.get("orders/:orderId") { request, context in
             let customer = try Self.customer(context)
