@@ -203,8 +203,7 @@ public final class TicketService: Sendable {
 
     /// The caller's open reservations (`customers/{uid}/reservations/…`), as the store holds them
     /// after every event this service published (`ReservationView` says how far behind other
-    /// writers they can be).
-    /// They are answered as the text of a JSON array, as `ReservationView.reservationsJSON` writes it.
+    /// writers they can be), as the text of a JSON array (`ReservationView.reservationsJSON`).
     public func openReservationsJSON(uid: String) async throws -> [UInt8] {
         try await reservations.reservationsJSON(uid: uid, limit: Self.maxListed)
     }
