@@ -14,22 +14,31 @@ enum FirestoreBench {
         let pid: pid_t
         let host: String
 
+        /// Starts an emulator on a free port. The JVM binds the port seconds after it is chosen,
+        /// and another process's outgoing connection may take it in between, so an emulator that
+        /// ends before it answers is started again on another port.
         static func start() async throws -> Emulator {
             guard FileManager.default.fileExists(atPath: jar) else { throw BenchError("the Cloud Firestore emulator is not installed (\(jar))") }
-            let port = try freePort()
-            let pid = try Child.start(
-                [
-                    "/usr/bin/env", "java", "-Duser.language=en", "-cp", jar,
-                    "com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start",
-                    "--host=127.0.0.1", "--port=\(port)",
-                ], ownGroup: true)
-            let emulator = Emulator(pid: pid, host: "127.0.0.1:\(port)")
-            for _ in 0..<240 {
-                if (try? await emulator.client.rootCollectionIds()) != nil { return emulator }
-                try await Task.sleep(for: .milliseconds(250))
+            for _ in 0..<3 {
+                let port = try freePort()
+                let pid = try Child.start(
+                    [
+                        "/usr/bin/env", "java", "-Duser.language=en", "-cp", jar,
+                        "com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start",
+                        "--host=127.0.0.1", "--port=\(port)",
+                    ], ownGroup: true)
+                let emulator = Emulator(pid: pid, host: "127.0.0.1:\(port)")
+                for _ in 0..<240 {
+                    if (try? await emulator.client.rootCollectionIds()) != nil { return emulator }
+                    if Child.hasEnded(pid) { break }
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+                guard Child.hasEnded(pid) else {
+                    Child.stop(pid, group: true)
+                    throw BenchError("the emulator did not answer within 60 s")
+                }
             }
-            Child.stop(pid, group: true)
-            throw BenchError("the emulator did not start")
+            throw BenchError("the emulator ended before it answered, three times")
         }
 
         func stop() { Child.stop(pid, group: true) }

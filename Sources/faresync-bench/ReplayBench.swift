@@ -170,6 +170,12 @@ enum Child {
         return status
     }
 
+    /// Whether a program started with `start` has ended; an ended one is reaped.
+    static func hasEnded(_ pid: pid_t) -> Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) != 0
+    }
+
     static func stop(_ pid: pid_t, group: Bool = false) {
         kill(group ? -pid : pid, SIGTERM)
         var status: Int32 = 0

@@ -10,20 +10,31 @@ WORK=$(mktemp -d)
 PROJECT=demo-faresync
 JAR=${FIRESTORE_EMULATOR_JAR:-/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar}
 EMULATOR_PID=
+EMULATOR_STARTED=
 BROKER_PID=
 . "$HERE/../lib/checks.sh"
 
 # The emulator runs as java directly, in a process group of its own, so that stopping the group
-# leaves no JVM behind (its start scripts leave one when only the script is killed).
+# leaves no JVM behind (its start scripts leave one when only the script is killed). Its port is
+# free when chosen, but the JVM binds it seconds later, and another stage's outgoing connection may
+# take it in between: a start refused for an address in use tries again, on a new port the first
+# time (nothing names the port yet) and on the same port after a restart (the clients name it).
 start_emulator() {
-  setsid java -Duser.language=en -cp "$JAR" com.google.cloud.datastore.emulator.firestore.CloudFirestore \
-    start --host=127.0.0.1 --port="$PORT" --rules="$REPO/firestore.rules" > "$WORK/emulator.log" 2>&1 &
-  EMULATOR_PID=$!
-  for _ in $(seq 1 240); do
-    curl -fs "http://127.0.0.1:$PORT/" > /dev/null 2>&1 && return 0
-    sleep 0.25
+  for attempt in 1 2 3 4 5; do
+    setsid java -Duser.language=en -cp "$JAR" com.google.cloud.datastore.emulator.firestore.CloudFirestore \
+      start --host=127.0.0.1 --port="$PORT" --rules="$REPO/firestore.rules" > "$WORK/emulator.log" 2>&1 &
+    EMULATOR_PID=$!
+    for _ in $(seq 1 240); do
+      curl -fs --max-time 2 "http://127.0.0.1:$PORT/" > /dev/null 2>&1 && { EMULATOR_STARTED=1; return 0; }
+      kill -0 "$EMULATOR_PID" 2> /dev/null || break
+      sleep 0.25
+    done
+    grep -q "Address already in use" "$WORK/emulator.log" || break
+    echo "the emulator's port $PORT was taken (attempt $attempt)"
+    stop_emulator
+    if [ -z "$EMULATOR_STARTED" ]; then PORT=$(free_port); else sleep 1; fi
   done
-  echo "the emulator did not start:"; cat "$WORK/emulator.log"; return 1
+  echo "FAIL the emulator did not start on port $PORT:"; tail -30 "$WORK/emulator.log"; return 1
 }
 
 stop_emulator() {
