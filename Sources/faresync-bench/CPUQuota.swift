@@ -43,6 +43,19 @@ struct CPUQuota {
         ["/bin/sh", "-c", "echo $$ > '\(path)/cgroup.procs' && exec \"$@\"", "sh"] + arguments
     }
 
+    /// The share of the quota's periods in which its processes used all of it and were held back
+    /// (`nr_throttled` over `nr_periods` of `cpu.stat`): near 1, they were bound by the quota.
+    var throttledShare: Double? {
+        guard let text = try? String(contentsOfFile: path + "/cpu.stat", encoding: .utf8) else { return nil }
+        var fields: [Substring: Double] = [:]
+        for line in text.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count == 2 { fields[words[0]] = Double(words[1]) }
+        }
+        guard let periods = fields["nr_periods"], periods > 0, let throttled = fields["nr_throttled"] else { return nil }
+        return throttled / periods
+    }
+
     /// Removes the cgroup (it must hold no process).
     func remove() { rmdir(path) }
 }

@@ -115,6 +115,8 @@ extension Bench {
                 pids.append(try Child.start(arguments, ownGroup: true, standardErrorFile: errorFile))
             }
             let (elapsed, cpu) = try await PostgresBench.timeToCommit(messages: messages, group: group, in: url)
+            let seconds = pids.map { MachineCPU.seconds(of: $0) ?? .nan }
+            let throttled = quotas.map { $0.throttledShare ?? .nan }
             for pid in pids { Child.stop(pid, group: true) }
             pids = []
             drains.rates.append(rate(messages, elapsed))
@@ -126,6 +128,12 @@ extension Bench {
             let batches = texts.compactMap(Self.batchesComputedAgain)
             drains.recomputed.append((batches.map(\.again).reduce(0, +), batches.map(\.of).reduce(0, +)))
             drains.parked.append(texts.compactMap(Self.contractsParked).reduce(0, +))
+            drains.workers.append(
+                texts.indices.map { i in
+                    WorkerShare(
+                        messages: (try? Self.workerSummary(errors[i]).messages).map(Int.init) ?? 0, fromPark: Self.contractsFromPark(texts[i]) ?? 0,
+                        cpuSeconds: seconds[i], throttled: i < throttled.count ? throttled[i] : nil)
+                })
             let held: Double = summaries.map(\.held.seconds).reduce(0, +)
             let waited: Double = summaries.map(\.waited.seconds).reduce(0, +)
             let turns = summaries.map(\.turns).reduce(0, +)
@@ -139,6 +147,12 @@ extension Bench {
     static func contractsParked(_ text: String) -> Int? {
         guard let phrase = text.range(of: " parked, ", options: .backwards) else { return nil }
         return text[..<phrase.lowerBound].split(separator: " ").last.flatMap { Int($0) }
+    }
+
+    /// "… (57 from the park), …" in a worker's last summary: the parked contracts it applied.
+    static func contractsFromPark(_ text: String) -> Int? {
+        guard let phrase = text.range(of: " from the park)", options: .backwards) else { return nil }
+        return text[..<phrase.lowerBound].split(separator: "(").last.flatMap { Int($0) }
     }
 
     /// "… 3 of 412 batches computed again" in a worker's last summary: (3, 412).
@@ -166,6 +180,8 @@ struct GroupDrains {
     /// The contracts the workers parked, their users not yet created: a worker whose users lag
     /// gathers the others' contracts, and a drain's rate follows how many.
     var parked: [Int] = []
+    /// What each worker of each drain did, and what it cost it.
+    var workers: [[WorkerShare]] = []
     /// The write lock: the share of the group's time some worker held it, the share of each
     /// worker's time spent waiting for it, and the messages per turn at it.
     var writeLock: [(held: Double, waited: Double, perTurn: Double)] = []
@@ -195,6 +211,15 @@ struct GroupDrains {
                 + "; batches computed again: " + recomputed.map { "\($0.again) of \($0.of)" }.joined(separator: ", ")
                 + "; contracts parked: " + parked.map(String.init).joined(separator: ", ")
                 + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
+        // Whether more workers cost more CPU a message (the drain's work grew) or waited, and
+        // whether one of them did more than its share (a park gathered on it).
+        for (number, shares) in zip(self.counts, workers) {
+            let cpu = shares.map(\.cpuSeconds).reduce(0, +)
+            let label = number == 1 ? "1 worker" : "\(number) workers"
+            run.say(
+                "    \(label): " + shares.map(\.description).joined(separator: "; ")
+                    + String(format: " — %.0f µs of CPU a message", cpu / Double(messages) * 1e6))
+        }
         // How the workers' writes used the write lock: the group's time they held it, summed (steps
         // share it, so this may pass 1), and the share of each worker's time spent waiting for it
         // and for its keys.
@@ -204,6 +229,21 @@ struct GroupDrains {
                 + " of the group's time (summed over the workers), each worker waiting for it "
                 + writeLock.map { String(format: "%.2f", $0.waited) }.joined(separator: ", ") + " of its time, "
                 + writeLock.map { String(format: "%.0f", $0.perTurn) }.joined(separator: ", ") + " messages a turn")
+    }
+}
+
+/// What one worker of a group drain did: the messages it applied, the parked contracts among them
+/// (`contractsFromPark`), its CPU seconds, start included, and, capped, the share of its quota's
+/// periods in which the quota held it back (`CPUQuota.throttledShare`).
+struct WorkerShare: CustomStringConvertible {
+    var messages: Int
+    var fromPark: Int
+    var cpuSeconds: Double
+    var throttled: Double?
+
+    var description: String {
+        String(format: "%d messages, %d from the park, %.1f CPU s", messages, fromPark, cpuSeconds)
+            + (throttled.map { String(format: ", held back in %.2f of its periods", $0) } ?? "")
     }
 }
 

@@ -66,6 +66,32 @@ import Testing
         #expect(try await h.store.read { try $0.parkedEvents(account: Make.account("u1")) }.isEmpty)
     }
 
+    /// A batch sent back twice by other writers is split in two, and the halves applied in turn,
+    /// each computed once here: the store ends as when the same messages meet no other writer, and
+    /// the consumer's position passes the batch's last message.
+    @Test func aBatchSentBackTwiceIsSplitAndItsHalvesApplied() async throws {
+        // u1's contract in the first half, u2's in the second, among contracts of users never created.
+        var messages = (0..<128).map { n in Make.contract("u\(n + 3)", id: "FC\(n + 3)", offset: Int64(n)) }
+        messages[10] = Make.contract("u1", id: "FC1", offset: 10)
+        messages[100] = Make.contract("u2", id: "FC2", offset: 100)
+        let h = Harness()
+        let interposed = InterposingStore(
+            h.store, interposing: [{ try await h.send(Make.user("u1")) }, { try await h.send(Make.user("u2", id: "user-u2")) }])
+        let dispatcher = TriggerDispatcher(store: interposed, entur: h.entur, journal: Harness.journal)
+        let result = try await dispatcher.process(messages, consumer: "c")
+        #expect(result.outcomes.events == 128 && result.outcomes.contractsStored == 2 && result.outcomes.contractsParked == 126)
+        #expect(result.eventTimes.count == 128)
+        #expect((dispatcher.batchesApplied, dispatcher.batchesRecomputed, dispatcher.stepComputations) == (2, 1, 4))
+        let partition = TopicPartition(topic: messages[0].topic, partition: 0)
+        #expect(result.positions[partition]?.next == 128)
+        #expect(try await h.store.read { try $0.positions(consumer: "c", partitions: [partition]) }.first??.next == 128)
+
+        let alone = Harness()
+        try await alone.send(Make.user("u1"), Make.user("u2"))
+        try await alone.dispatcher.process(messages, consumer: "c")
+        #expect(try await h.export() == alone.export())
+    }
+
     /// A contract that came over a day before its account is dead-lettered. Its dead letter is not
     /// among the batch's first keys, and is presumed absent: the batch is computed once.
     @Test func aDeadLetterTheSnapshotLacksIsPresumedAbsentNotMissed() async throws {
@@ -114,20 +140,22 @@ import Testing
 /// read and its write.
 final class InterposingStore: DocumentStore {
     let base: any DocumentStore
-    let interpose: @Sendable () async throws -> Void
-    let pending = Mutex(true)
+    let pending: Mutex<[@Sendable () async throws -> Void]>
 
-    init(_ base: any DocumentStore, interpose: @escaping @Sendable () async throws -> Void) {
+    /// Runs `interpose` before the first write.
+    convenience init(_ base: any DocumentStore, interpose: @escaping @Sendable () async throws -> Void) {
+        self.init(base, interposing: [interpose])
+    }
+
+    /// Runs each of `interposing` before a write, the first before the first write, and so on.
+    init(_ base: any DocumentStore, interposing: [@Sendable () async throws -> Void]) {
         self.base = base
-        self.interpose = interpose
+        self.pending = Mutex(interposing)
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let first = pending.withLock { pending in
-            defer { pending = false }
-            return pending
-        }
-        if first { try await interpose() }
+        let next = pending.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        if let next { try await next() }
         return try await base.write(body)
     }
 

@@ -32,7 +32,7 @@ enum Make {
     static func contract(
         _ uid: String, id: String = "FC1", version: String = "1", orderId: String = "O1",
         eventId: String? = nil, at time: Int64 = t0 + hour, account: String? = nil,
-        state: FareContract.State = .notActivated
+        state: FareContract.State = .notActivated, offset: Int64 = 0
     ) -> SourceMessage {
         let acct = account ?? Self.account(uid)
         let right = TravelRight(
@@ -42,7 +42,7 @@ enum Make {
             id: id, version: version, created: RFC3339.format(milliseconds: time), orderId: orderId,
             customerAccountId: acct, state: state, paymentType: ["VIPPS"], totalAmount: "42.00",
             totalTaxAmount: "4.50", travelRights: [right])
-        return message(.fareContractChanged, id: eventId ?? "fc-\(id)-\(version)", time: time, key: acct, data: c.json)
+        return message(.fareContractChanged, id: eventId ?? "fc-\(id)-\(version)", time: time, key: acct, data: c.json, offset: offset)
     }
 
     static func reservation(

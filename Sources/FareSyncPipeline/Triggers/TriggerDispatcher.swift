@@ -13,6 +13,18 @@ public struct BatchResult: Sendable {
     public var deadLetters: [DeadLetter]
     /// The positions stored for the consumer, by partition (empty without a consumer).
     public var positions: [TopicPartition: ConsumerPosition] = [:]
+
+    /// This result followed by that of the batch's next messages, applied after them.
+    func followed(by next: BatchResult) -> BatchResult {
+        var result = self
+        result.outcomes += next.outcomes
+        result.newestEventTime = [newestEventTime, next.newestEventTime].compactMap { $0 }.max()
+        result.eventTimes += next.eventTimes
+        result.deadLetters += next.deadLetters
+        // The later write stored its positions past the earlier one's, where both wrote one.
+        result.positions.merge(next.positions) { _, later in later }
+        return result
+    }
 }
 
 /// A batch of messages and what each decoded to.
@@ -23,6 +35,15 @@ public struct DecodedBatch: Sendable {
     public init(messages: [SourceMessage], decoded: [Result<CloudEvent, Rejection>]) {
         self.messages = messages
         self.decoded = decoded
+    }
+
+    /// The first half of the messages and the rest, in order.
+    func split() -> (DecodedBatch, DecodedBatch) {
+        let half = messages.count / 2
+        return (
+            DecodedBatch(messages: Array(messages[..<half]), decoded: Array(decoded[..<half])),
+            DecodedBatch(messages: Array(messages[half...]), decoded: Array(decoded[half...]))
+        )
     }
 }
 
@@ -116,23 +137,31 @@ public final class TriggerDispatcher: Sendable {
     /// In a commit `group`, the batch reads and writes through it, and is durable at the group's commit.
     /// With `epochs` (a consumer group member's, `PartitionOwners`), the write also checks that the
     /// store still holds them, and throws `PartitionFenced` without writing anything if not.
+    ///
+    /// A batch sent back `conflictsBeforeSplitting` times by other writers is split in two, and
+    /// the halves applied in turn, each as a batch of its own (Entur is not asked again for its
+    /// users): a smaller step is computed and written sooner, leaving less time for another writer
+    /// to come between, and the half whose keys nobody else touches stops waiting on the other.
     @discardableResult
     public func process(
         _ batch: DecodedBatch, consumer: String? = nil, in group: (any StoreCommitGroup)? = nil, epochs: [TopicPartition: Int64] = [:]
     ) async throws -> BatchResult {
-        let store: any StoreAccess = group ?? self.store
-        // Only the topic-partitions the batch writes positions of are checked.
-        let touched = Set(batch.messages.compactMap { m in m.coordinates.map { TopicPartition(topic: m.topic, partition: $0.partition) } })
-        let epochs = consumer == nil ? [:] : epochs.filter { touched.contains($0.key) }
-        var firstKeys = BatchStep.firstKeys(of: batch, consumer: consumer)
-        if let consumer, !epochs.isEmpty { firstKeys.records.insert(PartitionOwners.recordKey(consumer: consumer)) }
-        var snapshot = try await BatchStep.read(firstKeys, into: StepSnapshot(), from: store)
-        // A member whose partitions were taken over learns it from the first snapshot, before it
-        // asks Entur for anything; the step checks again, and the write makes that check hold.
-        if let consumer, !epochs.isEmpty, case .some(let owners) = snapshot.records[PartitionOwners.recordKey(consumer: consumer)] {
-            try PartitionOwners.check(epochs, stored: owners?.objectValue ?? JSONObject())
-        }
-        let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot)
+        try await apply(batch, consumer: consumer, in: group ?? self.store, epochs: epochs, entur: [:])
+    }
+
+    /// The conflicts with other writers after which a batch is split (`process`).
+    static let conflictsBeforeSplitting = 2
+    /// A batch smaller than twice this is not split.
+    static let smallestSplit = 64
+
+    /// `process`, in `store`, with the Entur outcomes already known for some of its users.
+    private func apply(
+        _ batch: DecodedBatch, consumer: String?, in store: any StoreAccess, epochs: [TopicPartition: Int64],
+        entur known: [ByteKey: Result<EnturAccount, Rejection>]
+    ) async throws -> BatchResult {
+        let (epochs, first) = try await firstSnapshot(of: batch, consumer: consumer, epochs: epochs, in: store)
+        var snapshot = first
+        let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot, given: known)
         // What the contracts lead to under their owners; then what a created account's parked
         // contracts lead to. Asked again after a conflict: the owners may be others then.
         func readingOwners(_ snapshot: StepSnapshot) async throws -> StepSnapshot {
@@ -148,7 +177,7 @@ public final class TriggerDispatcher: Sendable {
         // Every batch of the group reads its partitions' owners; only assignments, which take the write lock alone, write them.
         let ownersRecord: Set<RecordKey> = consumer.map { [PartitionOwners.recordKey(consumer: $0)] } ?? []
         let step = BatchStep(batch: batch, entur: enturOutcomes, rules: rules, journal: journal, consumer: consumer, epochs: epochs)
-        var computedAgain = false
+        var conflicts = 0
         while true {
             try Task.checkCancellation()
             let (read, log, result, computations) = try await step.computed(in: store, from: snapshot)
@@ -163,15 +192,40 @@ public final class TriggerDispatcher: Sendable {
                 totals.withLock { $0 += result.outcomes }
                 steps.withLock { steps in
                     steps.applied += 1
-                    if computedAgain { steps.recomputed += 1 }
+                    if conflicts > 0 { steps.recomputed += 1 }
                 }
                 return result
             }
-            // Everything the step read is read again, and what its contracts lead to now. A read the
-            // step presumed is not another writer's doing: the batch is not counted as computed again.
+            // A read the step presumed is not another writer's doing: the batch is not counted as
+            // computed again, nor split.
+            if conflict?.presumed != true { conflicts += 1 }
+            if conflicts >= Self.conflictsBeforeSplitting && batch.messages.count >= 2 * Self.smallestSplit {
+                steps.withLock { $0.recomputed += 1 }
+                let (first, second) = batch.split()
+                let applied = try await apply(first, consumer: consumer, in: store, epochs: epochs, entur: enturOutcomes)
+                return applied.followed(by: try await apply(second, consumer: consumer, in: store, epochs: epochs, entur: enturOutcomes))
+            }
+            // Everything the step read is read again, and what its contracts lead to now.
             snapshot = try await readingOwners(try await BatchStep.read(log.keys, into: StepSnapshot(), from: store))
-            if conflict?.presumed != true { computedAgain = true }
         }
+    }
+
+    /// The epochs of the partitions whose positions the batch writes (only those are checked), and
+    /// the snapshot of the keys the batch's events name. A member whose partitions were taken over
+    /// learns it here, before it asks Entur for anything; the step checks again, and the write
+    /// makes that check hold.
+    private func firstSnapshot(
+        of batch: DecodedBatch, consumer: String?, epochs: [TopicPartition: Int64], in store: any StoreAccess
+    ) async throws -> ([TopicPartition: Int64], StepSnapshot) {
+        let touched = Set(batch.messages.compactMap { m in m.coordinates.map { TopicPartition(topic: m.topic, partition: $0.partition) } })
+        let epochs = consumer == nil ? [:] : epochs.filter { touched.contains($0.key) }
+        var firstKeys = BatchStep.firstKeys(of: batch, consumer: consumer)
+        if let consumer, !epochs.isEmpty { firstKeys.records.insert(PartitionOwners.recordKey(consumer: consumer)) }
+        let snapshot = try await BatchStep.read(firstKeys, into: StepSnapshot(), from: store)
+        if let consumer, !epochs.isEmpty, case .some(let owners) = snapshot.records[PartitionOwners.recordKey(consumer: consumer)] {
+            try PartitionOwners.check(epochs, stored: owners?.objectValue ?? JSONObject())
+        }
+        return (epochs, snapshot)
     }
 
     /// Advances the consumer's stored position in every partition the batch touched.
@@ -206,11 +260,12 @@ public final class TriggerDispatcher: Sendable {
     /// customer the batch's first snapshot does not hold, before the step, so no transaction waits
     /// on Entur. Keyed by uid: every event of that uid in the batch may use it (only the first that
     /// gets to the store creates the user; the others find the customer written). Once per batch,
-    /// however often it is computed: Entur's answers count its calls.
-    private func provisionNewUsers(_ decoded: [Result<CloudEvent, Rejection>], known snapshot: StepSnapshot) async -> [ByteKey: Result<
-        EnturAccount, Rejection
-    >] {
-        var outcomes: [ByteKey: Result<EnturAccount, Rejection>] = [:]
+    /// however often it is computed, and not again for its halves (those in `given`): Entur's
+    /// answers count its calls.
+    private func provisionNewUsers(
+        _ decoded: [Result<CloudEvent, Rejection>], known snapshot: StepSnapshot, given: [ByteKey: Result<EnturAccount, Rejection>]
+    ) async -> [ByteKey: Result<EnturAccount, Rejection>] {
+        var outcomes = given
         for result in decoded {
             guard case .success(let event) = result, case .userCreated(let user) = event.payload, outcomes[ByteKey(user.uid)] == nil,
                 case .missing? = snapshot.documents[ByteKey(Paths.customer(user.uid))]
