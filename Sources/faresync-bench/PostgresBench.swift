@@ -232,9 +232,10 @@ struct GroupDrains {
     }
 }
 
-/// What one worker of a group drain did: the messages it applied, the parked contracts among them
-/// (`contractsFromPark`), its CPU seconds, start included, and, capped, the share of its quota's
-/// periods in which the quota held it back (`CPUQuota.throttledShare`).
+/// What one worker of a group drain did: the messages it applied, the parked contracts it applied
+/// besides (`contractsFromPark`: parked by any worker, applied by it at their users' creation), its
+/// CPU seconds, start and group join included, and, capped, the share of its quota's periods in
+/// which the quota held it back (`CPUQuota.throttledShare`).
 struct WorkerShare: CustomStringConvertible {
     var messages: Int
     var fromPark: Int
@@ -242,7 +243,7 @@ struct WorkerShare: CustomStringConvertible {
     var throttled: Double?
 
     var description: String {
-        String(format: "%d messages, %d from the park, %.1f CPU s", messages, fromPark, cpuSeconds)
+        String(format: "%d messages and %d parked contracts applied, %.1f CPU s", messages, fromPark, cpuSeconds)
             + (throttled.map { String(format: ", held back in %.2f of its periods", $0) } ?? "")
     }
 }

@@ -67,19 +67,24 @@ import Testing
     }
 
     /// A batch sent back twice by other writers is split in two, and the halves applied in turn,
-    /// each computed once here: the store ends as when the same messages meet no other writer, and
-    /// the consumer's position passes the batch's last message.
+    /// each computed once here: the store ends as when the same messages meet no other writer, the
+    /// consumer's position passes the batch's last message, and Entur is asked once for the user
+    /// the batch creates.
     @Test func aBatchSentBackTwiceIsSplitAndItsHalvesApplied() async throws {
-        // u1's contract in the first half, u2's in the second, among contracts of users never created.
+        // u1's contract and a new user in the first half, u2's contract in the second, among
+        // contracts of users never created.
         var messages = (0..<128).map { n in Make.contract("u\(n + 3)", id: "FC\(n + 3)", offset: Int64(n)) }
         messages[10] = Make.contract("u1", id: "FC1", offset: 10)
+        messages[50] = Make.user("u500")
         messages[100] = Make.contract("u2", id: "FC2", offset: 100)
         let h = Harness()
         let interposed = InterposingStore(
-            h.store, interposing: [{ try await h.send(Make.user("u1")) }, { try await h.send(Make.user("u2", id: "user-u2")) }])
+            h.store, interposing: [{ try await h.send(Make.user("u1")) }, { try await h.send(Make.user("u2")) }])
         let dispatcher = TriggerDispatcher(store: interposed, entur: h.entur, journal: Harness.journal)
         let result = try await dispatcher.process(messages, consumer: "c")
-        #expect(result.outcomes.events == 128 && result.outcomes.contractsStored == 2 && result.outcomes.contractsParked == 126)
+        #expect(result.outcomes.events == 128 && result.outcomes.usersCreated == 1)
+        #expect(result.outcomes.contractsStored == 2 && result.outcomes.contractsParked == 125)
+        #expect(h.entur.provisioned["u500"] == 1)
         #expect(result.eventTimes.count == 128)
         #expect((dispatcher.batchesApplied, dispatcher.batchesRecomputed, dispatcher.stepComputations) == (2, 1, 4))
         let partition = TopicPartition(topic: messages[0].topic, partition: 0)
@@ -136,8 +141,8 @@ import Testing
     }
 }
 
-/// A store that runs `interpose` once, before its first write: another writer between a step's
-/// read and its write.
+/// A store that runs an interposition before each of its first writes: another writer between a
+/// step's read and its write.
 final class InterposingStore: DocumentStore {
     let base: any DocumentStore
     let pending: Mutex<[@Sendable () async throws -> Void]>

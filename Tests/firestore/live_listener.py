@@ -1,11 +1,13 @@
 """The live check: a listener opened on one user's fareContracts and reservations (Google's Python
-client, on_snapshot) while a worker with --firestore consumes traffic produced at a steady rate.
+client, on_snapshot) while a worker with --firestore consumes traffic produced as it runs.
 It must see the reservation appear, then the contract appear and the reservation go, each within
 2 s of the worker committing it. When the worker commits is read from its SQLite store directly
 (another reader of the file, polling every 10 ms).
 
-usage: live_listener.py pick LOG            prints "uid orderId contractId gap" of the user to watch
-                                            (gap: messages between the reservation and the contract)
+usage: live_listener.py pick LOG            prints "uid orderId contractId gap line" of the user to watch
+                                            (gap: messages between the reservation and the contract;
+                                            line: the contract's line of LOG, from 1)
+       live_listener.py stored STORE PATH   waits (up to 60 s) until the SQLite store holds PATH
        live_listener.py watch STORE PROJECT UID ORDER CONTRACT
        (prints "listening" once its listeners are open; FIRESTORE_EMULATOR_HOST names the emulator)
 """
@@ -50,10 +52,27 @@ def pick(log):
             account = "ATB:CustomerAccount:" + hashlib.sha256(uid.encode()).hexdigest()[:16]
             del reservations[data["orderId"]]  # the first contract of the order is the one that reconciles
             if data.get("customerAccountId") == account and (best is None or i - start > best[0]):
-                best = (i - start, uid, data["orderId"], data["id"])
+                best = (i - start, uid, data["orderId"], data["id"], i + 1)
     if best is None:
         raise SystemExit("no reservation followed by its contract in the log")
-    print(best[1], best[2], best[3], best[0])
+    print(best[1], best[2], best[3], best[0], best[4])
+
+
+def stored(store, path):
+    """Waits until the worker's SQLite store holds `path` (read as another reader of the file)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+            try:
+                if db.execute("SELECT 1 FROM documents WHERE path = ?", (path,)).fetchone() is not None:
+                    return
+            finally:
+                db.close()
+        except sqlite3.Error:
+            pass  # the worker has not created the store yet
+        time.sleep(0.01)
+    raise SystemExit(f"the store never held {path}")
 
 
 def watch(store, project, uid, order, contract):
@@ -140,5 +159,7 @@ def watch(store, project, uid, order, contract):
 if __name__ == "__main__":
     if sys.argv[1] == "pick":
         pick(sys.argv[2])
+    elif sys.argv[1] == "stored":
+        stored(sys.argv[2], sys.argv[3])
     else:
         watch(*sys.argv[2:7])

@@ -47,8 +47,9 @@ public struct DecodedBatch: Sendable {
     }
 }
 
-/// Routes decoded events to the triggers and applies a batch in one store transaction
-/// (source → dispatcher → store → reconciler).
+/// Routes decoded events to the triggers and applies a batch in one store transaction, or in
+/// two halves where other writers kept sending it back (`process`) (source → dispatcher → store
+/// → reconciler).
 ///
 /// Messages of one key must be handed over in partition order; batches from different
 /// partitions may be processed concurrently: each batch's write checks what its triggers read, and
@@ -90,7 +91,8 @@ public final class TriggerDispatcher: Sendable {
     /// Batches whose reads changed before their write, so that they were read and computed again.
     public var batchesRecomputed: Int { steps.withLock { $0.recomputed } }
 
-    /// Batches applied through `process`, each counted once however often it was computed.
+    /// Batches applied through `process`, each counted once however often it was computed; the
+    /// halves of a split batch count as two.
     public var batchesApplied: Int { steps.withLock { $0.applied } }
 
     /// Computations of the batches' steps: one a batch where its first read held every key it
@@ -101,8 +103,8 @@ public final class TriggerDispatcher: Sendable {
     /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
     package func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
 
-    /// Decodes and applies `messages` (in order), all in one transaction. With a `consumer`, the
-    /// transaction also stores that consumer's position in every partition of the batch (next
+    /// Decodes and applies `messages` (in order), in one transaction unless it is split (below).
+    /// With a `consumer`, the transaction also stores that consumer's position in every partition of the batch (next
     /// offset and newest event time, from the messages' coordinates), so effects and offsets commit
     /// together.
     @discardableResult
@@ -136,12 +138,15 @@ public final class TriggerDispatcher: Sendable {
     /// read still gives what it gave; a batch whose reads changed before its write is computed again.
     /// In a commit `group`, the batch reads and writes through it, and is durable at the group's commit.
     /// With `epochs` (a consumer group member's, `PartitionOwners`), the write also checks that the
-    /// store still holds them, and throws `PartitionFenced` without writing anything if not.
+    /// store still holds them, and throws `PartitionFenced` without writing that step if not.
     ///
-    /// A batch sent back `conflictsBeforeSplitting` times by other writers is split in two, and
-    /// the halves applied in turn, each as a batch of its own (Entur is not asked again for its
-    /// users): a smaller step is computed and written sooner, leaving less time for another writer
-    /// to come between, and the half whose keys nobody else touches stops waiting on the other.
+    /// A batch of at least `2 × smallestSplit` messages sent back `conflictsBeforeSplitting` times
+    /// by other writers (a read it presumed does not count) is split in two, and the halves
+    /// applied in turn, each as a batch of its own, in its own transaction (Entur is not asked
+    /// again for its users): a smaller step is computed and written sooner, leaving less time for
+    /// another writer to come between. A half that fails leaves the halves before it written,
+    /// each with its positions, as a smaller batch would: the caller applies the batch again, and
+    /// what is written finds its events claimed.
     @discardableResult
     public func process(
         _ batch: DecodedBatch, consumer: String? = nil, in group: (any StoreCommitGroup)? = nil, epochs: [TopicPartition: Int64] = [:]

@@ -38,9 +38,9 @@ extension WorkerLoop {
             try await settle()
             try await commit()
         } catch {
-            // The failed batch did not commit, nor will anything after it (the batches before it may
-            // have, with another write of the process); the next owner consumes them again, and
-            // what is applied already is recognized by its event ids.
+            // The failed batch did not commit, or only a first half of it, nor will anything after it
+            // (the batches before it may have, with another write of the process); the next owner
+            // consumes them again, and what is applied already is recognized by its event ids.
             log.error("batch abandoned at revocation: \(error)")
             inFlight = nil
             uncommitted.abandon(error)

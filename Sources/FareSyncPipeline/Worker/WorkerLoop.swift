@@ -12,7 +12,8 @@ import Tracing
 /// A batch is applied in a task of its own while the next one is collected; at most one is in
 /// flight, so each topic-partition's messages are applied in order. On assignment each
 /// topic-partition starts from its position in the store; before a revocation is answered, the
-/// batch in hand is applied and committed (or, if that fails, abandoned with no effect).
+/// batch in hand is applied and committed (or, if that fails, abandoned: what of it was written,
+/// a half of a split batch, is recognized by its event ids when applied again).
 ///
 /// ```swift
 /// var options = WorkerLoopOptions()
@@ -145,7 +146,8 @@ public final class WorkerLoop<Source: MessageSource> {
         if pending.count >= options.batchSize || pendingBytes >= TriggerDispatcher.maxBatchBytes { try await apply() }
     }
 
-    /// Starts applying the batch in hand — in one transaction: effects and positions — once the
+    /// Starts applying the batch in hand — effects and positions in one transaction, or in each
+    /// half's (`TriggerDispatcher.process`) — once the
     /// batch before it has been applied, and returns without waiting: the next batch is collected meanwhile.
     /// Its decoding starts at once, beside the batch before it, so that the next step does not wait
     /// for a decode.
