@@ -103,10 +103,10 @@ public final class TriggerDispatcher: Sendable {
     /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
     package func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
 
-    /// Decodes and applies `messages` (in order), in one transaction unless it is split (below).
-    /// With a `consumer`, the transaction also stores that consumer's position in every partition of the batch (next
-    /// offset and newest event time, from the messages' coordinates), so effects and offsets commit
-    /// together.
+    /// Decodes and applies `messages` (in order), in one transaction unless other writers send it
+    /// back twice (`process(_:consumer:in:epochs:)`). With a `consumer`, the transaction also
+    /// stores that consumer's position in every partition of the batch (next offset and newest
+    /// event time, from the messages' coordinates), so effects and offsets commit together.
     @discardableResult
     public func process(_ messages: [SourceMessage], consumer: String? = nil, in group: (any StoreCommitGroup)? = nil) async throws -> BatchResult {
         try await process(Self.decode(messages), consumer: consumer, in: group)

@@ -147,8 +147,8 @@ public final class WorkerLoop<Source: MessageSource> {
     }
 
     /// Starts applying the batch in hand — effects and positions in one transaction, or in each
-    /// half's (`TriggerDispatcher.process`) — once the
-    /// batch before it has been applied, and returns without waiting: the next batch is collected meanwhile.
+    /// half's (`TriggerDispatcher.process`) — once the batch before it has been applied, and
+    /// returns without waiting: the next batch is collected meanwhile.
     /// Its decoding starts at once, beside the batch before it, so that the next step does not wait
     /// for a decode.
     /// Applying runs at a higher priority and decoding yields between chunks, so that the hops of an
