@@ -58,19 +58,25 @@ def pick(log):
     print(best[1], best[2], best[3], best[0], best[4])
 
 
+def held(store, paths):
+    """Which of `paths` the worker's SQLite store holds, read as another reader of the file; None
+    where it cannot be read (the worker has not created it yet)."""
+    try:
+        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        try:
+            return {path for path in paths if db.execute("SELECT 1 FROM documents WHERE path = ?", (path,)).fetchone() is not None}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+
+
 def stored(store, path):
-    """Waits until the worker's SQLite store holds `path` (read as another reader of the file)."""
+    """Waits until the worker's SQLite store holds `path`."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        try:
-            db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
-            try:
-                if db.execute("SELECT 1 FROM documents WHERE path = ?", (path,)).fetchone() is not None:
-                    return
-            finally:
-                db.close()
-        except sqlite3.Error:
-            pass  # the worker has not created the store yet
+        if held(store, [path]):
+            return
         time.sleep(0.01)
     raise SystemExit(f"the store never held {path}")
 
@@ -107,21 +113,15 @@ def watch(store, project, uid, order, contract):
     present = False
     deadline = started + 60
     while time.monotonic() < deadline:
-        try:
-            db_file = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
-            try:
-                has = lambda path: db_file.execute("SELECT 1 FROM documents WHERE path = ?", (path,)).fetchone() is not None
-                if has(reservation_path):
-                    present = True
-                    note("reservation appears (store)")
-                elif present:
-                    note("reservation goes (store)")
-                if has(contract_path):
-                    note("contract appears (store)")
-            finally:
-                db_file.close()
-        except sqlite3.Error:
-            pass  # the worker has not created the store yet
+        paths = held(store, [reservation_path, contract_path])
+        if paths is not None:
+            if reservation_path in paths:
+                present = True
+                note("reservation appears (store)")
+            elif present:
+                note("reservation goes (store)")
+            if contract_path in paths:
+                note("contract appears (store)")
         with lock:
             if all(f"{what} (listener)" in seen for what in ("reservation appears", "contract appears", "reservation goes")):
                 break
