@@ -23,10 +23,6 @@ public struct WorkerOptions: Sendable {
     public var batchesPerCommit = 8
     /// How often to sweep with the low watermark.
     public var sweepInterval: Duration = .seconds(10)
-    /// How long at most a contract whose account is not known yet waits, with the rest of its
-    /// partition, for the group to apply the user-created events of its time before it is parked
-    /// (`WorkerLoopOptions.holdBound`); nil: parked at once.
-    public var contractHold: Duration? = .seconds(5)
     /// Publish dead letters to `<topic>.DLT`.
     public var deadLetterTopics = true
     /// librdkafka properties for the consumer beyond the typed ones (`--kafka-setting K=V`).
@@ -126,8 +122,6 @@ extension WorkerOptions {
         loop.sweepInterval = sweepInterval
         loop.exitAtEnd = exitAtEnd
         loop.attempts = 3
-        loop.holdBound = contractHold
-        loop.usersTopics = Set(topics).intersection([EventType.userCreated.defaultTopic])
         return loop
     }
 }

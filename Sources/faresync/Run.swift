@@ -34,8 +34,6 @@ struct Run: AsyncParsableCommand {
     @Option(help: "At most this many messages per store transaction (and at most 2 MiB of keys and values).") var batchSize = 4000
     @Option(help: "While a backlog waits, at most this many batches share one SQLite commit (1: a commit per batch).")
     var batchesPerCommit = WorkerOptions(bootstrap: "").batchesPerCommit
-    @Option(help: "Seconds a contract whose account is unknown may wait, with its partition, for other workers' users (0: park at once).")
-    var contractHold = 5.0
     @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")
@@ -46,7 +44,6 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         guard sweepInterval > 0, sweepInterval <= 1e9 else { throw ValidationError("--sweep-interval must be more than 0 and at most 1e9 seconds") }
-        guard contractHold >= 0, contractHold <= 1e9 else { throw ValidationError("--contract-hold must be 0 to 1e9 seconds") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard batchesPerCommit >= 1 else { throw ValidationError("--batches-per-commit must be at least 1") }
         if let adminToken, adminToken.isEmpty || adminToken == "owner" {
@@ -71,7 +68,6 @@ struct Run: AsyncParsableCommand {
         options.batchesPerCommit = batchesPerCommit
         options.sweepInterval = .milliseconds(Int64(sweepInterval * 1000))
         options.deadLetterTopics = !noDeadLetterTopics
-        options.contractHold = contractHold > 0 ? .milliseconds(Int64(contractHold * 1000)) : nil
         for setting in kafkaSettings {
             let parts = setting.split(separator: "=", maxSplits: 1)
             options.consumerOverrides[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""

@@ -32,7 +32,6 @@ grep -q -- "--partitions" err.txt && pass "replay's usage error names --partitio
 expect_status 2 1 "run: no batches a commit" run --brokers 127.0.0.1:1 --batches-per-commit 0
 expect_status 2 1 "run: a sweep interval no duration holds" run --brokers 127.0.0.1:1 --sweep-interval 1e300
 expect_status 2 1 "serve: a sweep interval no duration holds" serve --sweep-interval 1e300
-expect_status 2 1 "run: a contract hold no duration holds" run --brokers 127.0.0.1:1 --contract-hold 1e300
 expect_status 2 1 "unknown command"         frobnicate
 expect_status 2 1 "serve: a port out of range" serve --http-port 70000
 expect_status 2 1 "serve: leeway over 300 s" serve --token-leeway 301

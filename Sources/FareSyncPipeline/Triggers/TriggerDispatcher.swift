@@ -13,8 +13,6 @@ public struct BatchResult: Sendable {
     public var deadLetters: [DeadLetter]
     /// The positions stored for the consumer, by partition (empty without a consumer).
     public var positions: [TopicPartition: ConsumerPosition] = [:]
-    /// Messages the batch held back and did not apply (`ContractHold`), by topic-partition.
-    public var held: [ContractHold.Held] = []
 
     /// This result followed by that of the batch's next messages, applied after them.
     func followed(by next: BatchResult) -> BatchResult {
@@ -25,7 +23,6 @@ public struct BatchResult: Sendable {
         result.deadLetters += next.deadLetters
         // The later write stored its positions past the earlier one's, where both wrote one.
         result.positions.merge(next.positions) { _, later in later }
-        result.held += next.held
         return result
     }
 }
@@ -38,21 +35,6 @@ public struct DecodedBatch: Sendable {
     public init(messages: [SourceMessage], decoded: [Result<CloudEvent, Rejection>]) {
         self.messages = messages
         self.decoded = decoded
-    }
-
-    /// The messages whose place in `mask` is true, in order.
-    func keeping(_ mask: [Bool]) -> DecodedBatch {
-        var kept = (messages: [SourceMessage](), decoded: [Result<CloudEvent, Rejection>]())
-        for (index, keep) in mask.enumerated() where keep {
-            kept.messages.append(messages[index])
-            kept.decoded.append(decoded[index])
-        }
-        return DecodedBatch(messages: kept.messages, decoded: kept.decoded)
-    }
-
-    /// These messages, then `next`'s.
-    func followed(by next: DecodedBatch) -> DecodedBatch {
-        DecodedBatch(messages: messages + next.messages, decoded: decoded + next.decoded)
     }
 
     /// The first half of the messages and the rest, in order.
@@ -165,15 +147,11 @@ public final class TriggerDispatcher: Sendable {
     /// another writer to come between. A half that fails leaves the halves before it written,
     /// each with its positions, as a smaller batch would: the caller applies the batch again, and
     /// what is written finds its events claimed.
-    ///
-    /// With a `hold`, a contract whose account is unknown and that the rule holds is not applied,
-    /// nor what follows it on its topic-partition: the result returns them (`BatchResult.held`).
     @discardableResult
     public func process(
-        _ batch: DecodedBatch, consumer: String? = nil, in group: (any StoreCommitGroup)? = nil, epochs: [TopicPartition: Int64] = [:],
-        hold: ContractHold? = nil
+        _ batch: DecodedBatch, consumer: String? = nil, in group: (any StoreCommitGroup)? = nil, epochs: [TopicPartition: Int64] = [:]
     ) async throws -> BatchResult {
-        try await apply(batch, consumer: consumer, in: group ?? self.store, epochs: epochs, entur: [:], hold: hold)
+        try await apply(batch, consumer: consumer, in: group ?? self.store, epochs: epochs, entur: [:])
     }
 
     /// The conflicts with other writers after which a batch is split (`process`).
@@ -184,14 +162,11 @@ public final class TriggerDispatcher: Sendable {
     /// `process`, in `store`, with the Entur outcomes already known for some of its users.
     private func apply(
         _ batch: DecodedBatch, consumer: String?, in store: any StoreAccess, epochs: [TopicPartition: Int64],
-        entur known: [ByteKey: Result<EnturAccount, Rejection>], hold: ContractHold? = nil
+        entur known: [ByteKey: Result<EnturAccount, Rejection>]
     ) async throws -> BatchResult {
         let (epochs, first) = try await firstSnapshot(of: batch, consumer: consumer, epochs: epochs, in: store)
         var snapshot = first
         let enturOutcomes = await provisionNewUsers(batch.decoded, known: snapshot, given: known)
-        let created = Set(enturOutcomes.values.compactMap { try? ByteKey($0.get().abtId) })
-        let (batch, held) = hold?.divide(batch, accounts: snapshot.accounts, created: created) ?? (batch, [])
-        if batch.messages.isEmpty { return BatchResult(outcomes: Outcomes(), deadLetters: [], held: held) }
         // What the contracts lead to under their owners; then what a created account's parked
         // contracts lead to. Asked again after a conflict: the owners may be others then.
         func readingOwners(_ snapshot: StepSnapshot) async throws -> StepSnapshot {
@@ -224,8 +199,6 @@ public final class TriggerDispatcher: Sendable {
                     steps.applied += 1
                     if conflicts > 0 { steps.recomputed += 1 }
                 }
-                var result = result
-                result.held = held
                 return result
             }
             // A read the step presumed is not another writer's doing: the batch is not counted as
@@ -234,8 +207,7 @@ public final class TriggerDispatcher: Sendable {
             if conflicts >= Self.conflictsBeforeSplitting && batch.messages.count >= 2 * Self.smallestSplit {
                 steps.withLock { $0.recomputed += 1 }
                 let (first, second) = batch.split()
-                var applied = try await apply(first, consumer: consumer, in: store, epochs: epochs, entur: enturOutcomes)
-                applied.held = held
+                let applied = try await apply(first, consumer: consumer, in: store, epochs: epochs, entur: enturOutcomes)
                 return applied.followed(by: try await apply(second, consumer: consumer, in: store, epochs: epochs, entur: enturOutcomes))
             }
             // Everything the step read is read again, and what its contracts lead to now.

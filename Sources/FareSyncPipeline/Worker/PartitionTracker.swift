@@ -61,18 +61,6 @@ public struct PartitionTracker: Sendable {
         return min(newest, lowest ?? newest)
     }
 
-    /// The event time up to which some partitions are applied, for a hold (`ContractHold`): the
-    /// smallest newest event time over those not caught up; `Int64.max` when all are caught up
-    /// (nothing more is waiting to be applied); `Int64.min` while one of those has no event time.
-    public static func appliedThrough(_ states: some Sequence<State>) -> Int64 {
-        var lowest = Int64.max
-        for state in states where !state.caughtUp {
-            guard let t = state.newestEventTime else { return .min }
-            lowest = min(lowest, t)
-        }
-        return lowest
-    }
-
     /// The state of a partition another member of the group owns (or nobody does): its position as
     /// stored by the group, and the broker's low and high watermarks. It is caught up when the stored
     /// position (or the partition's start, if nothing is stored or the log was truncated past it) has

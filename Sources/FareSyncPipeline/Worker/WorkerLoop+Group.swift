@@ -48,13 +48,12 @@ extension WorkerLoop {
         return false
     }
 
-    /// The states of the source's topic-partitions that are not assigned to this loop (of `topics`
-    /// only, if given), or nil while any of them cannot be known. Watermarks are read first
-    /// (`MessageSource.othersPartitions`): a position read after them that reaches the high one covers it.
-    func othersStates(in topics: Set<String>? = nil) async -> [PartitionTracker.State]? {
+    /// The states of the source's topic-partitions that are not assigned to this loop, or nil while
+    /// any of them cannot be known. Watermarks are read first (`MessageSource.othersPartitions`): a
+    /// position read after them that reaches the high one covers it.
+    func othersStates() async -> [PartitionTracker.State]? {
         do {
-            var others = try await source.othersPartitions(besides: Set(tracker.states.keys))
-            if let topics { others = others.filter { topics.contains($0.partition.topic) } }
+            let others = try await source.othersPartitions(besides: Set(tracker.states.keys))
             guard !others.isEmpty else { return [] }
             let consumer = options.consumer ?? ""
             let partitions = others.map(\.partition)

@@ -56,8 +56,6 @@ extension WorkerLoop {
     /// Forgets the assigned topic-partitions and their epochs (a revocation, or a fence).
     func forgetAssignment() {
         tracker.revokeAll()
-        if !holds.isEmpty { WorkerMetrics.held(0) }
-        holds = Holds()  // the next owner starts before them
         epochs = [:]
         status.set(assigned: 0)
         WorkerMetrics.assigned(0)

@@ -60,8 +60,6 @@ public final class WorkerLoop<Source: MessageSource> {
     /// This member's epochs of its assigned topic-partitions (`PartitionOwners`): each batch's
     /// write checks them.
     var epochs: [TopicPartition: Int64] = [:]
-    /// Messages held back with a contract whose account is not known yet (`WorkerLoopOptions.holdBound`).
-    var holds = Holds()
     /// Writes refused because another member had taken their topic-partitions over (`fence(_:)`):
     /// batches, and sweeps.
     public private(set) var fencedWrites = 0
@@ -118,7 +116,7 @@ public final class WorkerLoop<Source: MessageSource> {
             case .revoked(let partitions):
                 await revoke(partitions)
             }
-            if options.exitAtEnd, pending.isEmpty, holds.isEmpty, tracker.allCaughtUp, await groupCaughtUp() {
+            if options.exitAtEnd, pending.isEmpty, tracker.allCaughtUp, await groupCaughtUp() {
                 try await settle()
                 if tracker.isEmpty { continue }  // fenced: the group assigns this member again
                 try await sweep()
@@ -128,10 +126,6 @@ public final class WorkerLoop<Source: MessageSource> {
             }
             if let interval = options.sweepInterval, ContinuousClock.now - lastSweep >= interval { try await sweep() }
         }
-        // The source ended: nothing more can end a hold. Asked to stop: what is held is left to the
-        // next run, which starts from the positions before it.
-        holds.releaseAll = !status.shouldStop
-        if status.shouldStop { holds = Holds() }
         try await settle()
         try await commit()
     }
@@ -139,15 +133,11 @@ public final class WorkerLoop<Source: MessageSource> {
     /// Adds a message to the batch in hand (unless it is of a topic-partition that is not, or no
     /// longer, this loop's, or was applied already), and starts applying the batch once it is full.
     func collect(_ message: SourceMessage) async throws {
-        if let tp = trackedPartition(of: message) {
+        if let partition = message.coordinates?.partition, options.consumer != nil {
+            let tp = TopicPartition(topic: message.topic, partition: partition)
             guard let state = tracker.states[tp] else { return }  // not (or no longer) ours
             if let next = state.next, message.coordinates!.offset < next { return }  // already applied
             tracker.consumed(tp)
-            if holds.partitions[tp] != nil {
-                holds.append(message, to: tp)
-                if holds.bytes > Holds.maxBytes { try await apply() }
-                return
-            }
         }
         if pending.isEmpty, inFlight == nil { status.consumedFirstMessage() }
         if pending.isEmpty { collectedSince = DefaultTracerClock.now }
@@ -158,18 +148,17 @@ public final class WorkerLoop<Source: MessageSource> {
 
     /// Starts applying the batch in hand — effects and positions in one transaction, or in each
     /// half's (`TriggerDispatcher.process`) — once the batch before it has been applied, and
-    /// returns without waiting: the next batch is collected meanwhile. Held messages whose hold is
-    /// over go first (`WorkerLoop+Hold`).
+    /// returns without waiting: the next batch is collected meanwhile.
     /// Its decoding starts at once, beside the batch before it, so that the next step does not wait
     /// for a decode.
     /// Applying runs at a higher priority and decoding yields between chunks, so that the hops of an
     /// apply (to the store's writer and back) do not wait behind a whole batch's decoding.
     func apply() async throws {
-        guard !pending.isEmpty || !holds.isEmpty else { return }
+        guard !pending.isEmpty else { return }
         let batch = pending
         pending = []
         pendingBytes = 0
-        let fencedBefore = fencedWrites
+        let (dispatcher, group, epochs, fencedBefore) = (self.dispatcher, self.group, self.epochs, fencedWrites)
         let decoding = Task { await TriggerDispatcher.decodeYielding(batch) }
         try await finishInFlight()
         // Collected under the assignment the batch before was fenced in: dropped, as what is in hand.
@@ -177,38 +166,51 @@ public final class WorkerLoop<Source: MessageSource> {
             decoding.cancel()
             return
         }
-        let keep = movingHeld(from: batch)
-        let (released, hold) = await releasingHolds()
-        let count = released.count + (keep.map { $0.count { $0 } } ?? batch.count)
-        guard count > 0 else {
-            decoding.cancel()
-            return
-        }
+        let (consumer, attempts, log) = (options.consumer, options.attempts, self.log)
         // From the batch's first message taken from the source to its commit (the loop's, or without
         // the loop's commits its own write's end); "applied" marks the end of its store write: the
         // worker's stages of a purchase's time (docs/worker.md, Spans).
         let span = options.tracer.startSpan("process", ofKind: .consumer, at: collectedSince)
-        let (dispatcher, group, epochs, options, log) = (self.dispatcher, self.group, self.epochs, self.options, self.log)
-        let applying = Task(priority: .high) {
-            var decoded = await decoding.value
-            if let keep { decoded = decoded.keeping(keep) }
-            if !released.isEmpty { decoded = TriggerDispatcher.decode(released).followed(by: decoded) }
-            if span.isRecording {
-                span.attributes["messaging.batch.message_count"] = decoded.messages.count
-                span.attributes["faresync.event_ids"] = decoded.decoded.compactMap { try? $0.get().id }
+        let endsWhenApplied = options.batchesPerCommit == nil
+        inFlight = (
+            batch.count, ContinuousClock.now, span,
+            Task(priority: .high) {
+                let decoded = await decoding.value
+                if span.isRecording {
+                    span.attributes["messaging.batch.message_count"] = decoded.messages.count
+                    span.attributes["faresync.event_ids"] = decoded.decoded.compactMap { try? $0.get().id }
+                }
+                // A failing store is retried a few times before the loop gives up.
+                var attempt = 0
+                while true {
+                    do {
+                        let result = try await dispatcher.process(decoded, consumer: consumer, in: group, epochs: epochs)
+                        span.addEvent("applied")
+                        if endsWhenApplied { span.end() }
+                        return result
+                    } catch let fenced as PartitionFenced {
+                        span.recordError(fenced)
+                        span.end()
+                        throw fenced  // Another member owns the partitions now: trying again cannot help.
+                    } catch {
+                        attempt += 1
+                        if attempt >= attempts {
+                            span.recordError(error)
+                            span.end()
+                            throw error
+                        }
+                        log.warning("batch failed, retrying: \(error)")
+                        try await Task.sleep(for: .milliseconds(500 * attempt))
+                    }
+                }
             }
-            return try await dispatcher.process(decoded, hold: hold, in: group, epochs: epochs, options: options, span: span, log: log)
-        }
-        inFlight = (count, ContinuousClock.now, span, applying)
+        )
     }
 
-    /// Applies the batch in hand and waits until nothing is in flight; at the source's end, also
-    /// what was held (`WorkerLoop+Hold`).
+    /// Applies the batch in hand and waits until nothing is in flight.
     func settle() async throws {
-        repeat {
-            try await apply()
-            try await finishInFlight()
-        } while holds.releaseAll && !holds.isEmpty
+        try await apply()
+        try await finishInFlight()
     }
 
     /// Waits for the batch in flight, if any, and records its positions; commits the store once
@@ -223,7 +225,6 @@ public final class WorkerLoop<Source: MessageSource> {
             fence(fenced)
             return
         }
-        hold(result.held)
         for (tp, position) in result.positions {
             tracker.stored(tp, position)
             uncommitted.positions[tp] = max(uncommitted.positions[tp] ?? 0, position.next)
@@ -281,37 +282,5 @@ public final class WorkerLoop<Source: MessageSource> {
             backlog += lag
         }
         status.set(backlog: backlog)
-    }
-}
-
-extension TriggerDispatcher {
-    /// Processes a worker loop's batch (`process(_:consumer:in:epochs:hold:)`), trying again a
-    /// few times while the store fails, and marks its span.
-    func process(
-        _ decoded: DecodedBatch, hold: ContractHold?, in group: any StoreCommitGroup,
-        epochs: [TopicPartition: Int64], options: WorkerLoopOptions, span: any Span, log: Logger
-    ) async throws -> BatchResult {
-        var attempt = 0
-        while true {
-            do {
-                let result = try await process(decoded, consumer: options.consumer, in: group, epochs: epochs, hold: hold)
-                span.addEvent("applied")
-                if options.batchesPerCommit == nil { span.end() }
-                return result
-            } catch let fenced as PartitionFenced {
-                span.recordError(fenced)
-                span.end()
-                throw fenced  // Another member owns the partitions now: trying again cannot help.
-            } catch {
-                attempt += 1
-                if attempt >= options.attempts {
-                    span.recordError(error)
-                    span.end()
-                    throw error
-                }
-                log.warning("batch failed, retrying: \(error)")
-                try await Task.sleep(for: .milliseconds(500 * attempt))
-            }
-        }
     }
 }

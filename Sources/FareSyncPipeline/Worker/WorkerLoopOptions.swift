@@ -1,4 +1,3 @@
-import FareSyncEvents
 import Tracing
 
 /// How a worker loop batches, commits and sweeps, whatever its source.
@@ -26,14 +25,6 @@ public struct WorkerLoopOptions: Sendable {
     /// end: this loop's own caught up, and the others' positions in the store at their high
     /// watermarks (`MessageSource.othersPartitions`).
     public var exitAtEnd = false
-    /// With a consumer, how long at most a contract whose account is not known yet is held back,
-    /// with the rest of its topic-partition, while the other members have not applied the user-created
-    /// events of its time (`ContractHold`); nil: such a contract is parked at once. A hold also
-    /// ends once the held messages pass `TriggerDispatcher.maxBatchBytes` twice over (the oldest
-    /// first), and at the source's end.
-    public var holdBound: Duration?
-    /// The topics whose applied event time ends a hold: where users are created.
-    public var usersTopics: Set<String> = [EventType.userCreated.defaultTopic]
     /// Tries at applying a batch before the loop gives up: a failing store is retried.
     public var attempts = 3
     /// Where each batch's `process` span goes: from its first message taken from the source to the

@@ -46,15 +46,6 @@ enum WorkerMetrics {
         Gauge(label: "faresync_assigned_partitions").record(count)
     }
 
-    /// `faresync_held_messages`: messages held back with a contract (`WorkerLoop+Hold`);
-    /// `faresync_holds_ended_total{why}`: holds ended because the other members applied their
-    /// users (`users`), past `--contract-hold` (`bound`), past the bytes held at most (`bytes`), or
-    /// at the source's end (`end`).
-    static func held(_ messages: Int, ended: [String: Int] = [:]) {
-        Gauge(label: "faresync_held_messages").record(messages)
-        for (why, n) in ended where n > 0 { Counter(label: "faresync_holds_ended_total", dimensions: [("why", why)]).increment(by: n) }
-    }
-
     static func parked(_ count: Int) {
         Gauge(label: "faresync_parked_contracts").record(count)
     }
