@@ -17,6 +17,10 @@ struct ParkOverlay {
     /// The stored events of an account or a contract id, where read.
     var byAccount: [ByteKey: [ParkedEvent]] = [:]
     var byContract: [ByteKey: [ParkedEvent]] = [:]
+    /// The sequences of the stored events of an account or a contract id, where only those were
+    /// read (a step's check, `parkedSequences`).
+    var sequencesByAccount: [ByteKey: [Int64]] = [:]
+    var sequencesByContract: [ByteKey: [Int64]] = [:]
 
     static let firstProvisional: Int64 = 1 << 62
 
@@ -25,6 +29,11 @@ struct ParkOverlay {
     /// `stored` without what was unparked, plus what was parked and matches, in arrival order.
     func merged(_ stored: [ParkedEvent], _ matches: (ParkedEvent) -> Bool) -> [ParkedEvent] {
         stored.filter { !removed.contains($0.sequence) } + added.filter(matches)
+    }
+
+    /// `merged` for sequences alone.
+    func mergedSequences(_ stored: [Int64], _ matches: (ParkedEvent) -> Bool) -> [Int64] {
+        stored.filter { !removed.contains($0) } + added.filter(matches).map(\.sequence)
     }
 }
 
@@ -56,6 +65,51 @@ extension PostgresTransaction {
         let key = ByteKey(contractId)
         if park.byContract[key] == nil { park.byContract[key] = try storedParked("contract_id = \(contractId)") }
         return park.merged(park.byContract[key]!) { UTF8Order.equal($0.contractId, contractId) }
+    }
+
+    /// Answered from the events where they were read, else from their sequences alone: no event's
+    /// data or message is read or decoded.
+    func parkedSequences(account: String) throws -> [Int64] {
+        let key = ByteKey(account)
+        let matches: (ParkedEvent) -> Bool = { UTF8Order.equal($0.account, account) }
+        if let events = park.byAccount[key] { return park.merged(events, matches).map(\.sequence) }
+        if park.sequencesByAccount[key] == nil { park.sequencesByAccount[key] = try storedSequences("account = \(account)").map(\.sequence) }
+        return park.mergedSequences(park.sequencesByAccount[key]!, matches)
+    }
+
+    func parkedSequences(contractId: String) throws -> [Int64] {
+        let key = ByteKey(contractId)
+        let matches: (ParkedEvent) -> Bool = { UTF8Order.equal($0.contractId, contractId) }
+        if let events = park.byContract[key] { return park.merged(events, matches).map(\.sequence) }
+        if park.sequencesByContract[key] == nil {
+            park.sequencesByContract[key] = try storedSequences("contract_id = \(contractId)").map(\.sequence)
+        }
+        return park.mergedSequences(park.sequencesByContract[key]!, matches)
+    }
+
+    /// `prefetchParked` for sequences alone, for the accounts and contract ids not read yet.
+    func prefetchParkedSequences(accounts: [String], contractIds: [String]) throws {
+        let accounts = accounts.filter { park.byAccount[ByteKey($0)] == nil && park.sequencesByAccount[ByteKey($0)] == nil }
+        let contracts = contractIds.filter { park.byContract[ByteKey($0)] == nil && park.sequencesByContract[ByteKey($0)] == nil }
+        guard !accounts.isEmpty || !contracts.isEmpty else { return }
+        let askedAccounts = Set(accounts.map(ByteKey.init))
+        let askedContracts = Set(contracts.map(ByteKey.init))
+        for account in askedAccounts { park.sequencesByAccount[account] = [] }
+        for contract in askedContracts { park.sequencesByContract[contract] = [] }
+        for row in try storedSequences("account = ANY(\(accounts)::text[]) OR contract_id = ANY(\(contracts)::text[])") {
+            let (account, contract) = (ByteKey(row.account), ByteKey(row.contractId))
+            if askedAccounts.contains(account) { park.sequencesByAccount[account]?.append(row.sequence) }
+            if askedContracts.contains(contract) { park.sequencesByContract[contract]?.append(row.sequence) }
+        }
+    }
+
+    /// The sequences, accounts and contract ids of the stored parked events that match `condition`,
+    /// in arrival order.
+    private func storedSequences(_ condition: PostgresQuery) throws -> [(sequence: Int64, account: String, contractId: String)] {
+        var statement = PostgresQuery(unsafeSQL: "SELECT seq, account, contract_id FROM parked WHERE ")
+        statement.sql += condition.sql + " ORDER BY seq"
+        statement.binds = condition.binds
+        return try query(statement).map { row in try row.decode((Int64, String, String).self) }.map { ($0.0, $0.1, $0.2) }
     }
 
     func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {

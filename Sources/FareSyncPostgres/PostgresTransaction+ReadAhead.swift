@@ -31,7 +31,11 @@ extension PostgresTransaction {
         {
             try readAll(asked)
         }
-        try prefetchParked(accounts: reads.parkedAccounts, contractIds: reads.parkedContracts)
+        if reads.parkedSequencesOnly {
+            try prefetchParkedSequences(accounts: reads.parkedAccounts, contractIds: reads.parkedContracts)
+        } else {
+            try prefetchParked(accounts: reads.parkedAccounts, contractIds: reads.parkedContracts)
+        }
     }
 
     /// One statement for every kind of `asked` but the park; each row says its kind first.

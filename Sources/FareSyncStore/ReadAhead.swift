@@ -21,6 +21,9 @@ public struct ReadAhead: Sendable {
     /// its users create, and the contracts it may park).
     public var parkedAccounts: [String] = []
     public var parkedContracts: [String] = []
+    /// Whether the batch asks only for those parked events' sequences (`parkedSequences`): a
+    /// step's check.
+    public var parkedSequencesOnly = false
     /// The event ids whose claims the batch will ask about.
     public var events: [String] = []
     /// The consumer positions the batch will read, by consumer.

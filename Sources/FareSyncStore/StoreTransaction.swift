@@ -97,6 +97,16 @@ public protocol StoreAccounts: AnyObject {
     /// Parked events whose event time is before `time`, in arrival order.
     func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent]
     func unpark(sequence: Int64) throws
+    /// The sequences of `parkedEvents(account:)`, all a step's check compares: a store may read
+    /// less for them.
+    func parkedSequences(account: String) throws -> [Int64]
+    /// The sequences of `parkedEvents(contractId:)`.
+    func parkedSequences(contractId: String) throws -> [Int64]
+}
+
+extension StoreAccounts {
+    public func parkedSequences(account: String) throws -> [Int64] { try parkedEvents(account: account).map(\.sequence) }
+    public func parkedSequences(contractId: String) throws -> [Int64] { try parkedEvents(contractId: contractId).map(\.sequence) }
 }
 
 /// The reconciler's bookkeeping (docs/reference.md#triggers): which orders of a user have a fare

@@ -80,7 +80,7 @@ package struct StepLog: Sendable {
     /// step presumed are checked.
     package func replay(on tx: any StoreTransaction, readAt mark: Int64? = nil) throws -> StepConflict? {
         if mark == nil || tx.writeMark != mark {
-            try keys.announce(to: tx)
+            try keys.announce(to: tx, parkedSequencesOnly: true)
             // The presumed reads last, so that a change by another writer is told as one.
             var check = Check(tx: tx, documents: Set(presumedAbsent.map(ByteKey.init)))
             for operation in operations {
@@ -120,9 +120,9 @@ package struct StepLog: Sendable {
             case .account(let abtId, let record):
                 return try accounts.contains(ByteKey(abtId)) || tx.account(abtId) == record ? nil : differs("account \(abtId)")
             case .parkedByAccount(let account, let entries):
-                return try stored(tx.parkedEvents(account: account), entries) ? nil : differs("park of account \(account)")
+                return try stored(tx.parkedSequences(account: account), entries) ? nil : differs("park of account \(account)")
             case .parkedByContract(let id, let entries):
-                return try stored(tx.parkedEvents(contractId: id), entries) ? nil : differs("park of contract \(id)")
+                return try stored(tx.parkedSequences(contractId: id), entries) ? nil : differs("park of contract \(id)")
             case .hasContractOrder(let uid, let orderId, let stored):
                 let key = ContractOrderKey(uid, orderId)
                 return try orders.contains(key) || tx.hasContractOrder(uid: uid, orderId: orderId) == stored
@@ -153,9 +153,9 @@ package struct StepLog: Sendable {
         }
 
         /// Whether the store's list holds the stored events the step saw, in order.
-        func stored(_ events: [ParkedEvent], _ entries: [ParkedEntry]) -> Bool {
+        func stored(_ sequences: [Int64], _ entries: [ParkedEntry]) -> Bool {
             let seen = entries.compactMap { if case .stored(let s) = $0 { s } else { nil } }
-            return events.map(\.sequence).filter { !unparked.contains($0) } == seen
+            return sequences.filter { !unparked.contains($0) } == seen
         }
 
         func differs(_ what: String) -> StepConflict { StepConflict(description: "\(what) changed since the step read it") }
@@ -171,8 +171,8 @@ package struct StepLog: Sendable {
 
         mutating func apply(_ operation: StepOperation) throws {
             switch operation {
-            case .parkedByAccount(let account, let entries) where learnsSequences: learn(try tx.parkedEvents(account: account), entries)
-            case .parkedByContract(let id, let entries) where learnsSequences: learn(try tx.parkedEvents(contractId: id), entries)
+            case .parkedByAccount(let account, let entries) where learnsSequences: learn(try tx.parkedSequences(account: account), entries)
+            case .parkedByContract(let id, let entries) where learnsSequences: learn(try tx.parkedSequences(contractId: id), entries)
             case .document, .hasDocument, .documentVersion, .account, .parkedByAccount, .parkedByContract, .hasContractOrder, .positions,
                 .record:
                 break
@@ -200,9 +200,9 @@ package struct StepLog: Sendable {
         }
 
         /// The sequences the store gave the step's own parked events, in the order it lists them.
-        mutating func learn(_ events: [ParkedEvent], _ entries: [ParkedEntry]) {
-            for (event, entry) in zip(events, entries) {
-                if case .new(let provisional) = entry { sequences[provisional] = event.sequence }
+        mutating func learn(_ stored: [Int64], _ entries: [ParkedEntry]) {
+            for (sequence, entry) in zip(stored, entries) {
+                if case .new(let provisional) = entry { sequences[provisional] = sequence }
             }
         }
     }

@@ -36,8 +36,9 @@ package struct StepKeys: Sendable {
 
     /// Tells `tx` that these keys are about to be read (`StoreReadAhead`), so that a store reads
     /// them with a few set queries.
-    package func announce(to tx: any StoreTransaction) throws {
+    package func announce(to tx: any StoreTransaction, parkedSequencesOnly: Bool = false) throws {
         var reads = ReadAhead()
+        reads.parkedSequencesOnly = parkedSequencesOnly
         for (key, part) in documents {
             switch part {
             case .content: reads.documents.append(key.string)
