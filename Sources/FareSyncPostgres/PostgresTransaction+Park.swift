@@ -19,8 +19,8 @@ struct ParkOverlay {
     var byContract: [ByteKey: [ParkedEvent]] = [:]
     /// The sequences of the stored events of an account or a contract id, where only those were
     /// read (a step's check, `parkedSequences`).
-    var sequencesByAccount: [ByteKey: [Int64]] = [:]
-    var sequencesByContract: [ByteKey: [Int64]] = [:]
+    var sequencesByAccount: [ByteKey: [ParkedKeys]] = [:]
+    var sequencesByContract: [ByteKey: [ParkedKeys]] = [:]
 
     static let firstProvisional: Int64 = 1 << 62
 
@@ -32,9 +32,16 @@ struct ParkOverlay {
     }
 
     /// `merged` for sequences alone.
-    func mergedSequences(_ stored: [Int64], _ matches: (ParkedEvent) -> Bool) -> [Int64] {
-        stored.filter { !removed.contains($0) } + added.filter(matches).map(\.sequence)
+    func mergedSequences(_ stored: [ParkedKeys], _ matches: (ParkedEvent) -> Bool) -> [Int64] {
+        stored.map(\.sequence).filter { !removed.contains($0) } + added.filter(matches).map(\.sequence)
     }
+}
+
+/// A stored parked event's sequence and the keys it is read by, without its data or message.
+struct ParkedKeys {
+    var sequence: Int64
+    var account: String
+    var contractId: String
 }
 
 extension PostgresTransaction {
@@ -73,7 +80,7 @@ extension PostgresTransaction {
         let key = ByteKey(account)
         let matches: (ParkedEvent) -> Bool = { UTF8Order.equal($0.account, account) }
         if let events = park.byAccount[key] { return park.merged(events, matches).map(\.sequence) }
-        if park.sequencesByAccount[key] == nil { park.sequencesByAccount[key] = try storedSequences("account = \(account)").map(\.sequence) }
+        if park.sequencesByAccount[key] == nil { park.sequencesByAccount[key] = try storedSequences("account = \(account)") }
         return park.mergedSequences(park.sequencesByAccount[key]!, matches)
     }
 
@@ -81,35 +88,27 @@ extension PostgresTransaction {
         let key = ByteKey(contractId)
         let matches: (ParkedEvent) -> Bool = { UTF8Order.equal($0.contractId, contractId) }
         if let events = park.byContract[key] { return park.merged(events, matches).map(\.sequence) }
-        if park.sequencesByContract[key] == nil {
-            park.sequencesByContract[key] = try storedSequences("contract_id = \(contractId)").map(\.sequence)
-        }
+        if park.sequencesByContract[key] == nil { park.sequencesByContract[key] = try storedSequences("contract_id = \(contractId)") }
         return park.mergedSequences(park.sequencesByContract[key]!, matches)
     }
 
     /// `prefetchParked` for sequences alone, for the accounts and contract ids not read yet.
     func prefetchParkedSequences(accounts: [String], contractIds: [String]) throws {
-        let accounts = accounts.filter { park.byAccount[ByteKey($0)] == nil && park.sequencesByAccount[ByteKey($0)] == nil }
-        let contracts = contractIds.filter { park.byContract[ByteKey($0)] == nil && park.sequencesByContract[ByteKey($0)] == nil }
-        guard !accounts.isEmpty || !contracts.isEmpty else { return }
-        let askedAccounts = Set(accounts.map(ByteKey.init))
-        let askedContracts = Set(contracts.map(ByteKey.init))
-        for account in askedAccounts { park.sequencesByAccount[account] = [] }
-        for contract in askedContracts { park.sequencesByContract[contract] = [] }
-        for row in try storedSequences("account = ANY(\(accounts)::text[]) OR contract_id = ANY(\(contracts)::text[])") {
-            let (account, contract) = (ByteKey(row.account), ByteKey(row.contractId))
-            if askedAccounts.contains(account) { park.sequencesByAccount[account]?.append(row.sequence) }
-            if askedContracts.contains(contract) { park.sequencesByContract[contract]?.append(row.sequence) }
-        }
+        try readPark(
+            accounts: accounts.filter { park.byAccount[ByteKey($0)] == nil }, contractIds: contractIds.filter { park.byContract[ByteKey($0)] == nil },
+            into: \.sequencesByAccount, \.sequencesByContract, rows: storedSequences, keys: { ($0.account, $0.contractId) })
     }
 
     /// The sequences, accounts and contract ids of the stored parked events that match `condition`,
     /// in arrival order.
-    private func storedSequences(_ condition: PostgresQuery) throws -> [(sequence: Int64, account: String, contractId: String)] {
+    private func storedSequences(_ condition: PostgresQuery) throws -> [ParkedKeys] {
         var statement = PostgresQuery(unsafeSQL: "SELECT seq, account, contract_id FROM parked WHERE ")
         statement.sql += condition.sql + " ORDER BY seq"
         statement.binds = condition.binds
-        return try query(statement).map { row in try row.decode((Int64, String, String).self) }.map { ($0.0, $0.1, $0.2) }
+        return try query(statement).map { row in
+            let (sequence, account, contractId) = try row.decode((Int64, String, String).self)
+            return ParkedKeys(sequence: sequence, account: account, contractId: contractId)
+        }
     }
 
     func parkedEvents(eventTimeBefore time: Int64) throws -> [ParkedEvent] {
@@ -118,19 +117,31 @@ extension PostgresTransaction {
 
     /// Reads the stored park of every account and contract id given, with one query.
     func prefetchParked(accounts: [String], contractIds: [String]) throws {
-        let accounts = accounts.filter { park.byAccount[ByteKey($0)] == nil }
-        let contracts = contractIds.filter { park.byContract[ByteKey($0)] == nil }
+        try readPark(
+            accounts: accounts, contractIds: contractIds, into: \.byAccount, \.byContract, rows: storedParked,
+            keys: { ($0.account, $0.contractId) })
+    }
+
+    /// Fills the overlay's lists `byAccount` and `byContract` for the accounts and contract ids
+    /// not in them yet, from the rows of one query.
+    private func readPark<Row>(
+        accounts: [String], contractIds: [String], into byAccount: WritableKeyPath<ParkOverlay, [ByteKey: [Row]]>,
+        _ byContract: WritableKeyPath<ParkOverlay, [ByteKey: [Row]]>, rows: (PostgresQuery) throws -> [Row],
+        keys: (Row) -> (account: String, contractId: String)
+    ) throws {
+        let accounts = accounts.filter { park[keyPath: byAccount][ByteKey($0)] == nil }
+        let contracts = contractIds.filter { park[keyPath: byContract][ByteKey($0)] == nil }
         guard !accounts.isEmpty || !contracts.isEmpty else { return }
         let askedAccounts = Set(accounts.map(ByteKey.init))
         let askedContracts = Set(contracts.map(ByteKey.init))
-        for account in askedAccounts { park.byAccount[account] = [] }
-        for contract in askedContracts { park.byContract[contract] = [] }
-        for event in try storedParked("account = ANY(\(accounts)::text[]) OR contract_id = ANY(\(contracts)::text[])") {
+        for account in askedAccounts { park[keyPath: byAccount][account] = [] }
+        for contract in askedContracts { park[keyPath: byContract][contract] = [] }
+        for row in try rows("account = ANY(\(accounts)::text[]) OR contract_id = ANY(\(contracts)::text[])") {
             // Only the keys asked for here are filled: a row found by its contract id does not tell
             // everything parked under its account, and an account read before holds the row already.
-            let (account, contract) = (ByteKey(event.account), ByteKey(event.contractId))
-            if askedAccounts.contains(account) { park.byAccount[account]?.append(event) }
-            if askedContracts.contains(contract) { park.byContract[contract]?.append(event) }
+            let (account, contract) = keys(row)
+            if askedAccounts.contains(ByteKey(account)) { park[keyPath: byAccount][ByteKey(account)]?.append(row) }
+            if askedContracts.contains(ByteKey(contract)) { park[keyPath: byContract][ByteKey(contract)]?.append(row) }
         }
     }
 
