@@ -116,6 +116,16 @@ enum PostgresSchema {
             "horizons by prefix",
             [horizons.replacingOccurrences(of: "CREATE FUNCTION", with: "CREATE OR REPLACE FUNCTION")]
         ),
+        (
+            // The transaction that last changed each key, and the last unkeyed write that took the
+            // write lock alone (`PostgresTransaction.keysChanged(since:among:)`).
+            "key changes",
+            [
+                "ALTER TABLE faresync_keys ADD COLUMN changed xid8",
+                "CREATE TABLE faresync_last_alone(xid xid8 NOT NULL)",
+                "INSERT INTO faresync_last_alone VALUES (pg_current_xact_id())",
+            ]
+        ),
     ]
 
     /// The function a read calls before its snapshot: the greatest feed position and journal number

@@ -120,10 +120,10 @@ public final class PostgresStore: DocumentStore {
 
     /// A write that touches no key but `keys`, beside the other such writes (`StoreAccess`): it
     /// locks the keys' rows, in order, before its first read. A key's row is keyed by a 64-bit hash
-    /// of it (`FNV1a.mixed`): smaller and faster to lock than the key, and two keys that share a
-    /// hash only make their writes take turns.
+    /// of it (`KeyRow`): smaller and faster to lock than the key, and two keys that share a hash
+    /// only make their writes take turns.
     public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let rows = Set(keys.map { Int64(bitPattern: FNV1a.mixed($0.utf8)) }).sorted()
+        let rows = Set(keys.map(KeyRow.of)).sorted()
         let result = try await transaction(.beside(rows), body)
         commits?.committed()
         return result
@@ -226,7 +226,7 @@ public final class PostgresStore: DocumentStore {
         }
         do {
             let ran = try await NIOThreadPool.singleton.runIfActive {
-                try Self.run(body, in: session, horizons: begun.horizons, takeAlone: begun.takeAlone)
+                try Self.run(body, in: session, begun: begun)
             }
             waitedAlone = ran.waitedAlone
             // What the body left to write is handed to the connection with the `COMMIT`, at once,
@@ -238,7 +238,7 @@ public final class PostgresStore: DocumentStore {
                 waitedAlone += ContinuousClock.now - asked
             }
             try await session.awaitQueries(ran.flush.writes + ["COMMIT"])
-            if ran.tookAlone && begun.takeAlone.count > 1 { keysSinceEmptied.store(0, ordering: .relaxed) }
+            if ran.tookAlone && begun.emptiesKeys { keysSinceEmptied.store(0, ordering: .relaxed) }
             return ran.result
         } catch {
             // A transaction whose body or flush failed, or that the pool did not run, must not stay open.
@@ -259,6 +259,10 @@ public final class PostgresStore: DocumentStore {
         var horizons: Horizons?
         /// What an unkeyed write runs before it touches what the steps touch (`PostgresTransaction.takeAlone`).
         var takeAlone: [PostgresQuery] = []
+        /// Whether `takeAlone` empties `faresync_keys`.
+        var emptiesKeys = false
+        /// A read's point.
+        var point: ReadPoint?
     }
 
     /// Begins a transaction as `mode` says; rolls back if it cannot take its locks. Its first
@@ -273,16 +277,19 @@ public final class PostgresStore: DocumentStore {
     private func begin(_ mode: Mode, asked: ContinuousClock.Instant, in session: PostgresSession) async throws -> Begun {
         var horizons: Horizons?
         var takeAlone: [PostgresQuery] = []
+        var emptiesKeys = false
+        var point: ReadPoint?
         switch mode {
         case .read:
-            // Sent together: `BEGIN` takes no snapshot, the body's first statement does. Whichever
-            // fails, no transaction stays open on the connection.
+            // Sent together: `BEGIN` takes no snapshot, the statement after it does, which names it
+            // as the read's point (`ReadPoint`). Whichever fails, no transaction stays open on the connection.
             let (feed, journal): (Int64?, Int64?)
             do {
                 let answers = try await session.awaitQueries([
-                    "SELECT feed, journal FROM faresync_horizons()", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                    "SELECT feed, journal FROM faresync_horizons()", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", Self.readPoint,
                 ])
                 (feed, journal) = try answers[0].first?.decode((Int64?, Int64?).self) ?? (nil, nil)
+                point = try answers[2].first.map { ReadPoint(try $0.decode(String.self)) }
             } catch {
                 await session.awaitRollBack(after: error)
                 throw error
@@ -300,18 +307,14 @@ public final class PostgresStore: DocumentStore {
                 await session.awaitRollBack(after: error)
                 throw error
             }
-            takeAlone = [Self.takeWriteLock]
-            // Alone, no write holds a key's row: the rows go, and the next steps insert theirs.
-            if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying { takeAlone.append("TRUNCATE faresync_keys") }
-        case .beside(let keys):
-            var statements: [PostgresQuery] = ["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.shareWriteLock]
-            if !keys.isEmpty {
-                statements.append(
-                    """
-                    INSERT INTO faresync_keys(key) SELECT k FROM unnest(\(keys)::int8[]) AS k ORDER BY k
-                    ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
-                    """)
+            takeAlone = [Self.takeWriteLock, Self.changeEveryKey]
+            // Alone, no write holds a key's row: the rows go, the next steps insert theirs anew.
+            if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying {
+                takeAlone.append("TRUNCATE faresync_keys")
+                emptiesKeys = true
             }
+        case .beside(let keys):
+            let statements: [PostgresQuery] = ["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.shareWriteLock] + Self.locking(keys)
             do {
                 try await session.awaitQueries(statements)
             } catch {
@@ -321,7 +324,7 @@ public final class PostgresStore: DocumentStore {
             keysSinceEmptied.add(keys.count, ordering: .relaxed)
         }
         let at = ContinuousClock.now
-        return Begun(at: at, waited: at - asked, horizons: horizons, takeAlone: takeAlone)
+        return Begun(at: at, waited: at - asked, horizons: horizons, takeAlone: takeAlone, emptiesKeys: emptiesKeys, point: point)
     }
 
     /// The highest horizons a read of this store has found (`begin`).
@@ -336,13 +339,13 @@ public final class PostgresStore: DocumentStore {
     /// overlay (`flushStatements()`), which the caller sends with the `COMMIT` or rolls back after,
     /// whether it ran or hands over `takeAlone`, and how long the body waited to run it.
     private static func run<T>(
-        _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, horizons: Horizons?, takeAlone: [PostgresQuery]
+        _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, begun: Begun
     ) throws -> (result: T, flush: (takeAlone: [PostgresQuery], writes: [PostgresQuery]), tookAlone: Bool, waitedAlone: Duration) {
-        let tx = PostgresTransaction(session, horizons: horizons, takeAlone: takeAlone)
+        let tx = PostgresTransaction(session, horizons: begun.horizons, takeAlone: begun.takeAlone, point: begun.point)
         do {
             let result = try body(tx)
             let flush = tx.flushStatements()
-            return (result, flush, !takeAlone.isEmpty && tx.takeAlone.isEmpty, tx.waitedAlone)
+            return (result, flush, !begun.takeAlone.isEmpty && tx.takeAlone.isEmpty, tx.waitedAlone)
         } catch let error where !(error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed) {
             throw BodyFailure(error: error)
         }

@@ -64,19 +64,22 @@ extension PostgresTransaction {
             limit: limit)
     }
 
+    // A feed consumer's position (the mirror's, the dead-letter relay's) is touched by no step: it
+    // is read and written beside the steps, without the write lock alone.
+
     func feedPosition(consumer: String) throws -> Int64? {
-        try query("SELECT position FROM feed_consumers WHERE name = \(consumer)").first?.decode(Int64.self)
+        try session.query("SELECT position FROM feed_consumers WHERE name = \(consumer)").first?.decode(Int64.self)
     }
 
     func setFeedPosition(consumer: String, _ position: Int64?) throws {
         if let position {
-            try execute(
+            try session.execute(
                 """
                 INSERT INTO feed_consumers(name, position) VALUES (\(consumer), \(position))
                 ON CONFLICT (name) DO UPDATE SET position = excluded.position
                 """)
         } else {
-            try execute("DELETE FROM feed_consumers WHERE name = \(consumer)")
+            try session.execute("DELETE FROM feed_consumers WHERE name = \(consumer)")
         }
     }
 

@@ -27,12 +27,13 @@ extension PostgresTransaction {
     /// Records of the services' kinds alone are written beside the steps; anything else needs the
     /// write lock alone, and `takeAlone` is what takes it first (empty where it is held or not needed).
     func flushStatements() -> (takeAlone: [PostgresQuery], writes: [PostgresQuery]) {
-        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty else { return ([], []) }
+        let keyChanges = keyChangeStatements()
+        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty else { return ([], keyChanges) }
         let alone =
             overlay.hasChanges || park.hasChanges || !journalPending.isEmpty
                 || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
             ? takingAlone() : []
-        var statements: [PostgresQuery] = []
+        var statements = keyChanges
         let changes = overlay.takeChanges()
         if !journalPending.isEmpty || !changes.documents.isEmpty { statements += horizonLocks() }
         statements += journalStatements()

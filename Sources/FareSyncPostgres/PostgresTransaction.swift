@@ -44,10 +44,17 @@ final class PostgresTransaction: WriteBackTransaction {
     /// How long this transaction's body waited for `takeAlone` (`runTakingAlone(_:)`).
     var waitedAlone = Duration.zero
 
-    init(_ session: PostgresSession, horizons: Horizons? = nil, takeAlone: [PostgresQuery] = []) {
+    /// The rows of the keys this step changes (`changeKeys(_:)`), which the flush marks.
+    var changedKeys: Set<Int64> = []
+
+    /// A read's point (`readPoint()`), taken as it began.
+    let point: ReadPoint?
+
+    init(_ session: PostgresSession, horizons: Horizons? = nil, takeAlone: [PostgresQuery] = [], point: ReadPoint? = nil) {
         self.session = session
         self.horizons = horizons
         self.takeAlone = takeAlone
+        self.point = point
     }
 
     // MARK: Statements

@@ -180,11 +180,24 @@ public protocol StoreReadAhead: AnyObject {
     /// read and at a later write transaction means that no write came between, so what was read
     /// still holds and the write need not read it again to check (`StepLog.replay`).
     var writeMark: Int64? { get }
+    /// Where this transaction reads (`ReadPoint`), where the store tells which keys changed since a
+    /// read (nil by default).
+    func readPoint() throws -> ReadPoint?
+    /// In a write that locked its keys (`StoreAccess.write(locking:_:)`): the rows (`KeyRow`) of the
+    /// keys among `keys` that a write changed since `point`; nil where the store cannot tell (by
+    /// default), or every key may have changed.
+    func keysChanged(since point: ReadPoint, among keys: [String]) throws -> Set<Int64>?
+    /// Tells a write that locked its keys that it changes `keys`, for the reads before it
+    /// (`keysChanged(since:among:)`). By default nothing.
+    func changeKeys(_ keys: [String]) throws
 }
 
 extension StoreReadAhead {
     public func prefetch(_ reads: ReadAhead) throws {}
     public var writeMark: Int64? { nil }
+    public func readPoint() throws -> ReadPoint? { nil }
+    public func keysChanged(since point: ReadPoint, among keys: [String]) throws -> Set<Int64>? { nil }
+    public func changeKeys(_ keys: [String]) throws {}
 }
 
 /// Loading an empty store (`AccountLoad`): shards of final rows computed outside the store.

@@ -128,6 +128,7 @@ extension Bench {
             let batches = texts.compactMap(Self.batchesComputedAgain)
             drains.recomputed.append((batches.map(\.again).reduce(0, +), batches.map(\.of).reduce(0, +)))
             drains.parked.append(texts.compactMap(Self.contractsParked).reduce(0, +))
+            drains.unchecked.append(texts.compactMap(Self.writesUnchecked).reduce(0, +))
             drains.workers.append(
                 texts.indices.map { i in
                     WorkerShare(
@@ -146,6 +147,12 @@ extension Bench {
     /// "… 204 parked, …" in a worker's last summary: the contracts it parked.
     static func contractsParked(_ text: String) -> Int? {
         guard let phrase = text.range(of: " parked, ", options: .backwards) else { return nil }
+        return text[..<phrase.lowerBound].split(separator: " ").last.flatMap { Int($0) }
+    }
+
+    /// "… 380 writes unchecked" in a worker's last summary: the batches' writes that skipped their check.
+    static func writesUnchecked(_ text: String) -> Int? {
+        guard let phrase = text.range(of: " writes unchecked", options: .backwards) else { return nil }
         return text[..<phrase.lowerBound].split(separator: " ").last.flatMap { Int($0) }
     }
 
@@ -180,6 +187,8 @@ struct GroupDrains {
     /// The contracts the workers parked, their users not yet created: a worker whose users lag
     /// gathers the others' contracts, and a drain's rate follows how many.
     var parked: [Int] = []
+    /// The batches' writes that skipped their check, no write having changed what they read (`ReadPoint`).
+    var unchecked: [Int] = []
     /// What each worker of each drain did, and what it cost it.
     var workers: [[WorkerShare]] = []
     /// The write lock: the share of the group's time some worker held it, the share of each
@@ -209,6 +218,7 @@ struct GroupDrains {
             "  cores busy while they drained: "
                 + busyCores.map { $0.map { String(format: "%.2f", $0) } ?? "?" }.joined(separator: ", ") + " of \(MachineCPU.cores)"
                 + "; batches computed again: " + recomputed.map { "\($0.again) of \($0.of)" }.joined(separator: ", ")
+                + "; writes unchecked: " + unchecked.map(String.init).joined(separator: ", ")
                 + "; contracts parked: " + parked.map(String.init).joined(separator: ", ")
                 + "; transactions run again after a serialization conflict: " + conflicts.map(String.init).joined(separator: ", "))
         // Whether more workers cost more CPU a message (the drain's work grew) or waited, and

@@ -103,7 +103,7 @@ struct Run: AsyncParsableCommand {
         let ended = ContinuousClock.now
         let fromFirst = worker.status.firstMessage.map { String(format: " (%.2f s from the first message)", (ended - $0).seconds) } ?? ""
         standardError(
-            "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored (\(o.contractsUnparked) from the park), \(o.contractsParked) parked, \(o.deadLetters) dead-lettered, \(dispatcher.batchesRecomputed) of \(dispatcher.batchesApplied) batches computed again, \(dispatcher.stepComputations) computations"
+            "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored (\(o.contractsUnparked) from the park), \(o.contractsParked) parked, \(o.deadLetters) dead-lettered, \(dispatcher.batchesRecomputed) of \(dispatcher.batchesApplied) batches computed again, \(dispatcher.stepComputations) computations, \(dispatcher.writesUnchecked) writes unchecked, \(dispatcher.writesCheckedInPart) checked in part"
                 + ((opened as? PostgresStore).map { WriteLineSummary($0).text } ?? "")
         )
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its

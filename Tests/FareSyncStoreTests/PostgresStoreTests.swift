@@ -56,14 +56,16 @@ struct PostgresStoreTests {
     }
 
     /// Three workers, each with its own connections, race on one database (`WorkerRaceTests`), their
-    /// steps writing beside each other: the export equals a replay's, round after round, and batches
-    /// were computed again. The rounds vary the seed, so the users' events fall on the workers
+    /// steps writing beside each other: the export equals a replay's, round after round, batches
+    /// were computed again, and writes checked only the reads of keys another write had changed, or
+    /// none (`ReadPoint`). The rounds vary the seed, so the users' events fall on the workers
     /// differently each time.
     @Test func concurrentWorkersOnOneHotAccountEndAsOneWorker() async throws {
         var retried = 0
         var turns = 0
         var batches = 0
         var recomputed = 0
+        var (unchecked, inPart) = (0, 0)
         for round in 0..<50 {
             let url = try await StoreKinds.freshDatabase()
             var stores: [PostgresStore] = []
@@ -71,12 +73,16 @@ struct PostgresStoreTests {
             let counts = try await WorkerRaceTests.round(round, stores: stores)
             batches += counts.batches
             recomputed += counts.recomputed
+            unchecked += counts.unchecked
+            inPart += counts.checkedInPart
             retried += stores.map(\.retriedTransactions).reduce(0, +)
             turns += stores.map(\.writeLockUse.turns).reduce(0, +)
         }
         #expect(retried == 0, "steps lock their keys in one order, and the unkeyed writes run one at a time: none ran again")
         #expect(turns >= batches, "every batch's write took the write lock")
         #expect(recomputed > 0, "batches whose reads another worker changed were computed again (\(recomputed) of \(batches))")
+        #expect(unchecked > 0, "writes whose keys no other write had changed skipped their check (\(unchecked) of \(batches))")
+        #expect(inPart > 0, "writes checked only the reads of keys another write had changed (\(inPart) of \(batches))")
     }
 
     /// A wait for a lock past the role's `lock_timeout` runs the whole body again, on what the

@@ -13,7 +13,7 @@ import Testing
 /// shows that the race happened.
 @Suite struct WorkerRaceTests {
     /// One round on `stores` (one per worker, over one place); the batches and those computed again.
-    static func round(_ round: Int, stores: [any DocumentStore]) async throws -> (batches: Int, recomputed: Int) {
+    static func round(_ round: Int, stores: [any DocumentStore]) async throws -> (batches: Int, recomputed: Int, unchecked: Int, checkedInPart: Int) {
         let lines = PostgresStoreTests.lines(UInt64(1000 + round), users: 3)
         let memory = MemoryStore()
         try await SQLiteStoreTests.replay(memory, lines, lanes: 1)
@@ -50,7 +50,10 @@ import Testing
         try await sweeper.sweep(watermark: try #require(newest))
         #expect(try await Export.string(stores[0]) == expected, "round \(round)")
         let batches = partitions.map { ($0.count + 2) / 3 }.reduce(1, +)
-        return (batches, dispatchers.map(\.batchesRecomputed).reduce(0, +))
+        return (
+            batches, dispatchers.map(\.batchesRecomputed).reduce(0, +), dispatchers.map(\.writesUnchecked).reduce(0, +),
+            dispatchers.map(\.writesCheckedInPart).reduce(0, +)
+        )
     }
 
     /// Three workers on one memory store, which skips a write's check when no write came between
@@ -122,6 +125,12 @@ struct Lockstep: StoreCommitGroup {
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         await meeting.meet()
         return try await store.write(body)
+    }
+
+    /// A step's write, beside the others' where the store lets steps write beside each other.
+    func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        await meeting.meet()
+        return try await store.write(locking: keys, body)
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {

@@ -68,6 +68,8 @@ public final class TriggerDispatcher: Sendable {
         var applied = 0
         var recomputed = 0
         var computations = 0
+        var unchecked = 0
+        var checkedInPart = 0
     }
 
     /// A batch (one store transaction) holds at most this many bytes of message keys and values,
@@ -99,6 +101,13 @@ public final class TriggerDispatcher: Sendable {
     /// needed and nothing wrote under it, one more for each read of keys it missed, and for each
     /// time its reads changed before its write.
     public var stepComputations: Int { steps.withLock { $0.computations } }
+
+    /// Steps' writes that skipped their check: no write came between their read and their write, or
+    /// none changed a key they read (`StepLog.readsToCheck`).
+    public var writesUnchecked: Int { steps.withLock { $0.unchecked } }
+
+    /// Steps' writes that checked only the reads of the keys another write had changed.
+    public var writesCheckedInPart: Int { steps.withLock { $0.checkedInPart } }
 
     /// Counts what was done on this dispatcher's behalf by another (a partition of `AccountLoad`).
     package func record(_ outcomes: Outcomes) { totals.withLock { $0 += outcomes } }
@@ -187,12 +196,7 @@ public final class TriggerDispatcher: Sendable {
             try Task.checkCancellation()
             let (read, log, result, computations) = try await step.computed(in: store, from: snapshot)
             steps.withLock { $0.computations += computations }
-            let conflict: StepConflict?
-            do {
-                conflict = try await store.write(locking: log.lockKeys(writtenAlone: ownersRecord)) { try log.replay(on: $0, readAt: read.mark) }
-            } catch let taken as StepClaimTaken {
-                conflict = StepConflict(description: taken.description)
-            }
+            let conflict = try await write(log, readAs: read, writtenAlone: ownersRecord, in: store)
             if conflict == nil {
                 totals.withLock { $0 += result.outcomes }
                 steps.withLock { steps in
@@ -212,6 +216,27 @@ public final class TriggerDispatcher: Sendable {
             }
             // Everything the step read is read again, and what its contracts lead to now.
             snapshot = try await readingOwners(try await BatchStep.read(log.keys, into: StepSnapshot(), from: store))
+        }
+    }
+
+    /// A computed step's write, with its keys locked, checking what may have changed of what it
+    /// read as `read`; the conflict that sends it back, if any.
+    private func write(_ log: StepLog, readAs read: StepSnapshot, writtenAlone: Set<RecordKey>, in store: any StoreAccess) async throws
+        -> StepConflict?
+    {
+        let keys = log.lockKeys(writtenAlone: writtenAlone)
+        let (mark, point) = (read.mark, read.point)
+        do {
+            let (conflict, checked) = try await store.write(locking: keys.all) { tx in
+                let checking = try log.readsToCheck(in: tx, readAt: mark, point: point, keys: keys)
+                return (try log.replay(on: tx, checking: checking, keys: keys), checking)
+            }
+            steps.withLock { steps in
+                if checked == .none { steps.unchecked += 1 } else if case .keys = checked { steps.checkedInPart += 1 }
+            }
+            return conflict
+        } catch let taken as StepClaimTaken {
+            return StepConflict(description: taken.description)
         }
     }
 

@@ -1,5 +1,14 @@
 import FareSyncEvents
 
+/// The names of the keys a step's write touches (`StepLog.lockKeys`): every one, to lock; those
+/// the step read from its snapshot, whose changes since its read its check looks for; and those it
+/// changes (`ReadPoint`).
+package struct StepLockKeys: Sendable {
+    package var all: [String] = []
+    package var read: [String] = []
+    package var changed: [String] = []
+}
+
 extension StepLog {
     /// The keys a step's write touches, for a store whose writes run beside each other
     /// (`StoreAccess.write(locking:_:)`): every key the step read or wrote, named by kind. Two
@@ -9,47 +18,91 @@ extension StepLog {
     /// (the list read, the event parked). Claims are not: a claim taken beside the step sends it
     /// back (`StepClaimTaken`). Nor are the journal's and the feed's numbers, which the store orders.
     ///
+    /// A name may come more than once. A key the step read after writing it counts as read too: its
+    /// check skips such a read (`Check`), so a change found there only costs the looking.
+    ///
     /// Records in `writtenAlone` are left out: only unkeyed writes write them (a consumer group's
     /// partition owners, written at assignments), and a store whose steps run beside each other
     /// runs those alone before they touch a kind of `StepRecords`.
     ///
     /// ```swift
-    /// try await store.write(locking: log.lockKeys()) { try log.replay(on: $0) }
+    /// let keys = log.lockKeys()
+    /// try await store.write(locking: keys.all) { try log.replay(on: $0, keys: keys) }
     /// ```
-    package func lockKeys(writtenAlone: Set<RecordKey> = []) -> [String] {
-        var keys: [String] = []
-        keys.reserveCapacity(operations.count + 2 * unparkedFrom.count)
+    package func lockKeys(writtenAlone: Set<RecordKey> = []) -> StepLockKeys {
+        var names = Names()
+        names.keys.all.reserveCapacity(operations.count + 2 * unparkedFrom.count)
         for operation in operations {
             switch operation {
-            case .document(let path, _), .hasDocument(let path, _), .documentVersion(let path, _), .setDocument(let path, _, _),
-                .deleteDocument(let path):
-                keys.append("d/" + path)
-            case .account(let abtId, _), .setAccount(let abtId, _): keys.append("a/" + abtId)
-            case .parkedByAccount(let account, _): keys.append("pa/" + account)
-            case .parkedByContract(let id, _): keys.append("pc/" + id)
+            case .document(let path, _), .hasDocument(let path, _), .documentVersion(let path, _): names.read("d/" + path)
+            case .setDocument(let path, _, _), .deleteDocument(let path): names.change("d/" + path)
+            case .account(let abtId, _): names.read("a/" + abtId)
+            case .setAccount(let abtId, _): names.change("a/" + abtId)
+            case .parkedByAccount(let account, _): names.read("pa/" + account)
+            case .parkedByContract(let id, _): names.read("pc/" + id)
             case .park(let event):
-                keys.append("pa/" + event.account)
-                keys.append("pc/" + event.contractId)
-            case .hasContractOrder(let uid, let orderId, _), .addContractOrder(let uid, let orderId):
-                keys.append("o/\(uid.utf8.count)/" + uid + "/" + orderId)
-            case .trackReservation(let path, _, _), .untrackReservation(let path): keys.append("r/" + path)
+                names.change("pa/" + event.account)
+                names.change("pc/" + event.contractId)
+            case .hasContractOrder(let uid, let orderId, _): names.read(Self.orderKey(uid, orderId))
+            case .addContractOrder(let uid, let orderId): names.change(Self.orderKey(uid, orderId))
+            case .trackReservation(let path, _, _), .untrackReservation(let path): names.change("r/" + path)
             case .positions(let consumer, let partitions, _):
-                for tp in partitions { keys.append(Self.positionKey(consumer, tp)) }
+                for tp in partitions { names.read(Self.positionKey(consumer, tp)) }
             case .setPositions(let consumer, let set):
-                for (tp, _) in set { keys.append(Self.positionKey(consumer, tp)) }
-            case .record(let kind, let key, _), .setRecord(let kind, let key, _):
-                if !writtenAlone.contains(RecordKey(kind, key)) { keys.append("k/\(kind.utf8.count)/" + kind + "/" + key) }
+                for (tp, _) in set { names.change(Self.positionKey(consumer, tp)) }
+            case .record(let kind, let key, _):
+                if !writtenAlone.contains(RecordKey(kind, key)) { names.read(Self.recordKey(kind, key)) }
+            case .setRecord(let kind, let key, _):
+                if !writtenAlone.contains(RecordKey(kind, key)) { names.change(Self.recordKey(kind, key)) }
             case .claimEvents, .unpark, .appendJournal: break
             }
         }
         for (account, contractId) in unparkedFrom {
-            keys.append("pa/" + account)
-            keys.append("pc/" + contractId)
+            names.change("pa/" + account)
+            names.change("pc/" + contractId)
         }
-        return keys
+        return names.keys
+    }
+
+    /// `lockKeys`' names as it walks the operations.
+    private struct Names {
+        var keys = StepLockKeys()
+
+        mutating func read(_ name: String) {
+            keys.all.append(name)
+            keys.read.append(name)
+        }
+
+        mutating func change(_ name: String) {
+            keys.all.append(name)
+            keys.changed.append(name)
+        }
     }
 
     static func positionKey(_ consumer: String, _ tp: TopicPartition) -> String {
         "p/\(consumer.utf8.count)/" + consumer + "/\(tp.partition)/" + tp.topic
+    }
+
+    static func orderKey(_ uid: String, _ orderId: String) -> String { "o/\(uid.utf8.count)/" + uid + "/" + orderId }
+
+    static func recordKey(_ kind: String, _ key: String) -> String { "k/\(kind.utf8.count)/" + kind + "/" + key }
+}
+
+extension StepKeys {
+    /// Those of these keys whose names' rows (`KeyRow`) are among `rows`, claims aside.
+    package func only(rows: Set<Int64>) -> StepKeys {
+        func kept(_ name: String) -> Bool { rows.contains(KeyRow.of(name)) }
+        var only = StepKeys()
+        only.documents = documents.filter { kept("d/" + $0.key.string) }
+        only.accounts = accounts.filter { kept("a/" + $0.string) }
+        only.parkedAccounts = parkedAccounts.filter { kept("pa/" + $0.string) }
+        only.parkedContracts = parkedContracts.filter { kept("pc/" + $0.string) }
+        only.orders = orders.filter { kept(StepLog.orderKey($0.uid.string, $0.orderId.string)) }
+        for (consumer, partitions) in positions {
+            let kept = partitions.filter { kept(StepLog.positionKey(consumer.string, $0)) }
+            if !kept.isEmpty { only.positions[consumer] = kept }
+        }
+        only.records = records.filter { kept(StepLog.recordKey($0.kind.string, $0.key.string)) }
+        return only
     }
 }

@@ -72,24 +72,47 @@ package struct StepLog: Sendable {
     /// (`StepTransaction`), each before the step wrote it: checked at every write.
     package var presumedAbsent: [String] = []
 
+    package init() {}
+
     /// Replays the step on `tx` if every read the step made of the store still gives what it gave:
     /// first the reads are checked, with nothing written, then the writes are made. Returns the
     /// first read that differs, having written nothing; the write transaction may then commit (it
-    /// changed nothing) and the step is computed again. Where the step read at write mark `mark`
-    /// (`StepSnapshot.mark`) and `tx` is still at it, no write came between: only the reads the
-    /// step presumed are checked.
-    package func replay(on tx: any StoreTransaction, readAt mark: Int64? = nil) throws -> StepConflict? {
-        if mark == nil || tx.writeMark != mark {
-            try keys.announce(to: tx, parkedSequencesOnly: true)
+    /// changed nothing) and the step is computed again. Only the reads that may have changed are
+    /// checked (`readsToCheck`), and the reads the step presumed always. With its `keys`, the write
+    /// tells `tx` those it changes (`StoreReadAhead.changeKeys(_:)`).
+    package func replay(on tx: any StoreTransaction, readAt mark: Int64? = nil, point: ReadPoint? = nil, keys: StepLockKeys? = nil) throws
+        -> StepConflict?
+    {
+        try replay(on: tx, checking: readsToCheck(in: tx, readAt: mark, point: point, keys: keys), keys: keys)
+    }
+
+    /// Which of the step's reads may no longer give what they gave in `tx`. None where the step read
+    /// at write mark `mark` (`StepSnapshot.mark`) and `tx` is still at it: no write came between.
+    /// Where the step first read at `point` (`StepSnapshot.point`) and `tx` locked its `keys`, those
+    /// of the keys it read that changed since. Else all.
+    package func readsToCheck(in tx: any StoreTransaction, readAt mark: Int64?, point: ReadPoint?, keys: StepLockKeys?) throws -> StepCheck {
+        if let mark, tx.writeMark == mark { return .none }
+        guard let point, let keys, let changed = try tx.keysChanged(since: point, among: keys.read) else { return .all }
+        return changed.isEmpty ? .none : .keys(changed)
+    }
+
+    /// `replay(on:readAt:versions:keys:)`, checking the reads that `checking` says.
+    package func replay(on tx: any StoreTransaction, checking: StepCheck, keys: StepLockKeys? = nil) throws -> StepConflict? {
+        if checking != .none {
+            var moved: Set<Int64>?
+            if case .keys(let rows) = checking { moved = rows }
+            try (moved.map { self.keys.only(rows: $0) } ?? self.keys).announce(to: tx, parkedSequencesOnly: true)
             // The presumed reads last, so that a change by another writer is told as one.
-            var check = Check(tx: tx, documents: Set(presumedAbsent.map(ByteKey.init)))
+            var check = Check(tx: tx, moved: moved, documents: Set(presumedAbsent.map(ByteKey.init)))
             for operation in operations {
                 if let conflict = try check.read(operation) { return conflict }
             }
         }
+        if !presumedAbsent.isEmpty { try tx.prefetch(ReadAhead(presence: presumedAbsent)) }
         for path in presumedAbsent where try tx.hasDocument(path) {
             return StepConflict(description: "\(path), presumed absent, is stored", presumed: true)
         }
+        if let keys { try tx.changeKeys(keys.changed) }
         var write = Write(tx: tx, learnsSequences: operations.contains { if case .unpark(let s) = $0 { return s < 0 } else { return false } })
         for operation in operations { try write.apply(operation) }
         return nil
@@ -101,6 +124,9 @@ package struct StepLog: Sendable {
     /// apart). A parked list is compared by its stored events, those the step had not unparked.
     struct Check {
         let tx: any StoreTransaction
+        /// The rows of the keys whose reads are checked (`KeyRow`); nil: every key's. With
+        /// them, claims are not checked: the write's claim finds one taken (`StepClaimTaken`).
+        let moved: Set<Int64>?
         var documents: Set<ByteKey> = []
         var accounts: Set<ByteKey> = []
         var orders: Set<ContractOrderKey> = []
@@ -112,34 +138,43 @@ package struct StepLog: Sendable {
         mutating func read(_ operation: StepOperation) throws -> StepConflict? {
             switch operation {
             case .document(let path, let value):
-                return try documents.contains(ByteKey(path)) || tx.document(path) == value ? nil : differs("document \(path)")
+                return try documents.contains(ByteKey(path)) || !checks("d/" + path) || tx.document(path) == value ? nil : differs("document \(path)")
             case .hasDocument(let path, let exists):
-                return try documents.contains(ByteKey(path)) || tx.hasDocument(path) == exists ? nil : differs("presence of \(path)")
+                return try documents.contains(ByteKey(path)) || !checks("d/" + path) || tx.hasDocument(path) == exists
+                    ? nil : differs("presence of \(path)")
             case .documentVersion(let path, let version):
-                return try documents.contains(ByteKey(path)) || tx.documentVersion(path) == version ? nil : differs("version of \(path)")
+                return try documents.contains(ByteKey(path)) || !checks("d/" + path) || tx.documentVersion(path) == version
+                    ? nil : differs("version of \(path)")
             case .account(let abtId, let record):
-                return try accounts.contains(ByteKey(abtId)) || tx.account(abtId) == record ? nil : differs("account \(abtId)")
+                return try accounts.contains(ByteKey(abtId)) || !checks("a/" + abtId) || tx.account(abtId) == record
+                    ? nil : differs("account \(abtId)")
             case .parkedByAccount(let account, let entries):
-                return try stored(tx.parkedSequences(account: account), entries) ? nil : differs("park of account \(account)")
+                return try !checks("pa/" + account) || stored(tx.parkedSequences(account: account), entries)
+                    ? nil : differs("park of account \(account)")
             case .parkedByContract(let id, let entries):
-                return try stored(tx.parkedSequences(contractId: id), entries) ? nil : differs("park of contract \(id)")
+                return try !checks("pc/" + id) || stored(tx.parkedSequences(contractId: id), entries)
+                    ? nil : differs("park of contract \(id)")
             case .hasContractOrder(let uid, let orderId, let stored):
                 let key = ContractOrderKey(uid, orderId)
-                return try orders.contains(key) || tx.hasContractOrder(uid: uid, orderId: orderId) == stored
-                    ? nil : differs("contract order \(uid)/\(orderId)")
+                return try orders.contains(key) || !checks(StepLog.orderKey(uid, orderId))
+                    || tx.hasContractOrder(uid: uid, orderId: orderId) == stored ? nil : differs("contract order \(uid)/\(orderId)")
             case .claimEvents(let ids, let fresh):
+                guard moved == nil else { return nil }
                 for ((id, isFresh), isClaimed) in zip(zip(ids, fresh), try tx.claimedEvents(ids)) where claims.insert(ByteKey(id)).inserted {
                     if isFresh == isClaimed { return differs("the claim of event \(id)") }
                 }
                 return nil
             case .positions(let consumer, let partitions, let expected):
-                for (tp, (actual, expected)) in zip(partitions, zip(try tx.positions(consumer: consumer, partitions: partitions), expected))
-                where !positions.contains(PositionKey(consumer: ByteKey(consumer), partition: tp)) && actual != expected {
-                    return differs("position of \(consumer) in \(tp)")
+                let asked = partitions.indices.filter { checks(StepLog.positionKey(consumer, partitions[$0])) }
+                let actual = try tx.positions(consumer: consumer, partitions: asked.map { partitions[$0] })
+                for (i, actual) in zip(asked, actual)
+                where !positions.contains(PositionKey(consumer: ByteKey(consumer), partition: partitions[i])) && actual != expected[i] {
+                    return differs("position of \(consumer) in \(partitions[i])")
                 }
                 return nil
             case .record(let kind, let key, let value):
-                return try records.contains(RecordKey(kind, key)) || tx.record(kind, key) == value ? nil : differs("record \(kind)/\(key)")
+                return try records.contains(RecordKey(kind, key)) || !checks(StepLog.recordKey(kind, key)) || tx.record(kind, key) == value
+                    ? nil : differs("record \(kind)/\(key)")
             case .setDocument(let path, _, _), .deleteDocument(let path): documents.insert(ByteKey(path))
             case .setAccount(let abtId, _): accounts.insert(ByteKey(abtId))
             case .unpark(let sequence) where sequence >= 0: unparked.insert(sequence)
@@ -151,6 +186,9 @@ package struct StepLog: Sendable {
             }
             return nil
         }
+
+        /// Whether the read of the key named `name` is checked.
+        func checks(_ name: @autoclosure () -> String) -> Bool { moved.map { $0.contains(KeyRow.of(name())) } ?? true }
 
         /// Whether the store's list holds the stored events the step saw, in order.
         func stored(_ sequences: [Int64], _ entries: [ParkedEntry]) -> Bool {

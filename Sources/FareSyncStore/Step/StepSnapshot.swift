@@ -110,6 +110,9 @@ package struct StepSnapshot: Sendable {
     package var claimed: [ByteKey: Bool] = [:]
     /// The store's write mark at the first read, and whether every read since saw the same.
     private var marks: (first: Int64?, same: Bool)?
+    /// Where the first read stood, where the store tells which keys changed since (`ReadPoint`):
+    /// every read of the snapshot stood there or later.
+    package private(set) var point: ReadPoint?
 
     package init() {}
 
@@ -120,6 +123,7 @@ package struct StepSnapshot: Sendable {
     /// Reads `keys` from `tx`, announced first; replaces what was known of each.
     package mutating func read(_ keys: StepKeys, from tx: any StoreTransaction) throws {
         let now = tx.writeMark
+        if marks == nil { point = try tx.readPoint() }
         marks = marks.map { ($0.first, $0.same && $0.first == now) } ?? (now, true)
         try keys.announce(to: tx)
         let ids = Array(keys.events)

@@ -1,0 +1,67 @@
+import FareSyncEvents
+import FareSyncStore
+import PostgresNIO
+
+/// Which keys changed since a read (`ReadPoint`), on PostgreSQL: each key's row in `faresync_keys`
+/// keeps the id of the last transaction that changed it (`changed`), and `faresync_last_alone` that
+/// of the last unkeyed write that took the write lock alone. A read's point is its snapshot
+/// (`pg_current_snapshot()`); a key changed since is one whose transaction that snapshot does not
+/// see: committed after it, or running when it was taken.
+extension PostgresStore {
+    /// What an unkeyed write runs once it holds the write lock alone: it may change what steps read
+    /// without naming keys, so every key changes for the reads before it.
+    static let changeEveryKey: PostgresQuery = "UPDATE faresync_last_alone SET xid = pg_current_xact_id()"
+
+    /// What a read runs first, taking its snapshot: that snapshot, its point.
+    static let readPoint: PostgresQuery = "SELECT pg_current_snapshot()::text"
+
+    /// What a step's write runs once it shares the write lock: its keys' rows locked in one ordered
+    /// upsert that updates nothing (`WHERE false` still locks each row it meets), so that two steps
+    /// lock their common keys in one order.
+    static func locking(_ keys: [Int64]) -> [PostgresQuery] {
+        guard !keys.isEmpty else { return [] }
+        return [
+            """
+            INSERT INTO faresync_keys(key) SELECT k FROM unnest(\(keys)::int8[]) AS k ORDER BY k
+            ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
+            """
+        ]
+    }
+}
+
+extension PostgresTransaction {
+    /// A read's point, taken by the statement that takes its snapshot (`PostgresStore.begin`); a
+    /// write's is nil.
+    func readPoint() throws -> ReadPoint? { point }
+
+    /// One statement: the rows of `keys` that a transaction unseen at `point` changed, and a row
+    /// without a key if an unkeyed write alone came since (then every key may have changed: nil).
+    /// The keys' rows are locked: what this finds holds until the write ends.
+    func keysChanged(since point: ReadPoint, among keys: [String]) throws -> Set<Int64>? {
+        let rows = Set(keys.map(KeyRow.of)).sorted()
+        var changed: Set<Int64> = []
+        for row in try session.query(
+            """
+            SELECT key FROM faresync_keys
+            WHERE key = ANY(\(rows)::int8[]) AND changed IS NOT NULL AND NOT pg_visible_in_snapshot(changed, \(point.text)::pg_snapshot)
+            UNION ALL SELECT NULL FROM faresync_last_alone WHERE NOT pg_visible_in_snapshot(xid, \(point.text)::pg_snapshot)
+            """)
+        {
+            guard let key = try row.decode(Int64?.self) else { return nil }
+            changed.insert(key)
+        }
+        return changed
+    }
+
+    func changeKeys(_ keys: [String]) throws {
+        for key in keys { changedKeys.insert(KeyRow.of(key)) }
+    }
+
+    /// Marks the keys this step changes (`changeKeys(_:)`), whose rows it holds locked, as changed
+    /// by this transaction; once.
+    func keyChangeStatements() -> [PostgresQuery] {
+        guard !changedKeys.isEmpty else { return [] }
+        defer { changedKeys = [] }
+        return ["UPDATE faresync_keys SET changed = pg_current_xact_id() WHERE key = ANY(\(changedKeys.sorted())::int8[])"]
+    }
+}

@@ -1,0 +1,85 @@
+import FareSyncEvents
+import FareSyncPostgres
+import FareSyncStore
+import Testing
+
+/// Key changes on PostgreSQL (`ReadPoint`): a step's write checks again only the reads of the keys
+/// that a write changed since its snapshot, and every read after an unkeyed write. In the
+/// serialized suite.
+extension PostgresStoreTests {
+    /// A snapshot of the documents at `paths`, with its read point.
+    static func snapshot(_ store: PostgresStore, _ paths: [String]) async throws -> StepSnapshot {
+        try await store.read { tx in
+            var keys = StepKeys()
+            for path in paths { keys.document(path, .content) }
+            var snapshot = StepSnapshot()
+            try snapshot.read(keys, from: tx)
+            return snapshot
+        }
+    }
+
+    /// A step that read the document at `path` as `value` and the one at `also` as it was, and
+    /// writes `written`; its write's conflict, if any, and which of its reads it checked.
+    static func step(
+        _ store: PostgresStore, reading path: String, as value: JSONValue?, and also: String = "c/b", writing written: String,
+        at snapshot: StepSnapshot
+    ) async throws -> (conflict: String?, checked: StepCheck) {
+        var step = StepLog()
+        guard case .loaded(let alsoValue) = snapshot.documents[ByteKey(also)] else {
+            Issue.record("\(also) was not read whole")
+            return (nil, .all)
+        }
+        step.operations = [.document(path, value), .document(also, alsoValue), .setDocument(written, Self.numbered(7), canonicalText: nil)]
+        let (log, keys) = (step, step.lockKeys())
+        return try await store.write(locking: keys.all) { tx in
+            let checking = try log.readsToCheck(in: tx, readAt: nil, point: snapshot.point, keys: keys)
+            return (try log.replay(on: tx, checking: checking, keys: keys)?.description, checking)
+        }
+    }
+
+    @Test func aStepChecksOnlyTheReadsOfKeysThatAWriteChangedSinceItsSnapshot() async throws {
+        let store = try await PostgresStore(url: try await StoreKinds.freshDatabase())
+        let other = try await PostgresStore(url: store.url)
+        try await store.write { tx in
+            try tx.setDocument("c/a", Self.numbered(1))
+            try tx.setDocument("c/b", Self.numbered(1))
+        }
+        let (a, b) = (KeyRow.of("d/c/a"), KeyRow.of("d/c/b"))
+
+        // Another worker's step reads c/a and c/b and changes c/x: what the first step read holds.
+        let first = try await Self.snapshot(store, ["c/a", "c/b"])
+        #expect(first.point != nil, "PostgreSQL tells which keys changed since a read")
+        let beside = try await Self.step(other, reading: "c/a", as: Self.numbered(1), writing: "c/x", at: Self.snapshot(other, ["c/a", "c/b"]))
+        #expect(beside.conflict == nil && beside.checked == .none)
+        let unchanged = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/x", at: first)
+        #expect(unchanged.conflict == nil && unchanged.checked == .none, "no write changed c/a or c/b since the snapshot")
+
+        // Another worker's step writes c/a again as it was: only that read is checked, and holds.
+        let second = try await Self.snapshot(store, ["c/a", "c/b"])
+        var again = StepLog()
+        again.operations = [.setDocument("c/a", Self.numbered(1), canonicalText: nil)]
+        let (rewrite, rewriteKeys) = (again, again.lockKeys())
+        try await other.write(locking: rewriteKeys.all) { tx in _ = try rewrite.replay(on: tx, checking: .none, keys: rewriteKeys) }
+        let same = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/y", at: second)
+        #expect(same.conflict == nil && same.checked == .keys([a]))
+        #expect(try await store.read { try $0.document("c/y") } == Self.numbered(7))
+
+        // Another worker's step changes c/b: a step that read it before finds it changed, checking
+        // c/b alone, and writes nothing.
+        let third = try await Self.snapshot(store, ["c/a", "c/b"])
+        let changing = try await Self.step(other, reading: "c/a", as: Self.numbered(1), writing: "c/b", at: Self.snapshot(other, ["c/a", "c/b"]))
+        #expect(changing.conflict == nil && changing.checked == .none)
+        let stale = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/z", at: third)
+        #expect(stale.checked == .keys([b]))
+        #expect(stale.conflict == "document c/b changed since the step read it")
+        #expect(try await store.read { try $0.document("c/z") } == nil, "the stale step wrote nothing")
+
+        // An unkeyed write changes what steps read without naming keys: after it, every read is checked.
+        let fourth = try await Self.snapshot(store, ["c/a", "c/b"])
+        try await other.write { tx in try tx.setDocument("c/q", Self.numbered(3)) }
+        let afterUnkeyed = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/z", at: fourth)
+        #expect(afterUnkeyed.checked == .all, "an unkeyed write came since")
+        #expect(afterUnkeyed.conflict == nil, "c/a and c/b are as they were read")
+        #expect(try await store.read { try $0.document("c/z") } == Self.numbered(7))
+    }
+}
