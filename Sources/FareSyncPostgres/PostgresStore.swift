@@ -14,11 +14,12 @@ import Synchronization
 /// A worker's batch (a step, `StoreAccess.write(locking:_:)`) writes beside the other steps: at
 /// `READ COMMITTED`, sharing the table lock `faresync_write_lock` (the write lock), after it has
 /// locked the rows of every key it touches in `faresync_keys`, in one order. Two steps on one key
-/// take turns; the later one's check then reads what the first committed. Every other write (an
+/// take turns; the later one's check then reads what the first committed (of what it read, only
+/// the keys changed since its snapshot: `keysChanged(since:among:)`). Every other write (an
 /// unkeyed write: the services', sweeps, assignments) runs at `READ COMMITTED` alone among such
 /// writes, holding the write lock in a mode the steps share and it conflicts with itself
-/// (`SHARE UPDATE EXCLUSIVE`). While it touches only the services' records (users, tokens,
-/// orders, the outbox), which no step touches (`StepRecords`), it runs beside the steps; before
+/// (`SHARE UPDATE EXCLUSIVE`). While it touches only what no step touches (the services' records,
+/// `StepRecords`: users, tokens, orders, the outbox; feed consumers' positions), it runs beside the steps; before
 /// its first statement on anything else it takes the write lock alone (`EXCLUSIVE`), waiting for
 /// the steps running, and reads from then on what they committed.
 /// When PostgreSQL aborts one (SQLSTATE 40001, or 40P01 for a deadlock), or its wait for a lock

@@ -36,11 +36,12 @@ extension PostgresTransaction {
 
     /// One statement: the rows of `keys` that a transaction unseen at `point` changed, and a row
     /// without a key if an unkeyed write alone came since (then every key may have changed: nil).
-    /// The keys' rows are locked: what this finds holds until the write ends.
+    /// A step's write holds the keys' rows locked: what this finds holds until it ends. An unkeyed
+    /// write first takes the write lock alone (`query(_:)`), after which every key has changed.
     func keysChanged(since point: ReadPoint, among keys: [String]) throws -> Set<Int64>? {
         let rows = Set(keys.map(KeyRow.of)).sorted()
         var changed: Set<Int64> = []
-        for row in try session.query(
+        for row in try query(
             """
             SELECT key FROM faresync_keys
             WHERE key = ANY(\(rows)::int8[]) AND changed IS NOT NULL AND NOT pg_visible_in_snapshot(changed, \(point.text)::pg_snapshot)

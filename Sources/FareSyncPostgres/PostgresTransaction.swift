@@ -11,7 +11,7 @@ import PostgresNIO
 /// consumers — is written at once, one statement per call. A write transaction holds the
 /// database's write lock from before its first statement to its end (`PostgresStore`): a step
 /// beside other steps that hold the keys they touch; any other write beside the steps until it
-/// touches more than the services' records, then alone (`takeAlone`).
+/// touches more than the services' records and feed consumers' positions, then alone (`takeAlone`).
 final class PostgresTransaction: WriteBackTransaction {
     let session: PostgresSession
     let overlay = WriteBackOverlay()
@@ -66,7 +66,8 @@ final class PostgresTransaction: WriteBackTransaction {
     }
 
     /// Runs `statement`, which may touch what a step touches, once this transaction may
-    /// (`takingAlone()`). Only the services' records are read without it (`query(_:of:)`).
+    /// (`takingAlone()`). Only the services' records (`query(_:of:)`) and feed consumers' positions
+    /// are read without it.
     @discardableResult
     func query(_ statement: PostgresQuery) throws -> PostgresQueryResult {
         try runTakingAlone(takingAlone())

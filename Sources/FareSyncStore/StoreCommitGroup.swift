@@ -9,6 +9,8 @@ public protocol StoreAccess: Sendable {
     /// writes on other keys run beside it, and the outcome is as if they had run one after another.
     /// Every other store runs it as `write(_:)`, which this does by default. A key is any string that
     /// names one thing a body reads or writes; two bodies that touch one thing must name it alike.
+    /// The body tells the transaction which keys it changes (`StoreReadAhead.changeKeys(_:)`), for
+    /// the steps that read them before (`StepLog.replay(on:checking:keys:)` does).
     func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 
     /// Runs `body` on what the store holds: a store's read on one snapshot of what is committed, a

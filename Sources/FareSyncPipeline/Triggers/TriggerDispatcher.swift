@@ -143,8 +143,9 @@ public final class TriggerDispatcher: Sendable {
 
     /// Applies a decoded batch, like `process(_:consumer:)`, as a pure step between one read and one
     /// short write: the triggers compute the batch's writes outside any transaction, from a snapshot
-    /// of the keys they read (`BatchStep.computed`), and the write replays them, checking that every
-    /// read still gives what it gave; a batch whose reads changed before its write is computed again.
+    /// of the keys they read (`BatchStep.computed`), and the write replays them, checking that each
+    /// read that may have changed still gives what it gave (`StepLog.readsToCheck`); a batch whose
+    /// reads changed before its write is computed again.
     /// In a commit `group`, the batch reads and writes through it, and is durable at the group's commit.
     /// With `epochs` (a consumer group member's, `PartitionOwners`), the write also checks that the
     /// store still holds them, and throws `PartitionFenced` without writing that step if not.

@@ -96,7 +96,8 @@ package struct StepLog: Sendable {
         return changed.isEmpty ? .none : .keys(changed)
     }
 
-    /// `replay(on:readAt:versions:keys:)`, checking the reads that `checking` says.
+    /// `replay(on:readAt:point:keys:)`, checking the reads that `checking` says. A store whose steps
+    /// write beside each other needs `keys`, to mark what the step changes.
     package func replay(on tx: any StoreTransaction, checking: StepCheck, keys: StepLockKeys? = nil) throws -> StepConflict? {
         if checking != .none {
             var moved: Set<Int64>?
