@@ -18,7 +18,6 @@ import Testing
         let keys = log.lockKeys()
         #expect(keys.read == ["d/c/a", "d/c/a", "pa/ABT:1", "pa/ABT:1", "a/ABT:2"])
         #expect(keys.changed == ["d/c/a", "d/c/b", "pa/ABT:1", "pc/fc1"])
-        #expect(keys.all == ["d/c/a", "d/c/a", "d/c/a", "d/c/b", "pa/ABT:1", "pa/ABT:1", "pc/fc1", "pa/ABT:1", "a/ABT:2"], "in the log's order")
     }
 
     @Test func theKeysCheckedAgainAreThoseOfTheRowsGiven() {

@@ -4,9 +4,10 @@ import FareSyncEvents
 /// the step read from its snapshot, whose changes since its read its check looks for; and those it
 /// changes (`ReadPoint`).
 package struct StepLockKeys: Sendable {
-    package var all: [String] = []
     package var read: [String] = []
     package var changed: [String] = []
+
+    package var all: [String] { read + changed }
 }
 
 extension StepLog {
@@ -30,53 +31,39 @@ extension StepLog {
     /// try await store.write(locking: keys.all) { try log.replay(on: $0, keys: keys) }
     /// ```
     package func lockKeys(writtenAlone: Set<RecordKey> = []) -> StepLockKeys {
-        var names = Names()
-        names.keys.all.reserveCapacity(operations.count + 2 * unparkedFrom.count)
+        var names = StepLockKeys()
+        names.read.reserveCapacity(operations.count)
+        names.changed.reserveCapacity(operations.count + 2 * unparkedFrom.count)
         for operation in operations {
             switch operation {
-            case .document(let path, _), .hasDocument(let path, _), .documentVersion(let path, _): names.read("d/" + path)
-            case .setDocument(let path, _, _), .deleteDocument(let path): names.change("d/" + path)
-            case .account(let abtId, _): names.read("a/" + abtId)
-            case .setAccount(let abtId, _): names.change("a/" + abtId)
-            case .parkedByAccount(let account, _): names.read("pa/" + account)
-            case .parkedByContract(let id, _): names.read("pc/" + id)
+            case .document(let path, _), .hasDocument(let path, _), .documentVersion(let path, _): names.read.append("d/" + path)
+            case .setDocument(let path, _, _), .deleteDocument(let path): names.changed.append("d/" + path)
+            case .account(let abtId, _): names.read.append("a/" + abtId)
+            case .setAccount(let abtId, _): names.changed.append("a/" + abtId)
+            case .parkedByAccount(let account, _): names.read.append("pa/" + account)
+            case .parkedByContract(let id, _): names.read.append("pc/" + id)
             case .park(let event):
-                names.change("pa/" + event.account)
-                names.change("pc/" + event.contractId)
-            case .hasContractOrder(let uid, let orderId, _): names.read(Self.orderKey(uid, orderId))
-            case .addContractOrder(let uid, let orderId): names.change(Self.orderKey(uid, orderId))
-            case .trackReservation(let path, _, _), .untrackReservation(let path): names.change("r/" + path)
+                names.changed.append("pa/" + event.account)
+                names.changed.append("pc/" + event.contractId)
+            case .hasContractOrder(let uid, let orderId, _): names.read.append(Self.orderKey(uid, orderId))
+            case .addContractOrder(let uid, let orderId): names.changed.append(Self.orderKey(uid, orderId))
+            case .trackReservation(let path, _, _), .untrackReservation(let path): names.changed.append("r/" + path)
             case .positions(let consumer, let partitions, _):
-                for tp in partitions { names.read(Self.positionKey(consumer, tp)) }
+                for tp in partitions { names.read.append(Self.positionKey(consumer, tp)) }
             case .setPositions(let consumer, let set):
-                for (tp, _) in set { names.change(Self.positionKey(consumer, tp)) }
+                for (tp, _) in set { names.changed.append(Self.positionKey(consumer, tp)) }
             case .record(let kind, let key, _):
-                if !writtenAlone.contains(RecordKey(kind, key)) { names.read(Self.recordKey(kind, key)) }
+                if !writtenAlone.contains(RecordKey(kind, key)) { names.read.append(Self.recordKey(kind, key)) }
             case .setRecord(let kind, let key, _):
-                if !writtenAlone.contains(RecordKey(kind, key)) { names.change(Self.recordKey(kind, key)) }
+                if !writtenAlone.contains(RecordKey(kind, key)) { names.changed.append(Self.recordKey(kind, key)) }
             case .claimEvents, .unpark, .appendJournal: break
             }
         }
         for (account, contractId) in unparkedFrom {
-            names.change("pa/" + account)
-            names.change("pc/" + contractId)
+            names.changed.append("pa/" + account)
+            names.changed.append("pc/" + contractId)
         }
-        return names.keys
-    }
-
-    /// `lockKeys`' names as it walks the operations.
-    private struct Names {
-        var keys = StepLockKeys()
-
-        mutating func read(_ name: String) {
-            keys.all.append(name)
-            keys.read.append(name)
-        }
-
-        mutating func change(_ name: String) {
-            keys.all.append(name)
-            keys.changed.append(name)
-        }
+        return names
     }
 
     static func positionKey(_ consumer: String, _ tp: TopicPartition) -> String {
