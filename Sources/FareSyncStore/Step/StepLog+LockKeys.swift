@@ -36,18 +36,18 @@ extension StepLog {
         names.changed.reserveCapacity(operations.count + 2 * unparkedFrom.count)
         for operation in operations {
             switch operation {
-            case .document(let path, _), .hasDocument(let path, _), .documentVersion(let path, _): names.read.append("d/" + path)
-            case .setDocument(let path, _, _), .deleteDocument(let path): names.changed.append("d/" + path)
-            case .account(let abtId, _): names.read.append("a/" + abtId)
-            case .setAccount(let abtId, _): names.changed.append("a/" + abtId)
-            case .parkedByAccount(let account, _): names.read.append("pa/" + account)
-            case .parkedByContract(let id, _): names.read.append("pc/" + id)
+            case .document(let path, _), .hasDocument(let path, _), .documentVersion(let path, _): names.read.append(Self.documentKey(path))
+            case .setDocument(let path, _, _), .deleteDocument(let path): names.changed.append(Self.documentKey(path))
+            case .account(let abtId, _): names.read.append(Self.accountKey(abtId))
+            case .setAccount(let abtId, _): names.changed.append(Self.accountKey(abtId))
+            case .parkedByAccount(let account, _): names.read.append(Self.parkedAccountKey(account))
+            case .parkedByContract(let id, _): names.read.append(Self.parkedContractKey(id))
             case .park(let event):
-                names.changed.append("pa/" + event.account)
-                names.changed.append("pc/" + event.contractId)
+                names.changed.append(Self.parkedAccountKey(event.account))
+                names.changed.append(Self.parkedContractKey(event.contractId))
             case .hasContractOrder(let uid, let orderId, _): names.read.append(Self.orderKey(uid, orderId))
             case .addContractOrder(let uid, let orderId): names.changed.append(Self.orderKey(uid, orderId))
-            case .trackReservation(let path, _, _), .untrackReservation(let path): names.changed.append("r/" + path)
+            case .trackReservation(let path, _, _), .untrackReservation(let path): names.changed.append(Self.reservationKey(path))
             case .positions(let consumer, let partitions, _):
                 for tp in partitions { names.read.append(Self.positionKey(consumer, tp)) }
             case .setPositions(let consumer, let set):
@@ -60,11 +60,18 @@ extension StepLog {
             }
         }
         for (account, contractId) in unparkedFrom {
-            names.changed.append("pa/" + account)
-            names.changed.append("pc/" + contractId)
+            names.changed.append(Self.parkedAccountKey(account))
+            names.changed.append(Self.parkedContractKey(contractId))
         }
         return names
     }
+
+    // Each kind's names, one definition for the locks, the check and the keys checked again.
+    static func documentKey(_ path: String) -> String { "d/" + path }
+    static func accountKey(_ abtId: String) -> String { "a/" + abtId }
+    static func parkedAccountKey(_ account: String) -> String { "pa/" + account }
+    static func parkedContractKey(_ contractId: String) -> String { "pc/" + contractId }
+    static func reservationKey(_ path: String) -> String { "r/" + path }
 
     static func positionKey(_ consumer: String, _ tp: TopicPartition) -> String {
         "p/\(consumer.utf8.count)/" + consumer + "/\(tp.partition)/" + tp.topic
@@ -80,10 +87,10 @@ extension StepKeys {
     package func only(rows: Set<Int64>) -> StepKeys {
         func kept(_ name: String) -> Bool { rows.contains(KeyRow.of(name)) }
         var only = StepKeys()
-        only.documents = documents.filter { kept("d/" + $0.key.string) }
-        only.accounts = accounts.filter { kept("a/" + $0.string) }
-        only.parkedAccounts = parkedAccounts.filter { kept("pa/" + $0.string) }
-        only.parkedContracts = parkedContracts.filter { kept("pc/" + $0.string) }
+        only.documents = documents.filter { kept(StepLog.documentKey($0.key.string)) }
+        only.accounts = accounts.filter { kept(StepLog.accountKey($0.string)) }
+        only.parkedAccounts = parkedAccounts.filter { kept(StepLog.parkedAccountKey($0.string)) }
+        only.parkedContracts = parkedContracts.filter { kept(StepLog.parkedContractKey($0.string)) }
         only.orders = orders.filter { kept(StepLog.orderKey($0.uid.string, $0.orderId.string)) }
         for (consumer, partitions) in positions {
             let kept = partitions.filter { kept(StepLog.positionKey(consumer.string, $0)) }

@@ -139,21 +139,22 @@ package struct StepLog: Sendable {
         mutating func read(_ operation: StepOperation) throws -> StepConflict? {
             switch operation {
             case .document(let path, let value):
-                return try documents.contains(ByteKey(path)) || !checks("d/" + path) || tx.document(path) == value ? nil : differs("document \(path)")
+                return try documents.contains(ByteKey(path)) || !checks(StepLog.documentKey(path)) || tx.document(path) == value
+                    ? nil : differs("document \(path)")
             case .hasDocument(let path, let exists):
-                return try documents.contains(ByteKey(path)) || !checks("d/" + path) || tx.hasDocument(path) == exists
+                return try documents.contains(ByteKey(path)) || !checks(StepLog.documentKey(path)) || tx.hasDocument(path) == exists
                     ? nil : differs("presence of \(path)")
             case .documentVersion(let path, let version):
-                return try documents.contains(ByteKey(path)) || !checks("d/" + path) || tx.documentVersion(path) == version
+                return try documents.contains(ByteKey(path)) || !checks(StepLog.documentKey(path)) || tx.documentVersion(path) == version
                     ? nil : differs("version of \(path)")
             case .account(let abtId, let record):
-                return try accounts.contains(ByteKey(abtId)) || !checks("a/" + abtId) || tx.account(abtId) == record
+                return try accounts.contains(ByteKey(abtId)) || !checks(StepLog.accountKey(abtId)) || tx.account(abtId) == record
                     ? nil : differs("account \(abtId)")
             case .parkedByAccount(let account, let entries):
-                return try !checks("pa/" + account) || stored(tx.parkedSequences(account: account), entries)
+                return try !checks(StepLog.parkedAccountKey(account)) || stored(tx.parkedSequences(account: account), entries)
                     ? nil : differs("park of account \(account)")
             case .parkedByContract(let id, let entries):
-                return try !checks("pc/" + id) || stored(tx.parkedSequences(contractId: id), entries)
+                return try !checks(StepLog.parkedContractKey(id)) || stored(tx.parkedSequences(contractId: id), entries)
                     ? nil : differs("park of contract \(id)")
             case .hasContractOrder(let uid, let orderId, let stored):
                 let key = ContractOrderKey(uid, orderId)
