@@ -7,10 +7,11 @@ import Logging
 /// rebalances answered as librdkafka requires (`KafkaConsumer.answerRebalance`), the positions the
 /// store committed committed to Kafka too (so that lag tools see progress; the store, not Kafka, is
 /// where the worker resumes from), and the group's other partitions asked of the cluster through
-/// a client of their own (`KafkaClusterView`).
+/// a client of their own (`KafkaClusterView`). With a merge (`EventTimeMerge`), the partitions'
+/// messages come in event time rather than in the order the consumer's fetches brought them.
 ///
 /// ```swift
-/// let source = try KafkaMessageSource(consumer: consumer, topics: ["fare-contracts"], bootstrap: bootstrap)
+/// let source = try KafkaMessageSource(consumer: consumer, topics: ["fare-contracts"], bootstrap: bootstrap, merge: EventTimeMerge(), logger: log)
 /// try await WorkerLoop(source: source, dispatcher: dispatcher, options: options, status: status).run()
 /// ```
 final class KafkaMessageSource: MessageSource {
@@ -20,9 +21,15 @@ final class KafkaMessageSource: MessageSource {
     /// Partitions and watermarks of the whole group's topics, for the sweep's watermark and the end of `exitAtEnd`.
     private let cluster: KafkaClusterView
     private let log: Logger
+    private var merge: EventTimeMerge?
+    private let status: WorkerStatus?
 
-    init(consumer: KafkaConsumer, topics: [String], bootstrap: String, logger: Logger) throws(KafkaError) {
+    init(
+        consumer: KafkaConsumer, topics: [String], bootstrap: String, merge: EventTimeMerge?, status: WorkerStatus? = nil, logger: Logger
+    ) throws(KafkaError) {
         self.consumer = consumer
+        self.merge = merge
+        self.status = status
         events = consumer.events.makeAsyncIterator()
         self.topics = topics
         cluster = try KafkaClusterView(bootstrap: bootstrap)
@@ -30,6 +37,50 @@ final class KafkaMessageSource: MessageSource {
     }
 
     func next() async throws -> SourceEvent? {
+        guard merge != nil else { return try await nextEvent() }
+        var idle = false
+        while true {
+            if let out = merge!.next(idle: idle, now: .now) {
+                if let tp = out.resume { consumer.resume([tp]) }
+                return out.event
+            }
+            // While the merge holds messages for a partition it awaits, the loop is not told of
+            // an idle: it would commit what it has at every pause's refetch. The merge bounds
+            // that wait (`EventTimeMerge.maxWait`).
+            if idle {
+                if merge!.heldMessages == 0 { return .idle }
+                idle = false
+            }
+            switch try await nextEvent() {
+            case .none: return nil
+            case .message(let message):
+                if let tp = merge!.add(message, atEnd: isLast(message)) {
+                    consumer.pause([tp])
+                    status?.pausedPartition()
+                }
+            case .endOfPartition(let tp): merge!.end(tp)
+            case .idle: idle = true
+            case .assigned(let partitions):
+                merge!.assign(partitions)
+                return .assigned(partitions)
+            case .revoked(let partitions):
+                consumer.resume(merge!.revoke(partitions))
+                return .revoked(partitions)
+            }
+        }
+    }
+
+    /// Whether a message is its partition's last as far as librdkafka knows (its high watermark),
+    /// so that a live partition is not awaited between a message and its end.
+    private func isLast(_ message: SourceMessage) -> Bool {
+        guard let coordinates = message.coordinates,
+            let high = consumer.highWatermark(TopicPartition(topic: message.topic, partition: coordinates.partition))
+        else { return false }
+        return coordinates.offset + 1 >= high
+    }
+
+    /// The consumer's next event, in the order librdkafka gave them.
+    private func nextEvent() async throws -> SourceEvent? {
         while let event = await events.next() {
             switch event {
             case .message(let message): return .message(message)

@@ -25,6 +25,9 @@ public struct WorkerOptions: Sendable {
     public var sweepInterval: Duration = .seconds(10)
     /// Publish dead letters to `<topic>.DLT`.
     public var deadLetterTopics = true
+    /// The partitions' messages merged in event time, each topic ahead of those that need it
+    /// (`Topics.backlogLeads`); nil hands them out as fetched, topic by topic in a backlog.
+    public var eventTimeMerge: EventTimeMerge? = EventTimeMerge(leads: Topics.backlogLeads)
     /// librdkafka properties for the consumer beyond the typed ones (`--kafka-setting K=V`).
     public var consumerOverrides: [String: String] = [:]
 
@@ -102,7 +105,9 @@ public final class KafkaWorker: Service, Sendable {
     }
 
     private func consume(_ consumer: KafkaConsumer, _ deadLetters: DeadLetterRelay?, in group: any StoreCommitGroup) async throws {
-        let source = try KafkaMessageSource(consumer: consumer, topics: options.topics, bootstrap: options.bootstrap, logger: logger)
+        let source = try KafkaMessageSource(
+            consumer: consumer, topics: options.topics, bootstrap: options.bootstrap, merge: options.eventTimeMerge, status: status,
+            logger: logger)
         try consumer.subscribe(options.topics)
         logger.info("consuming", metadata: ["topics": "\(options.topics.joined(separator: ","))", "group": "\(options.group)"])
         let loop = WorkerLoop(

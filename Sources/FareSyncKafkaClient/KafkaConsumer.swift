@@ -155,6 +155,20 @@ public final class KafkaConsumer {
         poller.resume()
     }
 
+    /// Stops fetching these partitions: what librdkafka fetched of them and has not handed out
+    /// is dropped, and `resume` fetches again from the offset after the last message handed out.
+    /// Events already polled still come.
+    public func pause(_ partitions: [TopicPartition]) {
+        guard !partitions.isEmpty else { return }
+        _ = RDKafkaTopicPartitionList(fromTheBeginning: partitions).withListPointer { rd_kafka_pause_partitions(handle.pointer, $0) }
+    }
+
+    /// Fetches paused partitions again, from the offset after the last message handed out.
+    public func resume(_ partitions: [TopicPartition]) {
+        guard !partitions.isEmpty else { return }
+        _ = RDKafkaTopicPartitionList(fromTheBeginning: partitions).withListPointer { rd_kafka_resume_partitions(handle.pointer, $0) }
+    }
+
     /// The event of a polled C message; takes the message over.
     private func event(_ m: RDKafkaPollThread.Message) -> ConsumerEvent {
         let err = m.pointee.err

@@ -35,6 +35,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "While a backlog waits, at most this many batches share one SQLite commit (1: a commit per batch).")
     var batchesPerCommit = WorkerOptions(bootstrap: "").batchesPerCommit
     @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
+    @Flag(help: "Hand out each partition's messages as fetched, not merged across partitions in event time.") var noEventTimeOrder = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")
     var kafkaSettings: [String] = []
@@ -68,6 +69,7 @@ struct Run: AsyncParsableCommand {
         options.batchesPerCommit = batchesPerCommit
         options.sweepInterval = .milliseconds(Int64(sweepInterval * 1000))
         options.deadLetterTopics = !noDeadLetterTopics
+        if noEventTimeOrder { options.eventTimeMerge = nil }
         for setting in kafkaSettings {
             let parts = setting.split(separator: "=", maxSplits: 1)
             options.consumerOverrides[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
@@ -103,7 +105,7 @@ struct Run: AsyncParsableCommand {
         let ended = ContinuousClock.now
         let fromFirst = worker.status.firstMessage.map { String(format: " (%.2f s from the first message)", (ended - $0).seconds) } ?? ""
         standardError(
-            "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored (\(o.contractsUnparked) from the park), \(o.contractsParked) parked, \(o.deadLetters) dead-lettered, \(dispatcher.batchesRecomputed) of \(dispatcher.batchesApplied) batches computed again, \(dispatcher.stepComputations) computations, \(dispatcher.writesUnchecked) writes unchecked, \(dispatcher.writesCheckedInPart) checked in part"
+            "run: \(o.events) messages in \(String(format: "%.2f", (ended - started).seconds)) s\(fromFirst), \(o.usersCreated) users created, \(o.contractsStored) contracts stored (\(o.contractsUnparked) from the park), \(o.contractsParked) parked, \(o.deadLetters) dead-lettered, \(dispatcher.batchesRecomputed) of \(dispatcher.batchesApplied) batches computed again, \(dispatcher.stepComputations) computations, \(dispatcher.writesUnchecked) writes unchecked, \(dispatcher.writesCheckedInPart) checked in part, \(worker.status.partitionPauses) partition pauses"
                 + ((opened as? PostgresStore).map { WriteLineSummary($0).text } ?? "")
         )
         // Caught up at the end, the mirror catches up too; interrupted, it stops where it is (its

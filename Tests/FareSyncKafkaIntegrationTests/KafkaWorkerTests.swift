@@ -68,13 +68,14 @@ import Testing
 
     static func worker(
         _ cluster: MockCluster, store: any DocumentStore, group: String, topics: [String] = topics,
-        entur: any Entur = SimulatedEntur(clock: VirtualClock())
+        entur: any Entur = SimulatedEntur(clock: VirtualClock()), merge: EventTimeMerge? = EventTimeMerge(leads: Topics.backlogLeads)
     ) -> KafkaWorker {
         var options = WorkerOptions(bootstrap: cluster.bootstrapServers)
         options.group = group
         options.topics = topics
         options.exitAtEnd = true
         options.batchSize = 10
+        options.eventTimeMerge = merge
         options.sweepInterval = .milliseconds(500)
         options.consumerOverrides = ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "log_level": "0"]
         return KafkaWorker(options: options, dispatcher: TriggerDispatcher(store: store, entur: entur))

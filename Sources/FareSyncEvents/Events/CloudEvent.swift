@@ -1,4 +1,6 @@
-/// The event types FareSync's triggers handle.
+/// The event types FareSync's triggers handle, each before those whose triggers need what it
+/// makes: a user's account before its reservations and contracts, a reservation before the
+/// contract that removes it.
 public enum EventType: String, Sendable, CaseIterable {
     case userCreated = "auth.user.created"
     case reservationCreated = "ticketing.reservation.created"
@@ -27,6 +29,13 @@ public enum Topics {
 
     /// The consumed topics, then their dead-letter topics.
     public static var all: [String] { consumed + consumed.map(deadLetters(of:)) }
+
+    /// How far ahead in event time a worker hands out each consumed topic's backlog
+    /// (`EventTimeMerge`): a day more than the next topic in `consumed`, so that in a backlog the
+    /// events that make accounts and reservations are applied before the contracts that need them,
+    /// and workers on different topics rarely touch the same keys at once.
+    public static let backlogLeads: [String: Duration] = Dictionary(
+        uniqueKeysWithValues: consumed.enumerated().map { ($1, .seconds(86_400 * (consumed.count - 1 - $0))) })
 }
 
 /// The typed `data` of an event.

@@ -8,7 +8,7 @@ import Synchronization
 /// print(status.batches, status.sweeps)
 /// ```
 public final class WorkerStatus: Sendable {
-    private let state = Mutex((assigned: 0, batches: 0, sweeps: 0, backlog: Int64(0), firstMessage: ContinuousClock.Instant?.none))
+    private let state = Mutex((assigned: 0, batches: 0, sweeps: 0, backlog: Int64(0), firstMessage: ContinuousClock.Instant?.none, pauses: 0))
     private let stopRequested = Atomic<Bool>(false)
 
     public init() {}
@@ -19,6 +19,9 @@ public final class WorkerStatus: Sendable {
     public var sweeps: Int { state.withLock { $0.sweeps } }
     /// Messages waiting in the assigned partitions, as of the last batch.
     public var backlog: Int64 { state.withLock { $0.backlog } }
+    /// Times the source paused a partition that held too much while another was awaited
+    /// (`EventTimeMerge`).
+    public var partitionPauses: Int { state.withLock { $0.pauses } }
     /// When the first message was consumed (after the group join), if one was.
     public var firstMessage: ContinuousClock.Instant? { state.withLock { $0.firstMessage } }
 
@@ -36,6 +39,8 @@ public final class WorkerStatus: Sendable {
             if let backlog { s.backlog = backlog }
         }
     }
+
+    package func pausedPartition() { state.withLock { $0.pauses += 1 } }
 
     package func consumedFirstMessage() {
         state.withLock { s in
