@@ -23,6 +23,8 @@ final class KafkaMessageSource: MessageSource {
     private let log: Logger
     private var merge: EventTimeMerge?
     private let status: WorkerStatus?
+    /// Partitions the merge had paused when they were revoked, resumed once the revocation is answered.
+    private var pausedAtRevocation: [TopicPartition] = []
 
     init(
         consumer: KafkaConsumer, topics: [String], bootstrap: String, merge: EventTimeMerge?, status: WorkerStatus? = nil, logger: Logger
@@ -40,21 +42,19 @@ final class KafkaMessageSource: MessageSource {
         guard merge != nil else { return try await nextEvent() }
         var idle = false
         while true {
-            if let out = merge!.next(idle: idle, now: .now) {
+            if let out = merge!.next(now: .now, atEnd: isLast) {
                 if let tp = out.resume { consumer.resume([tp]) }
                 return out.event
             }
-            // While the merge holds messages for a partition it awaits, the loop is not told of
-            // an idle: it would commit what it has at every pause's refetch. The merge bounds
+            // While the merge holds messages for a partition it waits for, the loop is not told
+            // of an idle: it would commit what it has at every pause's refetch. The merge bounds
             // that wait (`EventTimeMerge.maxWait`).
-            if idle {
-                if merge!.heldMessages == 0 { return .idle }
-                idle = false
-            }
+            if idle, merge!.heldMessages == 0 { return .idle }
+            idle = false
             switch try await nextEvent() {
             case .none: return nil
             case .message(let message):
-                if let tp = merge!.add(message, atEnd: isLast(message)) {
+                if let tp = merge!.add(message) {
                     consumer.pause([tp])
                     status?.pausedPartition()
                 }
@@ -64,14 +64,14 @@ final class KafkaMessageSource: MessageSource {
                 merge!.assign(partitions)
                 return .assigned(partitions)
             case .revoked(let partitions):
-                consumer.resume(merge!.revoke(partitions))
+                pausedAtRevocation = merge!.revoke(partitions)
                 return .revoked(partitions)
             }
         }
     }
 
     /// Whether a message is its partition's last as far as librdkafka knows (its high watermark),
-    /// so that a live partition is not awaited between a message and its end.
+    /// so that a live partition is not waited for between a message and its end.
     private func isLast(_ message: SourceMessage) -> Bool {
         guard let coordinates = message.coordinates,
             let high = consumer.highWatermark(TopicPartition(topic: message.topic, partition: coordinates.partition))
@@ -100,7 +100,13 @@ final class KafkaMessageSource: MessageSource {
         consumer.answerRebalance(startingAt: offsets)
     }
 
-    func release(_ partitions: [TopicPartition]) { consumer.answerRebalance() }
+    /// Answers the revocation, then resumes what the merge had paused: librdkafka keeps a
+    /// partition paused by its application across assignments.
+    func release(_ partitions: [TopicPartition]) {
+        consumer.answerRebalance()
+        consumer.resume(pausedAtRevocation)
+        pausedAtRevocation = []
+    }
 
     func committed(_ positions: [TopicPartition: Int64]) { consumer.commit(positions) }
 

@@ -155,15 +155,17 @@ public final class KafkaConsumer {
         poller.resume()
     }
 
-    /// Stops fetching these partitions: what librdkafka fetched of them and has not handed out
-    /// is dropped, and `resume` fetches again from the offset after the last message handed out.
-    /// Events already polled still come.
+    /// Stops fetching these partitions: what librdkafka fetched of them and the poll thread has
+    /// not polled is dropped, and `resume` fetches again from the offset after the last message
+    /// polled. Events already polled still come; a message being polled as the pause lands may
+    /// come again after the resume (applied once, by its event id). The pause outlasts a
+    /// rebalance: resume what is paused once it is revoked.
     public func pause(_ partitions: [TopicPartition]) {
         guard !partitions.isEmpty else { return }
         _ = RDKafkaTopicPartitionList(fromTheBeginning: partitions).withListPointer { rd_kafka_pause_partitions(handle.pointer, $0) }
     }
 
-    /// Fetches paused partitions again, from the offset after the last message handed out.
+    /// Fetches paused partitions again, from the offset after the last message polled.
     public func resume(_ partitions: [TopicPartition]) {
         guard !partitions.isEmpty else { return }
         _ = RDKafkaTopicPartitionList(fromTheBeginning: partitions).withListPointer { rd_kafka_resume_partitions(handle.pointer, $0) }

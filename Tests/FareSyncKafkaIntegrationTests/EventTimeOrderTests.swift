@@ -36,4 +36,26 @@ import Testing
         #expect(try await KafkaWorkerTests.comparable(store) == (try await KafkaWorkerTests.replayExport(messages)))
         #expect(try await KafkaWorkerTests.settlements(store) == (try await KafkaWorkerTests.replaySettlements(messages)))
     }
+
+    @Test func aRebalanceInAMergedBacklogLosesNothingAndStallsNothing() async throws {
+        let (cluster, messages) = try await KafkaWorkerTests.clusterWithTraffic(brokers: 1, users: 80, seed: 29)
+        let store = MemoryStore()
+        let merge = EventTimeMerge(holdLimit: 4, leads: Topics.backlogLeads)
+        let entur = GatedEntur(holdingAfter: 20)
+        let first = KafkaWorkerTests.worker(cluster, store: store, group: "paused-rebalance", entur: entur, merge: merge)
+        let firstRun = Task { try await first.run() }
+        // Held among its users, the first member has the other topics' partitions paused.
+        try await entur.waitUntilHolding()
+        #expect(first.status.partitionPauses > 0)
+        let second = KafkaWorkerTests.worker(cluster, store: store, group: "paused-rebalance", merge: merge)
+        let secondRun = Task { try await second.run() }
+        // The gate opens a moment after the second member starts, so that the rebalance comes
+        // while the first one is inside its backlog; whatever the timing, both must end with the
+        // whole export.
+        try await Task.sleep(for: .seconds(2))
+        entur.open()
+        try await firstRun.value
+        try await secondRun.value
+        #expect(try await KafkaWorkerTests.comparable(store) == (try await KafkaWorkerTests.replayExport(messages)))
+    }
 }

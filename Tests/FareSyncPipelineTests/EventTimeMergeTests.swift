@@ -16,9 +16,11 @@ struct EventTimeMergeTests {
     }
 
     /// What the merge hands out until it must read again, as `topic/partition@offset` and `end topic/partition`.
-    static func drain(_ merge: inout EventTimeMerge, idle: Bool = false, at now: ContinuousClock.Instant = start) -> [String] {
+    static func drain(
+        _ merge: inout EventTimeMerge, at now: ContinuousClock.Instant = start, atEnd: (SourceMessage) -> Bool = { _ in false }
+    ) -> [String] {
         var out: [String] = []
-        while let next = merge.next(idle: idle, now: now) {
+        while let next = merge.next(now: now, atEnd: atEnd) {
             switch next.event {
             case .message(let m): out.append(String(decoding: m.value ?? [], as: UTF8.self))
             case .endOfPartition(let tp): out.append("end \(tp)")
@@ -79,7 +81,7 @@ struct EventTimeMergeTests {
         merge.end(Self.a)
         var resumed: [TopicPartition] = []
         var order: [Int64] = []
-        while let next = merge.next(idle: false, now: Self.start) {
+        while let next = merge.next(now: Self.start, atEnd: { _ in false }) {
             if let tp = next.resume { resumed.append(tp) }
             if case .message(let m) = next.event, m.topic == Self.c.topic, let offset = m.coordinates?.offset {
                 order.append(offset)
@@ -90,20 +92,46 @@ struct EventTimeMergeTests {
         #expect(order == [0, 1, 2, 3, 4])
     }
 
-    @Test func anAwaitedPartitionHoldsTheOthersOnlyUpToTheWaitBound() {
+    @Test func aPartitionWithNothingHoldsTheOthersUpOnlyForTheWaitBoundThenIsQuiet() {
         var merge = EventTimeMerge(maxWait: .milliseconds(500))
         merge.assign([Self.a, Self.c])
         _ = merge.add(Self.message(Self.c, 0, at: 200))
         _ = merge.add(Self.message(Self.c, 1, at: 300))
-        #expect(Self.drain(&merge, idle: true, at: Self.start).isEmpty)
-        #expect(Self.drain(&merge, idle: true, at: Self.start + .milliseconds(499)).isEmpty)
-        // The source has had nothing more for the bound: what is held goes, all of it.
-        #expect(Self.drain(&merge, idle: true, at: Self.start + .milliseconds(500)) == ["fare-contracts/0@0", "fare-contracts/0@1"])
-        // Then the users' partition is awaited again, and the bound starts anew.
+        #expect(Self.drain(&merge, at: Self.start).isEmpty)
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(499)).isEmpty)
+        // The users' partition brought nothing for the bound: it is quiet, and what is held goes.
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(500)) == ["fare-contracts/0@0", "fare-contracts/0@1"])
+        // A quiet partition holds nothing up: a live message of the other goes at once, each time.
         _ = merge.add(Self.message(Self.c, 2, at: 400))
-        #expect(Self.drain(&merge, idle: true, at: Self.start + .seconds(1)).isEmpty)
-        #expect(Self.drain(&merge, idle: false, at: Self.start + .seconds(2)).isEmpty)
-        #expect(Self.drain(&merge, idle: true, at: Self.start + .milliseconds(1500)) == ["fare-contracts/0@2"])
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(501)) == ["fare-contracts/0@2"])
+        _ = merge.add(Self.message(Self.c, 3, at: 500))
+        merge.end(Self.c)
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(502)) == ["fare-contracts/0@3", "end fare-contracts/0"])
+        // Once it brings a message it is merged again, and waited for again once it has nothing.
+        _ = merge.add(Self.message(Self.a, 0, at: 100))
+        _ = merge.add(Self.message(Self.c, 4, at: 50))
+        #expect(Self.drain(&merge, at: Self.start + .seconds(1)) == ["fare-contracts/0@4"])
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(1500)) == ["auth-users/0@0"])
+        _ = merge.add(Self.message(Self.c, 5, at: 600))
+        #expect(Self.drain(&merge, at: Self.start + .seconds(2)).isEmpty)
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(2499)).isEmpty)
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(2500)) == ["fare-contracts/0@5"])
+    }
+
+    @Test func eachPartitionIsTimedOnItsOwn() {
+        let u = TopicPartition(topic: "reservations", partition: 0)
+        var merge = EventTimeMerge(maxWait: .milliseconds(500))
+        merge.assign([Self.a, Self.c, u])
+        _ = merge.add(Self.message(Self.c, 0, at: 200))
+        #expect(Self.drain(&merge, at: Self.start).isEmpty)  // both others held it up from here
+        _ = merge.add(Self.message(u, 0, at: 300))
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(100)).isEmpty)
+        // The reservations' partition brought a message in time; the users' one did not.
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(500)) == ["fare-contracts/0@0"])
+        // The contracts' partition, empty now, held the reservation up at once: it is timed from then.
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(600)).isEmpty)
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(999)).isEmpty)
+        #expect(Self.drain(&merge, at: Self.start + .milliseconds(1000)) == ["reservations/0@0"])
     }
 
     @Test func aRevocationDropsWhatItsPartitionsHoldAndReturnsThePausedToResume() {
@@ -137,12 +165,43 @@ struct EventTimeMergeTests {
         var merge = EventTimeMerge()
         merge.assign([Self.a, Self.c])
         merge.end(Self.c)
-        _ = merge.add(Self.message(Self.a, 0, at: 100), atEnd: true)
-        #expect(Self.drain(&merge) == ["end fare-contracts/0", "auth-users/0@0"])
-        // A live message of the other partition goes at once: the users' one is not awaited.
+        _ = merge.add(Self.message(Self.a, 0, at: 100))
+        var asked: [String] = []
+        let last: (SourceMessage) -> Bool = { m in
+            asked.append(String(decoding: m.value ?? [], as: UTF8.self))
+            return true
+        }
+        #expect(Self.drain(&merge, atEnd: last) == ["end fare-contracts/0", "auth-users/0@0"])
+        #expect(asked == ["auth-users/0@0"])  // asked only of a message that leaves its partition with nothing
+        // A live message of the other partition goes at once: the users' one is not waited for.
         _ = merge.add(Self.message(Self.c, 0, at: 50))
         #expect(Self.drain(&merge) == ["fare-contracts/0@0"])
         _ = merge.add(Self.message(Self.a, 1, at: 200))
-        #expect(Self.drain(&merge).isEmpty)  // the contracts' partition is awaited after its message
+        #expect(Self.drain(&merge).isEmpty)  // the contracts' partition is waited for after its message
+    }
+
+    @Test func anEndOfAPartitionNotGivenGoesAtOnce() {
+        var merge = EventTimeMerge()
+        merge.assign([Self.a])
+        merge.end(Self.c)
+        merge.end(Self.c)
+        #expect(Self.drain(&merge) == ["end fare-contracts/0", "end fare-contracts/0"])
+    }
+
+    @Test func aPartitionHoldingItsBytesIsPausedUntilHalfAreOut() {
+        let each = Self.message(Self.c, 0, at: 0).byteCount
+        var merge = EventTimeMerge(holdLimit: 100, holdBytes: 4 * each)
+        merge.assign([Self.a, Self.c])
+        var paused: [TopicPartition] = []
+        for offset in 0..<5 {
+            if let tp = merge.add(Self.message(Self.c, Int64(offset), at: 1000 + Int64(offset))) { paused.append(tp) }
+        }
+        #expect(paused == [Self.c])  // at the fourth message's bytes, once
+        merge.end(Self.a)
+        var resumedAt: Int64?
+        while let next = merge.next(now: Self.start, atEnd: { _ in false }) {
+            if next.resume != nil, case .message(let m) = next.event { resumedAt = m.coordinates?.offset }
+        }
+        #expect(resumedAt == 2, "resumed when two are held: half the bytes")
     }
 }

@@ -12,20 +12,21 @@ import FareSyncEvents
 /// lead ahead, the user comes first, and workers reading different topics rarely touch the same
 /// keys at once (docs/design.md, "A backlog comes in dependency order").
 ///
-/// The merge holds what it cannot hand out yet; a partition holding `holdLimit` messages asks to
-/// be paused (its fetched messages still in the consumer's queue are dropped and fetched again
-/// from the same offset later), and asks to be resumed once half are handed out. While the source
-/// has nothing more in hand, the merge waits for a partition with nothing up to `maxWait`, then
-/// hands out what it holds, in event time. Live, every partition waits at its end, and a message
-/// goes as it comes. Messages with no timestamp go first.
+/// The merge holds what it cannot hand out yet. A partition holding `holdLimit` messages or
+/// `holdBytes` of keys and values asks to be paused (what the consumer fetched of it and has not
+/// handed out is dropped, and fetched again on resume), and asks to be resumed once it holds half
+/// of both. A partition with nothing in hand holds the others up for `maxWait` at most; then it is
+/// quiet, waited for no more until it brings a message or its end (as a stream processor marks an
+/// idle source). Messages with no timestamp go first.
 ///
-/// A pure state machine: the source feeds it and applies the pauses and resumes it returns.
+/// Live, a partition is at its end after each message (`next`'s `atEnd`), and a message goes as
+/// it comes. A pure state machine: the source feeds it and applies the pauses and resumes it returns.
 ///
 /// ```swift
 /// var merge = EventTimeMerge(leads: Topics.backlogLeads)
 /// merge.assign(partitions)
 /// if let pause = merge.add(message) { consumer.pause([pause]) }
-/// while let out = merge.next(idle: false, now: .now) {
+/// while let out = merge.next(now: .now, atEnd: { _ in false }) {
 ///     if let resume = out.resume { consumer.resume([resume]) }
 ///     hand(out.event)
 /// }
@@ -46,40 +47,42 @@ public struct EventTimeMerge: Sendable {
         let partition: TopicPartition
         var held: Deque<Held> = []
         var messages = 0
+        var bytes = 0
         /// The last thing the source gave of it was its end.
         var ended = false
         var paused = false
-        /// It holds nothing and is not at its end: its next message may be the earliest.
-        var isAwaited: Bool { held.isEmpty && !ended }
+        /// Held up the others for `maxWait` with nothing in hand: not waited for until it brings something.
+        var quiet = false
+        /// Since when it has held the others up, from the first time they were held for it.
+        var awaitedSince: ContinuousClock.Instant?
+        /// It holds nothing, is not at its end and not quiet: its next message may be the earliest.
+        var isAwaited: Bool { held.isEmpty && !ended && !quiet }
     }
 
     public let holdLimit: Int
+    public let holdBytes: Int
     public let maxWait: Duration
     /// How far ahead in event time each topic's messages go (none for a topic not named), in the
     /// timestamps' milliseconds.
     private let leads: [String: Int64]
     private var lanes: [Lane] = []
-    /// Each lane's first held item's event time (`Int64.min` for an end or a message with no
-    /// timestamp, `Int64.max` when it holds nothing), beside the lanes so that the earliest is
+    /// Each lane's first held item's place in event time (`Int64.min` for an end or a message with
+    /// no timestamp, `Int64.max` when it holds nothing), beside the lanes so that the earliest is
     /// found by scanning plain numbers.
     private var heads: [Int64] = []
     private var index: [TopicPartition: Int] = [:]
     private var awaited = 0
-    /// Messages of partitions the merge was not given (they go at once, in the order they came).
-    private var unknown: Deque<SourceMessage> = []
-    /// Since when the source has had nothing more in hand while a lane was awaited.
-    private var idleSince: ContinuousClock.Instant?
-    /// Handing out everything held, the source having nothing more for `maxWait`.
-    private var draining = false
+    /// What comes of partitions the merge was not given: it goes at once, in the order it came.
+    private var unknown: Deque<SourceEvent> = []
 
     /// Messages held in all.
     public private(set) var heldMessages = 0
 
-    /// `leads`: how far ahead in event time each topic's messages go, the messages of a topic
-    /// named here ordered as if that much earlier.
-    public init(holdLimit: Int = 512, maxWait: Duration = .seconds(1), leads: [String: Duration] = [:]) {
+    /// `leads`: how far ahead in event time each topic's messages go, ordered as if that much earlier.
+    public init(holdLimit: Int = 512, holdBytes: Int = 1 << 20, maxWait: Duration = .seconds(1), leads: [String: Duration] = [:]) {
         precondition(holdLimit >= 2, "a hold limit below 2 cannot resume at half")
         self.holdLimit = holdLimit
+        self.holdBytes = holdBytes
         self.maxWait = maxWait
         self.leads = leads.mapValues { $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000 }
     }
@@ -104,103 +107,106 @@ public struct EventTimeMerge: Sendable {
         index = Dictionary(uniqueKeysWithValues: lanes.enumerated().map { ($1.partition, $0) })
         awaited = lanes.count { $0.isAwaited }
         heldMessages = lanes.reduce(0) { $0 + $1.messages }
-        if heldMessages == 0 {
-            draining = false
-            idleSince = nil
-        }
         return paused
     }
 
-    /// Takes a message in; returns its partition when it is to be paused now. `atEnd`: the source
-    /// knows it is its partition's last message for now (the broker's high watermark), so the
-    /// partition is not awaited after it even before its end comes.
-    public mutating func add(_ message: SourceMessage, atEnd: Bool = false) -> TopicPartition? {
+    /// Takes a message in; returns its partition when it is to be paused now.
+    public mutating func add(_ message: SourceMessage) -> TopicPartition? {
         guard let partition = message.coordinates?.partition,
             let i = index[TopicPartition(topic: message.topic, partition: partition)]
         else {
-            unknown.append(message)
+            unknown.append(.message(message))
             return nil
         }
-        if lanes[i].isAwaited { awaited -= 1 }
-        if lanes[i].held.isEmpty { heads[i] = time(message) }
-        lanes[i].held.append(.message(message))
-        lanes[i].ended = atEnd
+        receive(.message(message), into: i)
+        lanes[i].ended = false
         lanes[i].messages += 1
+        lanes[i].bytes += message.byteCount
         heldMessages += 1
-        guard lanes[i].messages >= holdLimit, !lanes[i].paused else { return nil }
+        guard lanes[i].messages >= holdLimit || lanes[i].bytes >= holdBytes, !lanes[i].paused else { return nil }
         lanes[i].paused = true
         return lanes[i].partition
     }
 
     /// The source has reached a partition's end: it goes out after the partition's messages held.
     public mutating func end(_ tp: TopicPartition) {
-        guard let i = index[tp] else { return }
-        if lanes[i].isAwaited { awaited -= 1 }
-        if lanes[i].held.isEmpty { heads[i] = .min }
-        lanes[i].held.append(.end)
+        guard let i = index[tp] else {
+            unknown.append(.endOfPartition(tp))
+            return
+        }
+        receive(.end, into: i)
         lanes[i].ended = true
     }
 
-    /// The next thing to hand out, or nil when the source must be read first. `idle`: the source
-    /// has nothing more in hand now.
-    public mutating func next(idle: Bool, now: ContinuousClock.Instant) -> Output? {
-        if let message = unknown.popFirst() { return Output(event: .message(message)) }
+    private mutating func receive(_ item: Held, into i: Int) {
+        if lanes[i].isAwaited { awaited -= 1 }
+        if lanes[i].held.isEmpty { heads[i] = place(item) }
+        lanes[i].held.append(item)
+        lanes[i].quiet = false
+        lanes[i].awaitedSince = nil
+    }
+
+    /// The next thing to hand out, or nil when the source must be read first. `atEnd` is asked of
+    /// a message that leaves its partition with nothing in hand: whether it is the partition's last
+    /// for now (the broker's high watermark), so that the others do not wait for its end to come.
+    public mutating func next(now: ContinuousClock.Instant, atEnd: (SourceMessage) -> Bool) -> Output? {
+        if let event = unknown.popFirst() { return Output(event: event) }
         guard let i = earliest() else { return nil }
-        if case .end = lanes[i].held.first { return take(from: i) }  // its partition's messages are out
-        if awaited == 0 {
-            idleSince = nil
-            return take(from: i)
+        if awaited > 0, case .message = lanes[i].held.first { quietOverdue(now) }
+        if awaited > 0, case .message = lanes[i].held.first { return nil }
+        return take(from: i, atEnd: atEnd)
+    }
+
+    /// Lanes that have held the others up for `maxWait` go quiet.
+    private mutating func quietOverdue(_ now: ContinuousClock.Instant) {
+        for i in lanes.indices where lanes[i].isAwaited {
+            guard let since = lanes[i].awaitedSince else {
+                lanes[i].awaitedSince = now
+                continue
+            }
+            if now - since >= maxWait {
+                lanes[i].quiet = true
+                awaited -= 1
+            }
         }
-        if idle, !draining {
-            let since = idleSince ?? now
-            idleSince = since
-            draining = now - since >= maxWait
-        }
-        return draining ? take(from: i) : nil
     }
 
     /// The lane whose first held item is earliest, if any holds one.
     private func earliest() -> Int? {
         var best: Int?
-        var bestTime = Int64.max
-        for (i, time) in heads.enumerated() where time < bestTime {
+        var bestPlace = Int64.max
+        for (i, place) in heads.enumerated() where place < bestPlace {
             best = i
-            bestTime = time
+            bestPlace = place
         }
         return best
     }
 
-    private mutating func take(from i: Int) -> Output {
+    private mutating func take(from i: Int, atEnd: (SourceMessage) -> Bool) -> Output {
         let item = lanes[i].held.removeFirst()
         heads[i] = head(lanes[i])
+        guard case .message(let message) = item else {
+            if lanes[i].isAwaited { awaited += 1 }
+            return Output(event: .endOfPartition(lanes[i].partition))
+        }
+        if lanes[i].held.isEmpty, !lanes[i].ended, atEnd(message) { lanes[i].ended = true }
         if lanes[i].isAwaited { awaited += 1 }
-        guard case .message(let message) = item else { return Output(event: .endOfPartition(lanes[i].partition)) }
         lanes[i].messages -= 1
+        lanes[i].bytes -= message.byteCount
         heldMessages -= 1
-        if heldMessages == 0 {
-            draining = false
-            idleSince = nil
+        guard lanes[i].paused, lanes[i].messages <= holdLimit / 2, lanes[i].bytes <= holdBytes / 2 else {
+            return Output(event: .message(message))
         }
-        var resume: TopicPartition?
-        if lanes[i].paused, lanes[i].messages <= holdLimit / 2 {
-            lanes[i].paused = false
-            resume = lanes[i].partition
-        }
-        return Output(event: .message(message), resume: resume)
+        lanes[i].paused = false
+        return Output(event: .message(message), resume: lanes[i].partition)
     }
 
-    /// A message's place in event time: no timestamp sorts first, and `Int64.max` stays free to
-    /// mark a lane that holds nothing.
-    private func time(_ message: SourceMessage) -> Int64 {
-        guard let timestamp = message.timestamp else { return .min }
+    private func head(_ lane: Lane) -> Int64 { lane.held.first.map(place) ?? .max }
+
+    /// An item's place in event time: an end, or a message with no timestamp, sorts first, and
+    /// `Int64.max` stays free to mark a lane that holds nothing.
+    private func place(_ item: Held) -> Int64 {
+        guard case .message(let message) = item, let timestamp = message.timestamp else { return .min }
         return min(timestamp &- (leads[message.topic] ?? 0), .max - 1)
-    }
-
-    private func head(_ lane: Lane) -> Int64 {
-        switch lane.held.first {
-        case .none: return .max
-        case .end: return .min
-        case .message(let message): return time(message)
-        }
     }
 }
