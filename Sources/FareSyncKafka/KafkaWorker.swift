@@ -26,8 +26,9 @@ public struct WorkerOptions: Sendable {
     /// Publish dead letters to `<topic>.DLT`.
     public var deadLetterTopics = true
     /// The partitions' messages merged in event time, each topic ahead of those that need it
-    /// (`Topics.backlogLeads`); nil hands them out as fetched, topic by topic in a backlog.
-    public var eventTimeMerge: EventTimeMerge? = EventTimeMerge(leads: Topics.backlogLeads)
+    /// (`EventTimeMerge(leads: Topics.backlogLeads)`); nil hands them out as fetched, topic by
+    /// topic in a backlog.
+    public var eventTimeMerge: EventTimeMerge?
     /// librdkafka properties for the consumer beyond the typed ones (`--kafka-setting K=V`).
     public var consumerOverrides: [String: String] = [:]
 

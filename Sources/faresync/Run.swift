@@ -35,7 +35,10 @@ struct Run: AsyncParsableCommand {
     @Option(help: "While a backlog waits, at most this many batches share one SQLite commit (1: a commit per batch).")
     var batchesPerCommit = WorkerOptions(bootstrap: "").batchesPerCommit
     @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
-    @Flag(help: "Hand out each partition's messages as fetched, not merged across partitions in event time.") var noEventTimeOrder = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Merge the partitions in event time, users ahead of reservations ahead of contracts (default: with a postgres:// store).")
+    var eventTimeOrder: Bool?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")
     var kafkaSettings: [String] = []
@@ -69,7 +72,9 @@ struct Run: AsyncParsableCommand {
         options.batchesPerCommit = batchesPerCommit
         options.sweepInterval = .milliseconds(Int64(sweepInterval * 1000))
         options.deadLetterTopics = !noDeadLetterTopics
-        if noEventTimeOrder { options.eventTimeMerge = nil }
+        // Where workers share a store, the order decides how often they meet on one key and how
+        // much a lagging one parks; one worker on its own file gains less than the merge costs.
+        if eventTimeOrder ?? store.isShared { options.eventTimeMerge = EventTimeMerge(leads: Topics.backlogLeads) }
         for setting in kafkaSettings {
             let parts = setting.split(separator: "=", maxSplits: 1)
             options.consumerOverrides[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
