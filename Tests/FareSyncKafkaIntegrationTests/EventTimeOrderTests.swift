@@ -8,7 +8,7 @@ import Testing
 
 /// The worker's partitions merged in event time (`EventTimeMerge`) over librdkafka's mock
 /// cluster: a backlog produced topic by topic reaches the triggers users first, through real
-/// pauses and resumes, with nothing lost or doubled.
+/// pauses and resumes, with nothing lost (a message the pause hands out twice applies once, by id).
 @Suite(.serialized) struct EventTimeOrderTests {
     /// The order that parks the most, for production and subscription: as fetched, contracts
     /// often come first.

@@ -10,7 +10,7 @@ import FareSyncEvents
 /// after another, so a backlog comes topic by topic, and a contract can come long before the
 /// user whose account it needs, which the dispatcher then parks. Merged, with the users' topic a
 /// lead ahead, the user comes first, and workers reading different topics rarely touch the same
-/// keys at once (docs/design.md, "A backlog comes in dependency order").
+/// keys at once (docs/design.md, "A backlog in dependency order, by choice").
 ///
 /// The merge holds what it cannot hand out yet. A partition holding `holdLimit` messages or
 /// `holdBytes` of keys and values asks to be paused (what the consumer fetched of it and has not
