@@ -19,8 +19,7 @@ public final class WorkerStatus: Sendable {
     public var sweeps: Int { state.withLock { $0.sweeps } }
     /// Messages waiting in the assigned partitions, as of the last batch.
     public var backlog: Int64 { state.withLock { $0.backlog } }
-    /// Times the source paused a partition that held too much while another was awaited
-    /// (`EventTimeMerge`).
+    /// Times the source paused a partition that held the merge's limit (`EventTimeMerge`).
     public var partitionPauses: Int { state.withLock { $0.pauses } }
     /// When the first message was consumed (after the group join), if one was.
     public var firstMessage: ContinuousClock.Instant? { state.withLock { $0.firstMessage } }
