@@ -100,8 +100,8 @@ final class KafkaMessageSource: MessageSource {
         consumer.answerRebalance(startingAt: offsets)
     }
 
-    /// Answers the revocation, then resumes what the merge had paused: librdkafka keeps a
-    /// partition paused by its application across assignments.
+    /// Answers the revocation, then resumes what the merge had paused, so that no partition
+    /// comes back paused in a later assignment (an application's pause is its own to lift).
     func release(_ partitions: [TopicPartition]) {
         consumer.answerRebalance()
         consumer.resume(pausedAtRevocation)

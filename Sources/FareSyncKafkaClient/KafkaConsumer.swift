@@ -158,8 +158,8 @@ public final class KafkaConsumer {
     /// Stops fetching these partitions: what librdkafka fetched of them and the poll thread has
     /// not polled is dropped, and `resume` fetches again from the offset after the last message
     /// polled. Events already polled still come; a message being polled as the pause lands may
-    /// come again after the resume (applied once, by its event id). The pause outlasts a
-    /// rebalance: resume what is paused once it is revoked.
+    /// come again after the resume (applied once, by its event id). Resume what is paused once
+    /// it is revoked, rather than count on a rebalance to lift the pause.
     public func pause(_ partitions: [TopicPartition]) {
         guard !partitions.isEmpty else { return }
         _ = RDKafkaTopicPartitionList(fromTheBeginning: partitions).withListPointer { rd_kafka_pause_partitions(handle.pointer, $0) }
