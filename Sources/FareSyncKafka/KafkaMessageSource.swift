@@ -42,7 +42,7 @@ final class KafkaMessageSource: MessageSource {
         guard merge != nil else { return try await nextEvent() }
         var idle = false
         while true {
-            if let out = merge!.next(now: .now, atEnd: isLast) {
+            if let out = merge!.next(now: .now, lag: lag) {
                 if let tp = out.resume { consumer.resume([tp]) }
                 return out.event
             }
@@ -70,13 +70,13 @@ final class KafkaMessageSource: MessageSource {
         }
     }
 
-    /// Whether a message is its partition's last as far as librdkafka knows (its high watermark),
-    /// so that a live partition is not waited for between a message and its end.
-    private func isLast(_ message: SourceMessage) -> Bool {
+    /// How many messages follow this one in its partition as far as librdkafka knows (its high
+    /// watermark): the merge waits only for a partition behind it (`EventTimeMerge.liveLag`).
+    private func lag(_ message: SourceMessage) -> Int64? {
         guard let coordinates = message.coordinates,
             let high = consumer.highWatermark(TopicPartition(topic: message.topic, partition: coordinates.partition))
-        else { return false }
-        return coordinates.offset + 1 >= high
+        else { return nil }
+        return max(0, high - coordinates.offset - 1)
     }
 
     /// The consumer's next event, in the order librdkafka gave them.

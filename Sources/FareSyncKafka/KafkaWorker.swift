@@ -25,9 +25,9 @@ public struct WorkerOptions: Sendable {
     public var sweepInterval: Duration = .seconds(10)
     /// Publish dead letters to `<topic>.DLT`.
     public var deadLetterTopics = true
-    /// The partitions' messages merged in event time, each topic ahead of those that need it
-    /// (`EventTimeMerge(leads: Topics.backlogLeads)`); nil hands them out as fetched, topic by
-    /// topic in a backlog.
+    /// The partitions' messages merged in event time while a backlog waits, each topic ahead of
+    /// those that need it (`EventTimeMerge(leads: Topics.backlogLeads)`, `run`'s default with a
+    /// PostgreSQL store); nil hands them out as fetched, topic by topic in a backlog.
     public var eventTimeMerge: EventTimeMerge?
     /// librdkafka properties for the consumer beyond the typed ones (`--kafka-setting K=V`).
     public var consumerOverrides: [String: String] = [:]

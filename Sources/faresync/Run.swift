@@ -35,8 +35,10 @@ struct Run: AsyncParsableCommand {
     @Option(help: "While a backlog waits, at most this many batches share one SQLite commit (1: a commit per batch).")
     var batchesPerCommit = WorkerOptions(bootstrap: "").batchesPerCommit
     @Flag(help: "Do not publish dead letters to <topic>.DLT.") var noDeadLetterTopics = false
-    @Flag(help: "Merge the partitions in event time, users ahead of reservations ahead of contracts: for several workers catching up a backlog.")
-    var eventTimeOrder = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: "While a backlog waits, merge the partitions in event time, users ahead of reservations ahead of contracts (default: postgres://).")
+    var eventTimeOrder: Bool?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Option(name: .customLong("kafka-setting"), help: "A librdkafka consumer setting KEY=VALUE (repeatable), e.g. session.timeout.ms=6000.")
     var kafkaSettings: [String] = []
@@ -70,9 +72,9 @@ struct Run: AsyncParsableCommand {
         options.batchesPerCommit = batchesPerCommit
         options.sweepInterval = .milliseconds(Int64(sweepInterval * 1000))
         options.deadLetterTopics = !noDeadLetterTopics
-        // Workers catching up a backlog together meet on fewer keys and park less in event time;
-        // live, the leads hold a contract behind the users' and reservations' partitions.
-        if eventTimeOrder { options.eventTimeMerge = EventTimeMerge(leads: Topics.backlogLeads) }
+        // Where workers share a store, a backlog's order decides how often they meet on one key and
+        // how much a lagging one parks; one worker on its own file gains less than the merge costs.
+        if eventTimeOrder ?? store.isShared { options.eventTimeMerge = EventTimeMerge(leads: Topics.backlogLeads) }
         for setting in kafkaSettings {
             let parts = setting.split(separator: "=", maxSplits: 1)
             options.consumerOverrides[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""

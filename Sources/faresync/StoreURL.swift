@@ -49,6 +49,12 @@ enum StoreURL: ExpressibleByArgument, CustomStringConvertible {
         }
     }
 
+    /// Whether several processes' workers may share the store (a PostgreSQL database).
+    var isShared: Bool {
+        if case .postgres = self { return true }
+        return false
+    }
+
     /// Opens the store. With `mustExist`, a missing SQLite file is an error instead of a new store.
     func open(mustExist: Bool = false) async throws -> any DocumentStore {
         switch self {

@@ -17,10 +17,10 @@ struct EventTimeMergeTests {
 
     /// What the merge hands out until it must read again, as `topic/partition@offset` and `end topic/partition`.
     static func drain(
-        _ merge: inout EventTimeMerge, at now: ContinuousClock.Instant = start, atEnd: (SourceMessage) -> Bool = { _ in false }
+        _ merge: inout EventTimeMerge, at now: ContinuousClock.Instant = start, lag: (SourceMessage) -> Int64? = { _ in nil }
     ) -> [String] {
         var out: [String] = []
-        while let next = merge.next(now: now, atEnd: atEnd) {
+        while let next = merge.next(now: now, lag: lag) {
             switch next.event {
             case .message(let m): out.append(String(decoding: m.value ?? [], as: UTF8.self))
             case .endOfPartition(let tp): out.append("end \(tp)")
@@ -81,7 +81,7 @@ struct EventTimeMergeTests {
         merge.end(Self.a)
         var resumed: [TopicPartition] = []
         var order: [Int64] = []
-        while let next = merge.next(now: Self.start, atEnd: { _ in false }) {
+        while let next = merge.next(now: Self.start, lag: { _ in nil }) {
             if let tp = next.resume { resumed.append(tp) }
             if case .message(let m) = next.event, m.topic == Self.c.topic, let offset = m.coordinates?.offset {
                 order.append(offset)
@@ -167,17 +167,69 @@ struct EventTimeMergeTests {
         merge.end(Self.c)
         _ = merge.add(Self.message(Self.a, 0, at: 100))
         var asked: [String] = []
-        let last: (SourceMessage) -> Bool = { m in
+        let last: (SourceMessage) -> Int64? = { m in
             asked.append(String(decoding: m.value ?? [], as: UTF8.self))
-            return true
+            return 0
         }
-        #expect(Self.drain(&merge, atEnd: last) == ["end fare-contracts/0", "auth-users/0@0"])
+        #expect(Self.drain(&merge, lag: last) == ["end fare-contracts/0", "auth-users/0@0"])
         #expect(asked == ["auth-users/0@0"])  // asked only of a message that leaves its partition with nothing
         // A live message of the other partition goes at once: the users' one is not waited for.
         _ = merge.add(Self.message(Self.c, 0, at: 50))
         #expect(Self.drain(&merge) == ["fare-contracts/0@0"])
         _ = merge.add(Self.message(Self.a, 1, at: 200))
         #expect(Self.drain(&merge).isEmpty)  // the contracts' partition is waited for after its message
+    }
+
+    @Test func aPartitionIsWaitedForWhileBehindItsHighWatermarkAndNotForATrailLive() {
+        var merge = EventTimeMerge(liveLag: 3)
+        merge.assign([Self.a, Self.c])
+        merge.end(Self.c)
+        _ = merge.add(Self.message(Self.a, 0, at: 100))
+        // From its assignment the users' partition is behind until it reaches its high watermark.
+        #expect(Self.drain(&merge, lag: { _ in 3 }) == ["end fare-contracts/0", "auth-users/0@0"])
+        _ = merge.add(Self.message(Self.c, 0, at: 500))
+        #expect(Self.drain(&merge, lag: { _ in 3 }).isEmpty)
+        _ = merge.add(Self.message(Self.a, 1, at: 110))
+        #expect(Self.drain(&merge, lag: { _ in 0 }) == ["auth-users/0@1", "fare-contracts/0@0"])
+        // Once there, three behind is live: a fetch trailing the high watermark is not waited for.
+        _ = merge.add(Self.message(Self.a, 2, at: 120))
+        #expect(Self.drain(&merge, lag: { _ in 3 }) == ["auth-users/0@2"])
+        _ = merge.add(Self.message(Self.c, 1, at: 600))
+        #expect(Self.drain(&merge, lag: { _ in 3 }) == ["fare-contracts/0@1"])
+        // Four behind is a backlog again, waited for until the partition reaches its high watermark.
+        _ = merge.add(Self.message(Self.a, 3, at: 130))
+        #expect(Self.drain(&merge, lag: { m in m.topic == Self.a.topic ? 4 : 0 }) == ["auth-users/0@3"])
+        _ = merge.add(Self.message(Self.c, 2, at: 700))
+        #expect(Self.drain(&merge).isEmpty)
+        _ = merge.add(Self.message(Self.a, 4, at: 140))
+        #expect(Self.drain(&merge, lag: { _ in 2 }) == ["auth-users/0@4"])
+        _ = merge.add(Self.message(Self.a, 5, at: 150))
+        #expect(Self.drain(&merge, lag: { _ in 0 }) == ["auth-users/0@5", "fare-contracts/0@2"])
+    }
+
+    @Test func aPausedPartitionsLastMessageAtItsHighWatermarkIsFollowedByAnEnd() {
+        // The pause may have dropped the consumer's end, or a message may come again after it: the
+        // merge's own end still says the partition is caught up.
+        var merge = EventTimeMerge(holdLimit: 4)
+        merge.assign([Self.a])
+        for offset in 0..<4 { _ = merge.add(Self.message(Self.a, Int64(offset), at: 100 + Int64(offset))) }
+        let lag: (SourceMessage) -> Int64? = { 3 - $0.coordinates!.offset }
+        #expect(Self.drain(&merge, lag: lag) == ["auth-users/0@0", "auth-users/0@1", "auth-users/0@2", "auth-users/0@3", "end auth-users/0"])
+        // Once past it, the partition's last message is followed by the consumer's end alone.
+        _ = merge.add(Self.message(Self.a, 4, at: 110))
+        #expect(Self.drain(&merge, lag: { _ in 0 }) == ["auth-users/0@4"])
+        // Emptied as the pause is lifted, it gives its end after the next message at its high
+        // watermark too: one polled as the pause landed comes again after the resume.
+        let each = Self.message(Self.a, 0, at: 0).byteCount
+        var lifted = EventTimeMerge(holdBytes: 2 * each - 1)  // resumed only once it holds nothing
+        lifted.assign([Self.a])
+        _ = lifted.add(Self.message(Self.a, 0, at: 100))
+        #expect(lifted.add(Self.message(Self.a, 1, at: 110)) == Self.a)
+        #expect(Self.drain(&lifted, lag: { 1 - $0.coordinates!.offset }) == ["auth-users/0@0", "auth-users/0@1", "end auth-users/0"])
+        _ = lifted.add(Self.message(Self.a, 1, at: 110))
+        #expect(Self.drain(&lifted, lag: { _ in 0 }) == ["auth-users/0@1", "end auth-users/0"])
+        _ = lifted.add(Self.message(Self.a, 2, at: 120))
+        #expect(Self.drain(&lifted, lag: { _ in 0 }) == ["auth-users/0@2"])
     }
 
     @Test func anEndOfAPartitionNotGivenGoesAtOnce() {
@@ -199,7 +251,7 @@ struct EventTimeMergeTests {
         #expect(paused == [Self.c])  // at the fourth message's bytes, once
         merge.end(Self.a)
         var resumedAt: Int64?
-        while let next = merge.next(now: Self.start, atEnd: { _ in false }) {
+        while let next = merge.next(now: Self.start, lag: { _ in nil }) {
             if next.resume != nil, case .message(let m) = next.event { resumedAt = m.coordinates?.offset }
         }
         #expect(resumedAt == 2, "resumed when two are held: half the bytes")

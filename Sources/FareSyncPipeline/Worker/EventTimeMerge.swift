@@ -10,7 +10,7 @@ import FareSyncEvents
 /// after another, so a backlog comes topic by topic, and a contract can come long before the
 /// user whose account it needs, which the dispatcher then parks. Merged, with the users' topic a
 /// lead ahead, the user comes first, and workers reading different topics rarely touch the same
-/// keys at once (docs/design.md, "A backlog in dependency order, by choice").
+/// keys at once (docs/design.md, "A backlog in dependency order").
 ///
 /// The merge holds what it cannot hand out yet. A partition holding `holdLimit` messages or
 /// `holdBytes` of keys and values asks to be paused (what the consumer fetched of it and has not
@@ -19,14 +19,18 @@ import FareSyncEvents
 /// quiet, waited for no more until it brings a message or its end (as a stream processor marks an
 /// idle source). Messages with no timestamp go first.
 ///
-/// Live, a partition is at its end after each message (`next`'s `atEnd`), and a message goes as
-/// it comes. A pure state machine: the source feeds it and applies the pauses and resumes it returns.
+/// The merge engages only while a backlog waits. A partition is behind from its assignment until
+/// it reaches its high watermark (`next`'s `lag`), and again once it falls more than `liveLag`
+/// behind it; only a partition that is behind is waited for. Live, a fetch may bring a partition's
+/// messages a few behind its high watermark, none is waited for, and a message goes as it comes;
+/// the leads and the waits are a backlog's. A pure state machine: the source feeds it and applies
+/// the pauses and resumes it returns.
 ///
 /// ```swift
 /// var merge = EventTimeMerge(leads: Topics.backlogLeads)
 /// merge.assign(partitions)
 /// if let pause = merge.add(message) { consumer.pause([pause]) }
-/// while let out = merge.next(now: .now, atEnd: { _ in false }) {
+/// while let out = merge.next(now: .now, lag: { _ in nil }) {
 ///     if let resume = out.resume { consumer.resume([resume]) }
 ///     hand(out.event)
 /// }
@@ -48,9 +52,15 @@ public struct EventTimeMerge: Sendable {
         var held: Deque<Held> = []
         var messages = 0
         var bytes = 0
-        /// The last thing the source gave of it was its end.
+        /// The last thing the source gave of it was its end, or a message it is not behind after.
         var ended = false
+        /// In a backlog: from its assignment until it reaches its high watermark, and again once it
+        /// falls more than `liveLag` behind it.
+        var behind = true
         var paused = false
+        /// Paused since it last reached its high watermark: the pause may have dropped the
+        /// consumer's end, or a message may come again after it.
+        var endMayBeLost = false
         /// Held up the others for `maxWait` with nothing in hand: not waited for until it brings something.
         var quiet = false
         /// Since when it has held the others up, from the first time they were held for it.
@@ -62,6 +72,7 @@ public struct EventTimeMerge: Sendable {
     public let holdLimit: Int
     public let holdBytes: Int
     public let maxWait: Duration
+    public let liveLag: Int64
     /// How far ahead in event time each topic's messages go (none for a topic not named), in the
     /// timestamps' milliseconds.
     private let leads: [String: Int64]
@@ -79,11 +90,17 @@ public struct EventTimeMerge: Sendable {
     public private(set) var heldMessages = 0
 
     /// `leads`: how far ahead in event time each topic's messages go, ordered as if that much earlier.
-    public init(holdLimit: Int = 512, holdBytes: Int = 1 << 20, maxWait: Duration = .seconds(1), leads: [String: Duration] = [:]) {
+    /// `liveLag`: how many messages a partition that has reached its high watermark may fall
+    /// behind it before it is waited for again.
+    public init(
+        holdLimit: Int = 512, holdBytes: Int = 1 << 20, maxWait: Duration = .seconds(1), liveLag: Int64 = 512,
+        leads: [String: Duration] = [:]
+    ) {
         precondition(holdLimit >= 2, "a hold limit below 2 cannot resume at half")
         self.holdLimit = holdLimit
         self.holdBytes = holdBytes
         self.maxWait = maxWait
+        self.liveLag = liveLag
         self.leads = leads.mapValues { $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000 }
     }
 
@@ -125,6 +142,7 @@ public struct EventTimeMerge: Sendable {
         heldMessages += 1
         guard lanes[i].messages >= holdLimit || lanes[i].bytes >= holdBytes, !lanes[i].paused else { return nil }
         lanes[i].paused = true
+        lanes[i].endMayBeLost = true
         return lanes[i].partition
     }
 
@@ -136,6 +154,7 @@ public struct EventTimeMerge: Sendable {
         }
         receive(.end, into: i)
         lanes[i].ended = true
+        lanes[i].behind = false
     }
 
     private mutating func receive(_ item: Held, into i: Int) {
@@ -146,15 +165,15 @@ public struct EventTimeMerge: Sendable {
         lanes[i].awaitedSince = nil
     }
 
-    /// The next thing to hand out, or nil when the source must be read first. `atEnd` is asked of
-    /// a message that leaves its partition with nothing in hand: whether it is the partition's last
-    /// for now (the broker's high watermark), so that the others do not wait for its end to come.
-    public mutating func next(now: ContinuousClock.Instant, atEnd: (SourceMessage) -> Bool) -> Output? {
+    /// The next thing to hand out, or nil when the source must be read first. `lag` is asked of a
+    /// message that leaves its partition with nothing in hand: how many messages follow it at the
+    /// broker (its high watermark), or nil when unknown: whether the others wait for the partition.
+    public mutating func next(now: ContinuousClock.Instant, lag: (SourceMessage) -> Int64?) -> Output? {
         if let event = unknown.popFirst() { return Output(event: event) }
         guard let i = earliest() else { return nil }
         if awaited > 0, case .message = lanes[i].held.first { quietOverdue(now) }
         if awaited > 0, case .message = lanes[i].held.first { return nil }
-        return take(from: i, atEnd: atEnd)
+        return take(from: i, lag: lag)
     }
 
     /// Lanes that have held the others up for `maxWait` go quiet.
@@ -182,14 +201,26 @@ public struct EventTimeMerge: Sendable {
         return best
     }
 
-    private mutating func take(from i: Int, atEnd: (SourceMessage) -> Bool) -> Output {
+    private mutating func take(from i: Int, lag: (SourceMessage) -> Int64?) -> Output {
         let item = lanes[i].held.removeFirst()
         heads[i] = head(lanes[i])
         guard case .message(let message) = item else {
             if lanes[i].isAwaited { awaited += 1 }
             return Output(event: .endOfPartition(lanes[i].partition))
         }
-        if lanes[i].held.isEmpty, !lanes[i].ended, atEnd(message) { lanes[i].ended = true }
+        if lanes[i].held.isEmpty, !lanes[i].ended, let lag = lag(message) {
+            lanes[i].behind = lag > 0 && (lanes[i].behind || lag > liveLag)
+            lanes[i].ended = !lanes[i].behind
+            // After a pause the consumer's end is not enough: the pause drops what was fetched and
+            // not handed out, an end among it, and a message handed out again after its end leaves
+            // the partition behind. So the merge's own end follows at the high watermark, and
+            // again after the next if the pause is lifted only now.
+            if lag == 0, lanes[i].endMayBeLost {
+                lanes[i].held.append(.end)
+                heads[i] = .min
+                lanes[i].endMayBeLost = lanes[i].paused
+            }
+        }
         if lanes[i].isAwaited { awaited += 1 }
         lanes[i].messages -= 1
         lanes[i].bytes -= message.byteCount
