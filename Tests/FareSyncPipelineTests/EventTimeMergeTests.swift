@@ -207,6 +207,20 @@ struct EventTimeMergeTests {
         #expect(Self.drain(&merge, lag: { _ in 0 }) == ["auth-users/0@5", "fare-contracts/0@2"])
     }
 
+    @Test func thePartitionsEndEndsItsBacklogToo() {
+        var merge = EventTimeMerge(liveLag: 3)
+        merge.assign([Self.a, Self.c])
+        merge.end(Self.c)
+        // The consumer's end says the users' partition is at its high watermark (one that a
+        // transaction's marker follows is never at it by its lag): two behind is live after it.
+        merge.end(Self.a)
+        #expect(Self.drain(&merge) == ["end auth-users/0", "end fare-contracts/0"])
+        _ = merge.add(Self.message(Self.a, 0, at: 100))
+        #expect(Self.drain(&merge, lag: { _ in 2 }) == ["auth-users/0@0"])
+        _ = merge.add(Self.message(Self.c, 0, at: 500))
+        #expect(Self.drain(&merge, lag: { _ in 2 }) == ["fare-contracts/0@0"])
+    }
+
     @Test func aPausedPartitionsLastMessageAtItsHighWatermarkIsFollowedByAnEnd() {
         // The pause may have dropped the consumer's end, or a message may come again after it: the
         // merge's own end still says the partition is caught up.

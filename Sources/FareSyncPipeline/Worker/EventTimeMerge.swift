@@ -2,8 +2,8 @@ import DequeModule
 import FareSyncEvents
 
 /// A source's topic-partitions merged in event time (the message timestamp): of the messages in
-/// hand, the earliest goes first, and none goes while a partition that is not at its end has
-/// nothing in hand, since its next message may be earlier. Each partition keeps its own order. A
+/// hand, the earliest goes first, and none goes while a partition that is behind has nothing in
+/// hand, since its next message may be earlier. Each partition keeps its own order. A
 /// topic given a lead goes that far ahead, its messages ordered as if that much earlier.
 ///
 /// Why: a Kafka consumer hands out what its fetches brought, a produced batch of one partition
@@ -20,11 +20,13 @@ import FareSyncEvents
 /// idle source). Messages with no timestamp go first.
 ///
 /// The merge engages only while a backlog waits. A partition is behind from its assignment until
-/// it reaches its high watermark (`next`'s `lag`), and again once it falls more than `liveLag`
-/// behind it; only a partition that is behind is waited for. Live, a fetch may bring a partition's
-/// messages a few behind its high watermark, none is waited for, and a message goes as it comes;
-/// the leads and the waits are a backlog's. A pure state machine: the source feeds it and applies
-/// the pauses and resumes it returns.
+/// it reaches its high watermark (`next`'s `lag`) or the consumer's end, and again once it falls
+/// more than `liveLag` behind it; it is waited for while behind, or while its high watermark is not
+/// known. Live, a fetch may bring a partition's messages a few behind its high watermark, none is
+/// waited for, and a message goes as it comes; the leads and the waits are a backlog's. A
+/// partition whose last message is followed by a transaction's marker never reaches its high
+/// watermark by `lag`; the consumer's end says it is there. A pure state machine: the source
+/// feeds it and applies the pauses and resumes it returns.
 ///
 /// ```swift
 /// var merge = EventTimeMerge(leads: Topics.backlogLeads)
