@@ -224,8 +224,19 @@ final class SQLiteTransaction: WriteBackTransaction {
         try claimEvents([id])[0]
     }
 
-    /// Whether each id is claimed: in `recent_events` or in `processed_events`.
+    /// Whether each id is claimed: in `recent_events` or in `processed_events`. One query for all the
+    /// ids, which answers with the claimed ones: a batch's ids are nearly all new, and a statement
+    /// run per id costs more than the two index lookups it makes.
     func claimedEvents(_ ids: [String]) throws -> [Bool] {
+        let claimedAmong = """
+            SELECT value FROM json_each(?1) WHERE EXISTS (SELECT 1 FROM recent_events WHERE id = value)
+                OR EXISTS (SELECT 1 FROM processed_events WHERE id = value)
+            """
+        if let rows = try rows(claimedAmong, in: ids) {
+            var claimed = Set<ByteKey>()
+            while let row = try rows.next() { claimed.insert(ByteKey(row[0])) }
+            return claimed.isEmpty ? ids.map { _ in false } : ids.map { claimed.contains(ByteKey($0)) }
+        }
         let select = try db.cachedStatement(
             sql: "SELECT EXISTS (SELECT 1 FROM recent_events WHERE id = ?1) OR EXISTS (SELECT 1 FROM processed_events WHERE id = ?1)")
         return try ids.map { try Bool.fetchOne(select, arguments: [$0]) ?? false }

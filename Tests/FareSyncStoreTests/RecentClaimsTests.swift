@@ -54,6 +54,15 @@ import Testing
         #expect(again == [false, true, false, false])
         let once = try await store.write { tx in try tx.claimEvent("new") }
         #expect(!once)
+
+        // Read without claiming, as a set: settled, recent, unknown and repeated ids; an id with a
+        // control character, which cannot travel as JSON, is read one at a time.
+        let asked = ["id-5", "new", "unknown", "id-5", "id-\(limit - 1)"]
+        #expect(try await store.read { try $0.claimedEvents(asked) } == [true, true, false, true, true])
+        #expect(try await store.read { try $0.claimedEvents(["new", "tab\tid", "unknown"]) } == [true, false, false])
+        _ = try await store.write { tx in try tx.claimEvents(["tab\tid"]) }
+        #expect(try await store.read { try $0.claimedEvents(["tab\tid", "unknown"]) } == [true, false])
+        #expect(try await store.read { try $0.claimedEvents([]) } == [])
     }
 
     /// A store whose recent claims were counted by scanning the table keeps on counting from what
