@@ -206,7 +206,7 @@ struct AccountLoad {
                 messages.append(message)
                 decoded.append(result)
             }
-            if let t = try await local.process(DecodedBatch(messages: messages, decoded: decoded)).newestEventTime {
+            if let t = try await local.processAlone(DecodedBatch(messages: messages, decoded: decoded)).newestEventTime {
                 newest = max(newest ?? t, t)
             }
             start = end

@@ -164,6 +164,27 @@ public final class TriggerDispatcher: Sendable {
         try await apply(batch, consumer: consumer, in: group ?? self.store, epochs: epochs, entur: [:])
     }
 
+    /// Applies a decoded batch, like `process(_:consumer:in:epochs:)`, on a store that this
+    /// dispatcher alone reads and writes, one batch at a time (a load's shard, `AccountLoad`): the
+    /// triggers compute in the store's write transaction, as the step would on a snapshot of it, for
+    /// no other writer can come between a read and the write. Entur is asked first, outside it.
+    package func processAlone(_ batch: DecodedBatch) async throws -> BatchResult {
+        var customers = StepKeys()
+        for case .success(let event) in batch.decoded {
+            if case .userCreated(let user) = event.payload { customers.document(Paths.customer(user.uid), .presence) }
+        }
+        let known = try await BatchStep.read(customers, into: StepSnapshot(), from: store)
+        let entur = await provisionNewUsers(batch.decoded, known: known, given: [:])
+        let step = BatchStep(batch: batch, entur: entur, rules: rules, journal: journal, consumer: nil)
+        let result = try await store.write { tx in try step.compute(on: tx) }
+        totals.withLock { $0 += result.outcomes }
+        steps.withLock { steps in
+            steps.applied += 1
+            steps.computations += 1
+        }
+        return result
+    }
+
     /// The conflicts with other writers after which a batch is split (`process`).
     static let conflictsBeforeSplitting = 2
     /// A batch smaller than twice this is not split.
