@@ -169,6 +169,7 @@ public final class TriggerDispatcher: Sendable {
     /// triggers compute in the store's write transaction, as the step would on a snapshot of it, for
     /// no other writer can come between a read and the write. Entur is asked first, outside it.
     package func processAlone(_ batch: DecodedBatch) async throws -> BatchResult {
+        try Task.checkCancellation()
         var customers = StepKeys()
         for case .success(let event) in batch.decoded {
             if case .userCreated(let user) = event.payload { customers.document(Paths.customer(user.uid), .presence) }
