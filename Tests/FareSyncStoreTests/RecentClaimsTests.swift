@@ -63,6 +63,10 @@ import Testing
         _ = try await store.write { tx in try tx.claimEvents(["tab\tid"]) }
         #expect(try await store.read { try $0.claimedEvents(["tab\tid", "unknown"]) } == [true, false])
         #expect(try await store.read { try $0.claimedEvents([]) } == [])
+        // Ids that JSON escapes or carries as UTF-8 come back from the query as they went in.
+        let unusual = ["quote\"id", "back\\slash", "ü/ñ/😀", "slash/"]
+        _ = try await store.write { tx in try tx.claimEvents(Array(unusual.prefix(3))) }
+        #expect(try await store.read { try $0.claimedEvents(unusual) } == [true, true, true, false])
     }
 
     /// A store whose recent claims were counted by scanning the table keeps on counting from what
