@@ -5,7 +5,8 @@ import FareSyncEvents
 struct MemoryJournal: Sendable {
     var entries: [Int64: JournalEntry] = [:]
     var order: [Int64] = []
-    var byKey: [ByteKey: [Int64]] = [:]
+    /// nil where nobody traces (a load's shards, whose journal is read out whole), which then scan.
+    var byKey: [ByteKey: [Int64]]?
     var next: Int64 = 1
 }
 
@@ -17,14 +18,14 @@ extension MemoryTransaction {
             state.journal.next += 1
             state.journal.entries[sequence] = entry
             state.journal.order.append(sequence)
-            for key in entry.keys { state.journal.byKey[ByteKey(key), default: []].append(sequence) }
+            for key in entry.keys { state.journal.byKey?[ByteKey(key), default: []].append(sequence) }
         }
         onRollBack { state in
             for sequence in (first..<state.journal.next).reversed() {
                 state.journal.order.removeLast()
                 for key in state.journal.entries.removeValue(forKey: sequence)?.keys ?? [] {
-                    state.journal.byKey[ByteKey(key)]?.removeLast()
-                    if state.journal.byKey[ByteKey(key)]?.isEmpty == true { state.journal.byKey[ByteKey(key)] = nil }
+                    state.journal.byKey?[ByteKey(key)]?.removeLast()
+                    if state.journal.byKey?[ByteKey(key)]?.isEmpty == true { state.journal.byKey?[ByteKey(key)] = nil }
                 }
             }
             state.journal.next = first
@@ -32,7 +33,12 @@ extension MemoryTransaction {
     }
 
     package func journal(key: String, limit: Int) throws -> [JournalEntry] {
-        (state.journal.byKey[ByteKey(key)] ?? []).suffix(limit).compactMap { state.journal.entries[$0] }
+        let sequences =
+            state.journal.byKey.map { $0[ByteKey(key)] ?? [] }
+            ?? state.journal.order.filter { sequence in
+                state.journal.entries[sequence]?.keys.contains { ByteKey($0) == ByteKey(key) } == true
+            }
+        return sequences.suffix(limit).compactMap { state.journal.entries[$0] }
     }
 
     package func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
@@ -57,16 +63,16 @@ extension MemoryTransaction {
         for (sequence, entry) in pruned {
             state.journal.entries[sequence] = nil
             for key in entry.keys {
-                state.journal.byKey[ByteKey(key)]?.removeAll { $0 == sequence }
-                if state.journal.byKey[ByteKey(key)]?.isEmpty == true { state.journal.byKey[ByteKey(key)] = nil }
+                state.journal.byKey?[ByteKey(key)]?.removeAll { $0 == sequence }
+                if state.journal.byKey?[ByteKey(key)]?.isEmpty == true { state.journal.byKey?[ByteKey(key)] = nil }
             }
         }
         onRollBack { state in
             for (sequence, entry) in pruned {
                 state.journal.entries[sequence] = entry
-                for key in entry.keys { state.journal.byKey[ByteKey(key), default: []].append(sequence) }
+                for key in entry.keys { state.journal.byKey?[ByteKey(key), default: []].append(sequence) }
             }
-            for key in Set(pruned.flatMap { $0.entry.keys.map(ByteKey.init) }) { state.journal.byKey[key]?.sort() }
+            for key in Set(pruned.flatMap { $0.entry.keys.map(ByteKey.init) }) { state.journal.byKey?[key]?.sort() }
             state.journal.order = (state.journal.order + gone).sorted()
         }
         return pruned.count

@@ -40,6 +40,23 @@ import Testing
         #expect(try await store.write { tx in try tx.pruneJournal(before: 101) } == 0)
     }
 
+    /// A journal kept without its index by key (a load's shard's, read out whole) finds a key's
+    /// entries by scanning: the same ones, in order, also after a prune.
+    @Test func aJournalWithoutItsKeyIndexFindsTheSameEntries() throws {
+        let tx = MemoryTransaction(state: MemoryState(), recordingUndo: false)
+        let a = Self.entry("e1", time: 100, keys: ["F1", "O1", "e1", "u1"])
+        let b = Self.entry("e2", time: nil, keys: ["F1", "e2"], outcome: .deadLettered)
+        let c = Self.entry("e3", time: 300, keys: ["e3", "u1"], outcome: .stale)
+        try tx.appendJournal([a, b])
+        try tx.appendJournal([c])
+        #expect(try tx.journal(key: "F1", limit: 10) == [a, b])
+        #expect(try tx.journal(key: "u1", limit: 1) == [c], "the newest")
+        #expect(try tx.journal(key: "nobody", limit: 10).isEmpty)
+        #expect(try tx.pruneJournal(before: 101, limit: 10) == 2)
+        #expect(try tx.journal(key: "F1", limit: 10).isEmpty)
+        #expect(try tx.journal(key: "u1", limit: 10) == [c])
+    }
+
     /// A subject with the characters a store may separate its lines or fields with, and a time
     /// before 1970, read back, page and trace as written.
     @Test(arguments: StoreKinds.all)
