@@ -33,11 +33,10 @@ extension MemoryTransaction {
     }
 
     package func journal(key: String, limit: Int) throws -> [JournalEntry] {
+        let wanted = ByteKey(key)
         let sequences =
-            state.journal.byKey.map { $0[ByteKey(key)] ?? [] }
-            ?? state.journal.order.filter { sequence in
-                state.journal.entries[sequence]?.keys.contains { ByteKey($0) == ByteKey(key) } == true
-            }
+            state.journal.byKey.map { $0[wanted] ?? [] }
+            ?? state.journal.order.filter { sequence in state.journal.entries[sequence]?.keys.contains { ByteKey($0) == wanted } == true }
         return sequences.suffix(limit).compactMap { state.journal.entries[$0] }
     }
 
