@@ -108,7 +108,10 @@ public final class WorkerLoop<Source: MessageSource> {
             case .message(let message):
                 try await collect(message)
             case .endOfPartition(let tp):
-                try await apply()
+                // With a batch in flight, what is in hand waits for it anyway, and grows meanwhile
+                // with what the consumer holds of other partitions; the consumer says `.idle` once
+                // it holds nothing more, and the loop applies it then.
+                if inFlight == nil { try await apply() }
                 tracker.reachedEnd(tp)
                 updateLag()
             case .assigned(let partitions):
