@@ -47,8 +47,8 @@ final class KafkaMessageSource: MessageSource {
                 return out.event
             }
             // While the merge holds messages for a partition it waits for, the loop is not told
-            // of an idle: it would commit what it has at every pause's refetch. What the loop has
-            // in hand may wait with it. The merge bounds that wait (`EventTimeMerge.maxWait`).
+            // of an idle: it would commit what it has at every pause's refetch. The merge bounds
+            // that wait (`EventTimeMerge.maxWait`).
             if idle, merge!.heldMessages == 0 { return .idle }
             idle = false
             switch try await nextEvent() {

@@ -3,9 +3,7 @@ import FareSyncEvents
 /// What a message source hands to the worker loop, in order.
 public enum SourceEvent: Sendable {
     case message(SourceMessage)
-    /// The source has nothing more of this topic-partition for now (Kafka's partition end). A
-    /// source that says this also says `.idle` once it holds nothing more of any: the loop may keep
-    /// what is in hand until then.
+    /// The source has nothing more of this topic-partition for now (Kafka's partition end).
     case endOfPartition(TopicPartition)
     /// The source gives the loop these topic-partitions: the loop reads their positions from the
     /// store and answers with `MessageSource.start(_:at:)`. The source hands out nothing else until then.

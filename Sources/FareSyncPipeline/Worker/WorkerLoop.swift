@@ -1,7 +1,6 @@
 import FareSyncEvents
 import FareSyncStore
 import Logging
-import Synchronization
 import Tracing
 
 /// The worker loop, whatever the messages come from (`MessageSource`): it collects messages into
@@ -54,8 +53,8 @@ public final class WorkerLoop<Source: MessageSource> {
     var waitingForGroup = false
     /// The batch being applied (decoded, triggered, written) while the next one is collected. At
     /// most one: a batch starts only once the one before it has been applied, so each partition's
-    /// messages are still applied in order. `finished` says, without waiting, that its task ended.
-    var inFlight: (messages: Int, started: ContinuousClock.Instant, span: any Span, task: Task<BatchResult, any Error>, finished: Finished)?
+    /// messages are still applied in order.
+    var inFlight: (messages: Int, started: ContinuousClock.Instant, span: any Span, task: Task<BatchResult, any Error>)?
     /// What the batches applied since the store's last commit hold (`WorkerLoopOptions.batchesPerCommit`).
     var uncommitted = Uncommitted()
     /// This member's epochs of its assigned topic-partitions (`PartitionOwners`): each batch's
@@ -109,11 +108,7 @@ public final class WorkerLoop<Source: MessageSource> {
             case .message(let message):
                 try await collect(message)
             case .endOfPartition(let tp):
-                // A partition's end starts what is in hand once the batch before it has finished.
-                // While that one runs, what is in hand grows with what the source holds (of any
-                // partition) until an end comes after it finished, the batch is full, or the
-                // source is idle: a source that says partitions' ends says `.idle` when dry.
-                if inFlight?.finished.isSet ?? true { try await apply() }
+                try await apply()
                 tracker.reachedEnd(tp)
                 updateLag()
             case .assigned(let partitions):
@@ -177,11 +172,9 @@ public final class WorkerLoop<Source: MessageSource> {
         // worker's stages of a purchase's time (docs/worker.md, Spans).
         let span = options.tracer.startSpan("process", ofKind: .consumer, at: collectedSince)
         let endsWhenApplied = options.batchesPerCommit == nil
-        let finished = Finished()
         inFlight = (
             batch.count, ContinuousClock.now, span,
             Task(priority: .high) {
-                defer { finished.set() }
                 let decoded = await decoding.value
                 if span.isRecording {
                     span.attributes["messaging.batch.message_count"] = decoded.messages.count
@@ -210,8 +203,7 @@ public final class WorkerLoop<Source: MessageSource> {
                         try await Task.sleep(for: .milliseconds(500 * attempt))
                     }
                 }
-            },
-            finished
+            }
         )
     }
 
@@ -291,13 +283,4 @@ public final class WorkerLoop<Source: MessageSource> {
         }
         status.set(backlog: backlog)
     }
-}
-
-/// Set by a batch's task when it ends, so that the loop can tell without waiting for it.
-final class Finished: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    var isSet: Bool { flag.load(ordering: .acquiring) }
-
-    func set() { flag.store(true, ordering: .releasing) }
 }
