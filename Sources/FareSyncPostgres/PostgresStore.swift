@@ -29,10 +29,11 @@ import Synchronization
 ///
 /// Reads run at `REPEATABLE READ READ ONLY`: one snapshot, no predicate locks, never aborted, and
 /// never wait for the write lock. Steps draw feed positions and journal numbers at once and commit
-/// in any order, so a read sees the feed and the journal below its horizons (`Horizons`). A
+/// in any order, so a read sees the feed and the journal below its horizons (`Horizons`). A step's
+/// snapshot, a read of keys it names, needs neither and runs without a transaction (`readKeys`). A
 /// process's writes wait for each other before they lease a connection (`WriteQueue`), so at most
 /// one of them holds a connection while it waits for its locks, and the reads keep the rest of the
-/// pool. An unkeyed write that takes the lock alone in its body waits for it on a thread of NIO's
+/// pool; the unkeyed writes that wait run together, in one transaction (`CombinedWrites`). An unkeyed write that takes the lock alone in its body waits for it on a thread of NIO's
 /// pool, as its body's statements do.
 ///
 /// ```swift
@@ -48,7 +49,7 @@ public final class PostgresStore: DocumentStore {
     /// How long a transaction keeps retrying while the server cannot be reached.
     public let reconnectFor: Duration
     /// `SET LOCAL idle_in_transaction_session_timeout`, said by each write transaction (`limitIdleness`).
-    private let limitIdleness: PostgresQuery
+    let limitIdleness: PostgresQuery
 
     /// The write transactions run again after a serialization failure, a deadlock or a lock timeout.
     public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
@@ -58,6 +59,9 @@ public final class PostgresStore: DocumentStore {
 
     /// This store's writes, one at a time, before they lease a connection.
     let writeQueue = WriteQueue()
+
+    /// This store's unkeyed writes that wait for one running, to run together after it.
+    let combinedWrites = CombinedWrites()
 
     /// The write lock alone: what an unkeyed write takes before it touches what the steps touch.
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
@@ -113,10 +117,28 @@ public final class PostgresStore: DocumentStore {
 
     public let commits: CommitSignal? = CommitSignal()
 
+    /// An unkeyed write. Those that come while one runs wait, and run together as one transaction
+    /// after it (`CombinedWrites`).
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let result = try await transaction(.unkeyed, body)
+        let answer = try await combinedWrites.write({ tx in try body(tx) }) { bodies in
+            try await self.transaction(.unkeyed) { tx in
+                try bodies.enumerated().map { index, body in
+                    do {
+                        return try body(tx)
+                    } catch let error where !Self.isDatabaseError(error) {
+                        throw CombinedWrites.BodyFailed(index: index, error: error)
+                    }
+                }
+            }
+        }
         commits?.committed()
+        guard let result = answer as? T else { preconditionFailure("a combined write answered another's type") }
         return result
+    }
+
+    /// Whether `error` comes from PostgreSQL or the connection to it, not from a transaction's body.
+    static func isDatabaseError(_ error: any Error) -> Bool {
+        error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed
     }
 
     /// A write that touches no key but `keys`, beside the other such writes (`StoreAccess`): it
@@ -134,28 +156,19 @@ public final class PostgresStore: DocumentStore {
         try await transaction(.read, body)
     }
 
+    /// A read of named keys (`StoreAccess.readKeys`) without a transaction: each statement at
+    /// `READ COMMITTED`, the first taking the read's point. A step's snapshot costs a statement or
+    /// two, not the `BEGIN`, the horizons and the `COMMIT` around them.
+    public func readKeys<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await transaction(.keys, body)
+    }
+
     public func exportDocuments(_ sink: @escaping @Sendable (String, JSONValue) throws -> Void) async throws {
         try await client.withConnection { connection in
             let rows = try await connection.query("SELECT path, text FROM documents ORDER BY path", logger: logger)
             for try await (path, text) in rows.decode((String, String).self) {
                 try sink(path, try JSONParser.parse(text, maxDepth: .max))
             }
-        }
-    }
-
-    /// How a transaction begins (`begin(_:asked:in:)`).
-    enum Mode: Sendable {
-        /// `REPEATABLE READ READ ONLY`, below the horizons read just before it.
-        case read
-        /// `READ COMMITTED`, alone among the unkeyed writes; beside the steps until its first
-        /// statement on more than the services' records, alone from then on (`PostgresTransaction.takeAlone`).
-        case unkeyed
-        /// `READ COMMITTED`, sharing the write lock with other such writes and holding these rows of
-        /// `faresync_keys` (keys' hashes, sorted): a step.
-        case beside([Int64])
-
-        var writes: Bool {
-            if case .read = self { false } else { true }
         }
     }
 
@@ -233,6 +246,7 @@ public final class PostgresStore: DocumentStore {
             // What the body left to write is handed to the connection with the `COMMIT`, at once,
             // and awaited here: no thread waits for each answer in turn. A wait to take the lock
             // alone first is timed apart.
+            if case .keys = mode { return ran.result }
             if !ran.flush.takeAlone.isEmpty {
                 let asked = ContinuousClock.now
                 try await session.awaitQueries(ran.flush.takeAlone)
@@ -243,7 +257,7 @@ public final class PostgresStore: DocumentStore {
             return ran.result
         } catch {
             // A transaction whose body or flush failed, or that the pool did not run, must not stay open.
-            await session.awaitRollBack(after: error)
+            if case .keys = mode {} else { await session.awaitRollBack(after: error) }
             throw error
         }
     }
@@ -252,88 +266,12 @@ public final class PostgresStore: DocumentStore {
         let error: any Error
     }
 
-    /// What `begin` found: when the locks were granted, how long they took since the transaction
-    /// was `asked` for (the wait in the store's `WriteQueue` included), and a read's horizons.
-    struct Begun {
-        var at: ContinuousClock.Instant
-        var waited: Duration
-        var horizons: Horizons?
-        /// What an unkeyed write runs before it touches what the steps touch (`PostgresTransaction.takeAlone`).
-        var takeAlone: [PostgresQuery] = []
-        /// Whether `takeAlone` empties `faresync_keys`.
-        var emptiesKeys = false
-        /// A read's point.
-        var point: ReadPoint?
-    }
-
-    /// Begins a transaction as `mode` says; rolls back if it cannot take its locks. Its first
-    /// statements are handed to the connection together, answered one after another (postgres-nio queues a
-    /// connection's statements), so that a busy machine schedules this task once for them, not once each.
-    ///
-    /// A read first asks for the horizons (`faresync_horizons()`, in a statement of its own, before
-    /// the snapshot its `BEGIN` leads to). A write sets its idleness bound, then takes the write
-    /// lock: unkeyed, `SHARE UPDATE EXCLUSIVE`, and `EXCLUSIVE` later if it needs it; a step,
-    /// `ROW EXCLUSIVE`, then its keys' rows in one ordered upsert that updates nothing (`WHERE
-    /// false` still locks each row it meets), so that two steps lock their common keys in one order.
-    private func begin(_ mode: Mode, asked: ContinuousClock.Instant, in session: PostgresSession) async throws -> Begun {
-        var horizons: Horizons?
-        var takeAlone: [PostgresQuery] = []
-        var emptiesKeys = false
-        var point: ReadPoint?
-        switch mode {
-        case .read:
-            // Sent together: `BEGIN` takes no snapshot, the statement after it does, which names it
-            // as the read's point (`ReadPoint`). Whichever fails, no transaction stays open on the connection.
-            let (feed, journal): (Int64?, Int64?)
-            do {
-                let answers = try await session.awaitQueries([
-                    "SELECT feed, journal FROM faresync_horizons()", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", Self.readPoint,
-                ])
-                (feed, journal) = try answers[0].first?.decode((Int64?, Int64?).self) ?? (nil, nil)
-                point = try answers[2].first.map { ReadPoint(try $0.decode(String.self)) }
-            } catch {
-                await session.awaitRollBack(after: error)
-                throw error
-            }
-            // A horizon once found stays true; a later one can be lower (a writer that read the
-            // sequence before the last draws locks a number below them), and the head must not move back.
-            horizons = horizonsSeen.withLock { seen in
-                seen = Horizons(feed: max(seen.feed, feed ?? 0), journal: max(seen.journal, journal ?? 0))
-                return seen
-            }
-        case .unkeyed:
-            do {
-                try await session.awaitQueries(["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.takeWriteLockBesideSteps])
-            } catch {
-                await session.awaitRollBack(after: error)
-                throw error
-            }
-            takeAlone = [Self.takeWriteLock, Self.changeEveryKey]
-            // Alone, no write holds a key's row: the rows go, the next steps insert theirs anew.
-            if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying {
-                takeAlone.append("TRUNCATE faresync_keys")
-                emptiesKeys = true
-            }
-        case .beside(let keys):
-            let statements: [PostgresQuery] = ["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.shareWriteLock] + Self.locking(keys)
-            do {
-                try await session.awaitQueries(statements)
-            } catch {
-                await session.awaitRollBack(after: error)
-                throw error
-            }
-            keysSinceEmptied.add(keys.count, ordering: .relaxed)
-        }
-        let at = ContinuousClock.now
-        return Begun(at: at, waited: at - asked, horizons: horizons, takeAlone: takeAlone, emptiesKeys: emptiesKeys, point: point)
-    }
-
     /// The highest horizons a read of this store has found (`begin`).
-    private let horizonsSeen = Mutex(Horizons(feed: 0, journal: 0))
+    let horizonsSeen = Mutex(Horizons(feed: 0, journal: 0))
 
     /// The keys this store locked since `faresync_keys` was last emptied: past
     /// `keysBeforeEmptying`, the next unkeyed write that takes the write lock alone empties it.
-    private let keysSinceEmptied = Atomic<Int>(0)
+    let keysSinceEmptied = Atomic<Int>(0)
     static let keysBeforeEmptying = 1 << 20
 
     /// One attempt's body on a begun transaction, the statements that write what it left in the
@@ -343,11 +281,12 @@ public final class PostgresStore: DocumentStore {
         _ body: (any StoreTransaction) throws -> T, in session: PostgresSession, begun: Begun
     ) throws -> (result: T, flush: (takeAlone: [PostgresQuery], writes: [PostgresQuery]), tookAlone: Bool, waitedAlone: Duration) {
         let tx = PostgresTransaction(session, horizons: begun.horizons, takeAlone: begun.takeAlone, point: begun.point)
+        tx.takesPoint = begun.takesPoint
         do {
             let result = try body(tx)
             let flush = tx.flushStatements()
             return (result, flush, !begun.takeAlone.isEmpty && tx.takeAlone.isEmpty, tx.waitedAlone)
-        } catch let error where !(error is PSQLError || error is PostgresDecodingError || error is PostgresSession.ConnectionClosed) {
+        } catch let error where !isDatabaseError(error) {
             throw BodyFailure(error: error)
         }
     }

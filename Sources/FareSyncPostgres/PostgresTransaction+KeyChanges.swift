@@ -30,9 +30,14 @@ extension PostgresStore {
 }
 
 extension PostgresTransaction {
-    /// A read's point, taken by the statement that takes its snapshot (`PostgresStore.begin`); a
-    /// write's is nil.
-    func readPoint() throws -> ReadPoint? { point }
+    /// A read's point, taken by the statement that takes its snapshot (`PostgresStore.begin`), or
+    /// outside a transaction by the read's first statement (`takesPoint`); a write's is nil.
+    func readPoint() throws -> ReadPoint? {
+        if point == nil, takesPoint {
+            point = try session.query(PostgresStore.readPoint).first.map { ReadPoint(try $0.decode(String.self)) }
+        }
+        return point
+    }
 
     /// One statement: the rows of `keys` that a transaction unseen at `point` changed, and a row
     /// without a key if an unkeyed write alone came since (then every key may have changed: nil).

@@ -6,6 +6,7 @@ import PostgresNIO
 /// accounts, contract orders, claims, positions and records, each a branch of one `UNION ALL`, and
 /// the park in a second. A step's snapshot and its write's check each ask for their keys this way,
 /// so that they cost two round trips, not one per kind, which on busy cores is what a batch waits for.
+/// Outside a transaction (`PostgresStore.readKeys`), the first also takes the read's point.
 ///
 /// What it finds answers the transaction's later reads of those keys (the overlay's reads, and
 /// `readAhead` for claims, positions and records) until the transaction changes them.
@@ -26,8 +27,10 @@ extension PostgresTransaction {
         asked.records = reads.records.filter {
             recordsPending[RecordKey($0.kind, $0.key)] == nil && readAhead.records[RecordKey($0.kind, $0.key)] == nil
         }
+        // Outside a transaction the first statement takes the read's point: this one, before the park's.
         if !(asked.documents.isEmpty && asked.versions.isEmpty && asked.presence.isEmpty && asked.accounts.isEmpty
             && asked.contractOrders.isEmpty && asked.events.isEmpty && asked.positions.isEmpty && asked.records.isEmpty)
+            || (takesPoint && point == nil)
         {
             try readAll(asked)
         }
@@ -55,6 +58,7 @@ extension PostgresTransaction {
                 WHERE (consumer, topic, part) IN (SELECT * FROM unnest(\(consumers)::text[], \(partitions.map(\.topic))::text[], \(partitions.map(\.partition))::int4[]))
             UNION ALL SELECT 7, kind, key, value, NULL, NULL, NULL FROM records
                 WHERE (kind, key) IN (SELECT * FROM unnest(\(asked.records.map(\.kind))::text[], \(asked.records.map(\.key))::text[]))
+            UNION ALL SELECT 8, pg_current_snapshot()::text, NULL, NULL, NULL, NULL, NULL WHERE \(takesPoint && point == nil)
             """)
         var documents: [(path: String, known: WriteBackOverlay.Known)] = []
         var accounts: [(abtId: String, record: AccountRecord)] = []
@@ -74,7 +78,8 @@ extension PostgresTransaction {
             case 6:
                 let tp = TopicPartition(topic: b ?? "", partition: Int32(n1 ?? 0))
                 readAhead.positions[PositionKey(consumer: ByteKey(a), partition: tp)] = .some(ConsumerPosition(next: n2 ?? 0, newestEventTime: n3))
-            default: readAhead.records[RecordKey(a, b ?? "")] = .some(try JSONParser.parse(c ?? "", maxDepth: .max))
+            case 7: readAhead.records[RecordKey(a, b ?? "")] = .some(try JSONParser.parse(c ?? "", maxDepth: .max))
+            default: point = ReadPoint(a)
             }
         }
         learn(asked, documents: documents, accounts: accounts, orders: orders)

@@ -47,8 +47,12 @@ final class PostgresTransaction: WriteBackTransaction {
     /// The rows of the keys this step changes (`changeKeys(_:)`), which the flush marks.
     var changedKeys: Set<Int64> = []
 
-    /// A read's point (`readPoint()`), taken as it began.
-    let point: ReadPoint?
+    /// A read's point (`readPoint()`), taken as it began, or by its first statement.
+    var point: ReadPoint?
+
+    /// Whether the point is this read's first statement's, outside any transaction
+    /// (`PostgresStore.readKeys`): the first read ahead takes it, or else `readPoint()`.
+    var takesPoint = false
 
     init(_ session: PostgresSession, horizons: Horizons? = nil, takeAlone: [PostgresQuery] = [], point: ReadPoint? = nil) {
         self.session = session

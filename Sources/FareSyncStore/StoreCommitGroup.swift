@@ -16,9 +16,21 @@ public protocol StoreAccess: Sendable {
     /// Runs `body` on what the store holds: a store's read on one snapshot of what is committed, a
     /// commit group's with its writes not yet committed. `body` must not write.
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+
+    /// Runs `body`, a read of keys it names first (`StoreReadAhead.prefetch(_:)`, as a step's
+    /// snapshot reads them, `StepSnapshot.read`), and no range, change feed or journal, as
+    /// `read(_:)` does by default. A store may read the named keys without a transaction around
+    /// them, each statement on a snapshot of its own, the first of them the read's point
+    /// (`StoreReadAhead.readPoint()`, asked for after the keys are named): a later statement stands
+    /// at that point or later, which is all a step's write needs to check what it read.
+    func readKeys<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 }
 
 extension StoreAccess {
+    public func readKeys<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await read(body)
+    }
+
     public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         try await write(body)
     }
@@ -57,6 +69,10 @@ package struct UngroupedCommits: StoreCommitGroup {
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         try await store.read(body)
+    }
+
+    package func readKeys<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.readKeys(body)
     }
 
     package func commit() async throws {}

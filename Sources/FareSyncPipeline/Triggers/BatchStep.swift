@@ -84,9 +84,9 @@ struct BatchStep: Sendable {
         return snapshot.unknown(keys)
     }
 
-    /// Reads `keys` from `store` into what `snapshot` knows.
+    /// Reads `keys` from `store` into what `snapshot` knows (`StoreAccess.readKeys`).
     static func read(_ keys: StepKeys, into snapshot: StepSnapshot, from store: any StoreAccess) async throws -> StepSnapshot {
-        try await store.read { tx in
+        try await store.readKeys { tx in
             var read = snapshot
             try read.read(keys, from: tx)
             return read

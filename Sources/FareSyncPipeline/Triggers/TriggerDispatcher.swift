@@ -1,5 +1,6 @@
 import FareSyncEvents
 import FareSyncStore
+import Logging
 import Synchronization
 
 /// What a processed batch produced, besides its effects in the store.
@@ -62,6 +63,7 @@ public final class TriggerDispatcher: Sendable {
     public let journal: JournalSettings
     private let totals = Mutex(Outcomes())
     private let steps = Mutex(StepCounts())
+    static let log = Logger(label: "faresync.dispatcher")
 
     /// How often `process` applied and computed its batches.
     struct StepCounts {
@@ -231,6 +233,8 @@ public final class TriggerDispatcher: Sendable {
             // A read the step presumed is not another writer's doing: the batch is not counted as
             // computed again, nor split.
             if conflict?.presumed != true { conflicts += 1 }
+            Self.log.debug(
+                "computing a batch again", metadata: ["conflict": "\(conflict?.description ?? "")", "messages": "\(batch.messages.count)"])
             if conflicts >= Self.conflictsBeforeSplitting && batch.messages.count >= 2 * Self.smallestSplit {
                 steps.withLock { $0.recomputed += 1 }
                 let (first, second) = batch.split()

@@ -74,7 +74,7 @@ package struct RecordKey: Hashable, Sendable {
 /// (`StepLog.replay(on:)`).
 ///
 /// ```swift
-/// let snapshot = try await store.read { tx in
+/// let snapshot = try await store.readKeys { tx in
 ///     var snapshot = StepSnapshot()
 ///     try snapshot.read(keys, from: tx)
 ///     return snapshot
@@ -120,12 +120,14 @@ package struct StepSnapshot: Sendable {
     /// same one: then the snapshot is the store's state at that mark, all of it.
     package var mark: Int64? { marks.flatMap { $0.same ? $0.first : nil } }
 
-    /// Reads `keys` from `tx`, announced first; replaces what was known of each.
+    /// Reads `keys` from `tx`, announced first; replaces what was known of each. The point is asked
+    /// for once they are announced: a store that reads them without a transaction takes it with
+    /// them (`StoreAccess.readKeys`).
     package mutating func read(_ keys: StepKeys, from tx: any StoreTransaction) throws {
         let now = tx.writeMark
+        try keys.announce(to: tx)
         if marks == nil { point = try tx.readPoint() }
         marks = marks.map { ($0.first, $0.same && $0.first == now) } ?? (now, true)
-        try keys.announce(to: tx)
         let ids = Array(keys.events)
         for (id, isClaimed) in zip(ids, try tx.claimedEvents(ids.map(\.string))) { claimed[id] = isClaimed }
         for (key, part) in keys.documents {

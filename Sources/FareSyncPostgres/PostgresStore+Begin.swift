@@ -1,0 +1,108 @@
+import FareSyncStore
+import PostgresNIO
+
+/// How a transaction of the store begins, as its mode says.
+extension PostgresStore {
+    /// How a transaction begins (`begin(_:asked:in:)`).
+    enum Mode: Sendable {
+        /// `REPEATABLE READ READ ONLY`, below the horizons read just before it.
+        case read
+        /// No transaction: each statement on a snapshot of its own (`readKeys`).
+        case keys
+        /// `READ COMMITTED`, alone among the unkeyed writes; beside the steps until its first
+        /// statement on more than the services' records, alone from then on (`PostgresTransaction.takeAlone`).
+        case unkeyed
+        /// `READ COMMITTED`, sharing the write lock with other such writes and holding these rows of
+        /// `faresync_keys` (keys' hashes, sorted): a step.
+        case beside([Int64])
+
+        var writes: Bool {
+            switch self {
+            case .read, .keys: false
+            case .unkeyed, .beside: true
+            }
+        }
+    }
+
+    /// What `begin` found: when the locks were granted, how long they took since the transaction
+    /// was `asked` for (the wait in the store's `WriteQueue` included), and a read's horizons.
+    struct Begun {
+        var at: ContinuousClock.Instant
+        var waited: Duration
+        var horizons: Horizons?
+        /// What an unkeyed write runs before it touches what the steps touch (`PostgresTransaction.takeAlone`).
+        var takeAlone: [PostgresQuery] = []
+        /// Whether `takeAlone` empties `faresync_keys`.
+        var emptiesKeys = false
+        /// A read's point.
+        var point: ReadPoint?
+        /// Whether the body's first statement takes the point (`Mode.keys`).
+        var takesPoint = false
+    }
+
+    /// Begins a transaction as `mode` says; rolls back if it cannot take its locks. Its first
+    /// statements are handed to the connection together, answered one after another (postgres-nio queues a
+    /// connection's statements), so that a busy machine schedules this task once for them, not once each.
+    ///
+    /// A read first asks for the horizons (`faresync_horizons()`, in a statement of its own, before
+    /// the snapshot its `BEGIN` leads to). A write sets its idleness bound, then takes the write
+    /// lock: unkeyed, `SHARE UPDATE EXCLUSIVE`, and `EXCLUSIVE` later if it needs it; a step,
+    /// `ROW EXCLUSIVE`, then its keys' rows in one ordered upsert that updates nothing (`WHERE
+    /// false` still locks each row it meets), so that two steps lock their common keys in one order.
+    func begin(_ mode: Mode, asked: ContinuousClock.Instant, in session: PostgresSession) async throws -> Begun {
+        var horizons: Horizons?
+        var takeAlone: [PostgresQuery] = []
+        var emptiesKeys = false
+        var point: ReadPoint?
+        switch mode {
+        case .keys:
+            break
+        case .read:
+            // Sent together: `BEGIN` takes no snapshot, the statement after it does, which names it
+            // as the read's point (`ReadPoint`). Whichever fails, no transaction stays open on the connection.
+            let (feed, journal): (Int64?, Int64?)
+            do {
+                let answers = try await session.awaitQueries([
+                    "SELECT feed, journal FROM faresync_horizons()", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", Self.readPoint,
+                ])
+                (feed, journal) = try answers[0].first?.decode((Int64?, Int64?).self) ?? (nil, nil)
+                point = try answers[2].first.map { ReadPoint(try $0.decode(String.self)) }
+            } catch {
+                await session.awaitRollBack(after: error)
+                throw error
+            }
+            // A horizon once found stays true; a later one can be lower (a writer that read the
+            // sequence before the last draws locks a number below them), and the head must not move back.
+            horizons = horizonsSeen.withLock { seen in
+                seen = Horizons(feed: max(seen.feed, feed ?? 0), journal: max(seen.journal, journal ?? 0))
+                return seen
+            }
+        case .unkeyed:
+            do {
+                try await session.awaitQueries(["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.takeWriteLockBesideSteps])
+            } catch {
+                await session.awaitRollBack(after: error)
+                throw error
+            }
+            takeAlone = [Self.takeWriteLock, Self.changeEveryKey]
+            // Alone, no write holds a key's row: the rows go, the next steps insert theirs anew.
+            if keysSinceEmptied.load(ordering: .relaxed) >= Self.keysBeforeEmptying {
+                takeAlone.append("TRUNCATE faresync_keys")
+                emptiesKeys = true
+            }
+        case .beside(let keys):
+            let statements: [PostgresQuery] = ["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.shareWriteLock] + Self.locking(keys)
+            do {
+                try await session.awaitQueries(statements)
+            } catch {
+                await session.awaitRollBack(after: error)
+                throw error
+            }
+            keysSinceEmptied.add(keys.count, ordering: .relaxed)
+        }
+        let at = ContinuousClock.now
+        var begun = Begun(at: at, waited: at - asked, horizons: horizons, takeAlone: takeAlone, emptiesKeys: emptiesKeys, point: point)
+        if case .keys = mode { begun.takesPoint = true }
+        return begun
+    }
+}

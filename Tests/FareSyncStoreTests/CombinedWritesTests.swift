@@ -1,0 +1,195 @@
+import FareSyncEvents
+import FareSyncStore
+import Synchronization
+import Testing
+
+@testable import FareSyncPostgres
+
+/// `CombinedWrites` on a memory store: the transaction each test hands it runs the bodies on one
+/// memory write, and holds the first one open until the others wait.
+@Suite struct CombinedWritesTests {
+    /// What the transactions saw: the bodies' names, one list a transaction.
+    final class Runs: Sendable {
+        let ran = Mutex<[[String]]>([])
+        /// Opened by the test once the writes it wants to combine are waiting.
+        let gate = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let gateOpened = Mutex(false)
+        /// Transactions begun, the gate waited for or not.
+        let begun = Mutex(0)
+
+        func open() {
+            let waiter = gate.withLock { gate -> CheckedContinuation<Void, Never>? in
+                defer { gate = nil }
+                return gate
+            }
+            gateOpened.withLock { $0 = true }
+            waiter?.resume()
+        }
+
+        func waitForGate() async {
+            begun.withLock { $0 += 1 }
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let opened = gateOpened.withLock { opened -> Bool in
+                    if !opened { gate.withLock { $0 = waiter } }
+                    return opened
+                }
+                if opened { waiter.resume() }
+            }
+        }
+    }
+
+    /// The transaction `CombinedWrites` runs: the bodies on one memory write, each named by what
+    /// it returns, a body's own error as `BodyFailed`. The first waits for the gate.
+    static func transaction(_ store: MemoryStore, _ runs: Runs) -> CombinedWrites.Transaction {
+        { bodies in
+            await runs.waitForGate()
+            return try await store.write { tx in
+                var names: [String] = []
+                defer { runs.ran.withLock { $0.append(names) } }
+                return try bodies.enumerated().map { index, body in
+                    do {
+                        let answer = try body(tx)
+                        names.append("\(answer)")
+                        return answer
+                    } catch {
+                        names.append("failed")
+                        throw CombinedWrites.BodyFailed(index: index, error: error)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits, yielding, until the first write's transaction has begun.
+    static func untilRunning(_ runs: Runs) async -> Bool {
+        for _ in 0..<100_000 {
+            if runs.begun.withLock({ $0 }) > 0 { return true }
+            await Task.yield()
+        }
+        return false
+    }
+
+    /// Waits, yielding, until `count` writes wait behind the one running.
+    static func untilWaiting(_ combined: CombinedWrites, _ count: Int) async -> Bool {
+        for _ in 0..<100_000 {
+            if combined.waitingCount == count { return true }
+            await Task.yield()
+        }
+        return false
+    }
+
+    /// Writes that come while one runs run after it in one transaction, in the order they came,
+    /// each seeing the writes before it, and each gets its own answer.
+    @Test func writesThatWaitRunTogetherInTheirOrder() async throws {
+        let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
+        let transaction = Self.transaction(store, runs)
+        func counting(_ name: String) -> CombinedWrites.Body {
+            { tx in
+                let seen = try tx.record("count", "n")?.int64Value ?? 0
+                try tx.setRecord("count", "n", .int(seen + 1))
+                return "\(name)@\(seen)"
+            }
+        }
+        let first = Task { try await combined.write(counting("a"), transaction: transaction) as? String }
+        #expect(await Self.untilRunning(runs))
+        var later: [Task<String?, any Error>] = []
+        for (index, name) in ["b", "c", "d"].enumerated() {
+            later.append(Task { try await combined.write(counting(name), transaction: transaction) as? String })
+            #expect(await Self.untilWaiting(combined, index + 1))
+        }
+        runs.open()
+        #expect(try await first.value == "a@0")
+        let answers = try await later.asyncMap { try await $0.value }
+        #expect(answers == ["b@1", "c@2", "d@3"])
+        #expect(runs.ran.withLock { $0 } == [["a@0"], ["b@1", "c@2", "d@3"]])
+    }
+
+    /// A body that throws fails alone: what it and the bodies run with it wrote is rolled back, the
+    /// others run again without it and are answered, and it gets its own error.
+    @Test func aBodyThatThrowsFailsAlone() async throws {
+        struct Refused: Error {}
+        let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
+        let transaction = Self.transaction(store, runs)
+        func setting(_ name: String, fails: Bool = false) -> CombinedWrites.Body {
+            { tx in
+                try tx.setRecord("names", name, .string(name))
+                if fails { throw Refused() }
+                return name
+            }
+        }
+        let first = Task { try await combined.write(setting("a"), transaction: transaction) as? String }
+        #expect(await Self.untilRunning(runs))
+        let b = Task { try await combined.write(setting("b"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 1))
+        let c = Task { try await combined.write(setting("c", fails: true), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 2))
+        let d = Task { try await combined.write(setting("d"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 3))
+        runs.open()
+        #expect(try await first.value == "a")
+        #expect(try await b.value == "b")
+        let refused = await c.result
+        #expect(throws: Refused.self) { try refused.get() }
+        #expect(try await d.value == "d")
+        #expect(runs.ran.withLock { $0 } == [["a"], ["b", "failed"], ["b", "d"]])
+        let stored = try await store.read { tx in try ["a", "b", "c", "d"].map { try tx.record("names", $0) != nil } }
+        #expect(stored == [true, true, false, true])
+    }
+
+    /// After an error of the database's (here: a value it refuses, as a flush would), which any
+    /// body of the transaction may have caused, each runs again alone and gets its own answer.
+    @Test func afterTheDatabasesErrorEachRunsAlone() async throws {
+        struct Refused: Error {}
+        let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
+        let inner = Self.transaction(store, runs)
+        let transaction: CombinedWrites.Transaction = { bodies in
+            let answers = try await inner(bodies)
+            if answers.contains(where: { $0 as? String == "poison" }) { throw Refused() }
+            return answers
+        }
+        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
+        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
+        #expect(await Self.untilRunning(runs))
+        var later: [Task<String?, any Error>] = []
+        for (index, name) in ["b", "poison", "d"].enumerated() {
+            later.append(Task { try await combined.write(body(name), transaction: transaction) as? String })
+            #expect(await Self.untilWaiting(combined, index + 1))
+        }
+        runs.open()
+        #expect(try await first.value == "a")
+        #expect(try await later[0].value == "b")
+        let refused = await later[1].result
+        #expect(throws: Refused.self) { try refused.get() }
+        #expect(try await later[2].value == "d")
+        #expect(runs.ran.withLock { $0 } == [["a"], ["b", "poison", "d"], ["b"], ["poison"], ["d"]])
+    }
+
+    /// A write cancelled while it waits is not run, and says so; the others are.
+    @Test func aWriteCancelledWhileItWaitsIsNotRun() async throws {
+        let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
+        let transaction = Self.transaction(store, runs)
+        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
+        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
+        #expect(await Self.untilRunning(runs))
+        let cancelled = Task { try await combined.write(body("b"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 1))
+        let kept = Task { try await combined.write(body("c"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 2))
+        cancelled.cancel()
+        #expect(await Self.untilWaiting(combined, 1))
+        runs.open()
+        #expect(try await first.value == "a")
+        let refused = await cancelled.result
+        #expect(throws: CancellationError.self) { try refused.get() }
+        #expect(try await kept.value == "c")
+        #expect(runs.ran.withLock { $0 } == [["a"], ["c"]])
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var mapped: [T] = []
+        for element in self { mapped.append(try await transform(element)) }
+        return mapped
+    }
+}
