@@ -60,6 +60,7 @@ final class KafkaMessageSource: MessageSource {
                 }
             case .endOfPartition(let tp): merge!.end(tp)
             case .idle: idle = true
+            case .wake: return .wake
             case .assigned(let partitions):
                 merge!.assign(partitions)
                 return .assigned(partitions)
@@ -88,6 +89,7 @@ final class KafkaMessageSource: MessageSource {
             case .assigned(let partitions): return .assigned(partitions)
             case .revoked(let partitions): return .revoked(partitions)
             case .idle: return .idle
+            case .wake: return .wake
             case .error(let error, let fatal):
                 if fatal { throw error }
                 log.warning("kafka: \(error)")
@@ -109,6 +111,8 @@ final class KafkaMessageSource: MessageSource {
     }
 
     func committed(_ positions: [TopicPartition: Int64]) { consumer.commit(positions) }
+
+    var waker: (@Sendable () -> Void)? { consumer.waker }
 
     func highWatermark(_ tp: TopicPartition) -> Int64? { consumer.highWatermark(tp) }
 

@@ -17,6 +17,9 @@ public enum ConsumerEvent {
     /// in hand. Comes at least once per `RDKafkaPollThread.round` while nothing else does, so a
     /// reader can act between events.
     case idle
+    /// The owner asked for it, from anywhere, with `waker`: a reader waiting for the next event
+    /// gets it at once, without waiting for the poll round's `.idle`.
+    case wake
 }
 
 /// A Kafka group consumer (eager rebalancing, offsets chosen by the owner on assignment, no
@@ -37,7 +40,7 @@ public enum ConsumerEvent {
 ///     case .revoked: try await finishInFlight(); consumer.answerRebalance()
 ///     case .message(let message): batch.append(message)
 ///     case .idle: try await apply(batch)
-///     case .endOfPartition, .error: break
+///     case .endOfPartition, .error, .wake: break
 ///     }
 /// }
 /// ```
@@ -88,6 +91,10 @@ public final class KafkaConsumer {
         poller.start()
     }
 
+    /// Hands the reader of `events` a `.wake`: at once if it waits for an event, else after what
+    /// it has in hand. Callable from any task or thread.
+    public var waker: @Sendable () -> Void { { [poller] in poller.wake() } }
+
     /// The consumer's events, read by one task: the sequence ends once the consumer is closed.
     public var events: Events { Events(consumer: self) }
 
@@ -121,6 +128,7 @@ public final class KafkaConsumer {
             case .message(let m): return event(m)
             case .rebalance(.assigned(let partitions)): return .assigned(partitions)
             case .rebalance(.revoked(let partitions)): return .revoked(partitions)
+            case .wake: return .wake
             case .idle:
                 // Idle only if nothing came after it: librdkafka's queue ran dry, and so did the
                 // poll thread's hand-over.

@@ -38,6 +38,8 @@ final class RDKafkaPollThread: @unchecked Sendable {
         /// A poll returned nothing: librdkafka had nothing more fetched (after waiting up to its
         /// round when nothing came at all), so no backlog waits in hand.
         case idle
+        /// Asked for by the owner (`wake()`).
+        case wake
     }
 
     /// Items handed over together; their C messages belong to the taker. Sendable because they
@@ -101,6 +103,19 @@ final class RDKafkaPollThread: @unchecked Sendable {
 
     /// What was polled since the last call, if anything, without waiting.
     func takeIfAny() -> Chunk? { condition.withLock { takePending() } }
+
+    /// Ends the reader's wait in `take()` with a `.wake` now, or gives it one with what comes next.
+    func wake() {
+        let waiting = condition.withLock { () -> CheckedContinuation<Chunk?, Never>? in
+            guard let waiting = waiter else {
+                pending.append(.wake)
+                return nil
+            }
+            waiter = nil
+            return waiting
+        }
+        waiting?.resume(returning: Chunk(items: [.wake]))
+    }
 
     /// The owner has answered the rebalance it was handed: polling goes on.
     func resume() {

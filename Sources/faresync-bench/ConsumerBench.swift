@@ -143,7 +143,7 @@ enum ConsumerBench {
             case .idle:
                 Sink.consume(batch)
                 batch = []
-            case .endOfPartition, .error:
+            case .endOfPartition, .error, .wake:
                 break
             }
         }

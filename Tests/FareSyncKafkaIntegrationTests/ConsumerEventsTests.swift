@@ -52,7 +52,7 @@ struct ConsumerEventsTests {
                 idleAfterAll = seen == count
             case .assigned, .revoked:
                 Issue.record("a second rebalance: \(event)")
-            case .endOfPartition, .error:
+            case .endOfPartition, .error, .wake:
                 break
             }
         }

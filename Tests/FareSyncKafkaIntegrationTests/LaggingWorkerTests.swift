@@ -38,7 +38,7 @@ final class LaggingMember: Sendable {
                 case .revoked:
                     state.assigned.store(0, ordering: .relaxed)
                     consumer.answerRebalance()
-                case .message, .endOfPartition, .error, .idle:
+                case .message, .endOfPartition, .error, .idle, .wake:
                     break
                 }
             }

@@ -15,6 +15,9 @@ public enum SourceEvent: Sendable {
     /// now. A source that may wait long for its next message says so first, and then at least now
     /// and then, so that the loop can sweep and stop on time.
     case idle
+    /// The loop asked for it (`MessageSource.waker`): it ends a wait for the next event, whatever
+    /// the source holds back.
+    case wake
 }
 
 /// Where a worker loop (`WorkerLoop`) reads its messages: a Kafka group member's partitions
@@ -33,6 +36,9 @@ public enum SourceEvent: Sendable {
 public protocol MessageSource {
     /// The next event, waiting until there is one; nil once the source has ended.
     mutating func next() async throws -> SourceEvent?
+    /// Ends a wait in `next()` from any task: `next()` returns `.wake` at once, or after what is in
+    /// hand. Nil (the default) for a source that never waits long.
+    var waker: (@Sendable () -> Void)? { get }
     /// Answers `.assigned`: each topic-partition starts at its offset in `offsets`, from its
     /// beginning where none is given.
     mutating func start(_ partitions: [TopicPartition], at offsets: [TopicPartition: Int64])
@@ -62,6 +68,7 @@ public struct OthersPartition: Sendable {
 }
 
 extension MessageSource {
+    public var waker: (@Sendable () -> Void)? { nil }
     public mutating func start(_ partitions: [TopicPartition], at offsets: [TopicPartition: Int64]) {}
     public mutating func release(_ partitions: [TopicPartition]) {}
     public mutating func committed(_ positions: [TopicPartition: Int64]) {}

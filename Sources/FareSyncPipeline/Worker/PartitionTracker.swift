@@ -8,6 +8,8 @@ public struct PartitionTracker: Sendable {
         public var next: Int64?
         public var newestEventTime: Int64?
         public var caughtUp = false
+        /// It has reached its end since it was assigned: what comes of it now is live.
+        public var endReached = false
 
         public init(next: Int64? = nil, newestEventTime: Int64? = nil, caughtUp: Bool = false) {
             self.next = next
@@ -37,12 +39,19 @@ public struct PartitionTracker: Sendable {
     public mutating func consumed(_ tp: TopicPartition) { states[tp]?.caughtUp = false }
 
     /// The consumer reached the end of the partition.
-    public mutating func reachedEnd(_ tp: TopicPartition) { states[tp]?.caughtUp = true }
+    public mutating func reachedEnd(_ tp: TopicPartition) {
+        states[tp]?.caughtUp = true
+        states[tp]?.endReached = true
+    }
 
     public var isEmpty: Bool { states.isEmpty }
 
     /// Every assigned partition is caught up (and at least one is assigned).
     public var allCaughtUp: Bool { !states.isEmpty && states.values.allSatisfy(\.caughtUp) }
+
+    /// Every assigned partition has reached its end since it was assigned (and at least one is
+    /// assigned): no backlog from before the assignment waits, what comes is live.
+    public var live: Bool { !states.isEmpty && states.values.allSatisfy(\.endReached) }
 
     /// The sweep's low watermark (docs/reference.md#delivery-and-determinism) over some partitions' states: the smallest newest event time
     /// over the partitions that are not caught up (caught-up ones do not hold it back), and never past

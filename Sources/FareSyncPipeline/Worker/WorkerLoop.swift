@@ -54,7 +54,10 @@ public final class WorkerLoop<Source: MessageSource> {
     /// The batch being applied (decoded, triggered, written) while the next one is collected. At
     /// most one: a batch starts only once the one before it has been applied, so each partition's
     /// messages are still applied in order.
-    var inFlight: (messages: Int, started: ContinuousClock.Instant, span: any Span, task: Task<BatchResult, any Error>)?
+    var inFlight: (messages: Int, started: ContinuousClock.Instant, span: any Span, end: FlightEnd, task: Task<BatchResult, any Error>)?
+    /// The batch in hand waits for the one in flight, which wakes the loop when it is done
+    /// (`applyAtPartitionEnd()`).
+    var heldForFlight = false
     /// What the batches applied since the store's last commit hold (`WorkerLoopOptions.batchesPerCommit`).
     var uncommitted = Uncommitted()
     /// This member's epochs of its assigned topic-partitions (`PartitionOwners`): each batch's
@@ -107,10 +110,14 @@ public final class WorkerLoop<Source: MessageSource> {
                 try await commit()
             case .message(let message):
                 try await collect(message)
+                if heldForFlight, inFlight?.end.finished != false { try await apply() }
             case .endOfPartition(let tp):
-                try await apply()
+                try await applyAtPartitionEnd()
                 tracker.reachedEnd(tp)
                 updateLag()
+            case .wake:
+                // From the batch in flight once it is done, or an earlier one's: the held batch goes now.
+                if heldForFlight, inFlight?.end.finished != false { try await apply() }
             case .assigned(let partitions):
                 await assign(partitions)
             case .revoked(let partitions):
@@ -154,6 +161,7 @@ public final class WorkerLoop<Source: MessageSource> {
     /// Applying runs at a higher priority and decoding yields between chunks, so that the hops of an
     /// apply (to the store's writer and back) do not wait behind a whole batch's decoding.
     func apply() async throws {
+        heldForFlight = false
         guard !pending.isEmpty else { return }
         let batch = pending
         pending = []
@@ -172,9 +180,11 @@ public final class WorkerLoop<Source: MessageSource> {
         // worker's stages of a purchase's time (docs/worker.md, Spans).
         let span = options.tracer.startSpan("process", ofKind: .consumer, at: collectedSince)
         let endsWhenApplied = options.batchesPerCommit == nil
+        let end = FlightEnd()
         inFlight = (
-            batch.count, ContinuousClock.now, span,
+            batch.count, ContinuousClock.now, span, end,
             Task(priority: .high) {
+                defer { end.finish() }
                 let decoded = await decoding.value
                 if span.isRecording {
                     span.attributes["messaging.batch.message_count"] = decoded.messages.count
@@ -205,6 +215,21 @@ public final class WorkerLoop<Source: MessageSource> {
                 }
             }
         )
+    }
+
+    /// At a partition's end: applies the batch in hand, or, live (`PartitionTracker.live`), while
+    /// the batch before it is still being applied and the source can wake the loop, holds it,
+    /// collecting what comes meanwhile, and applies it once that batch is done (`.wake`). Live, each
+    /// fetch brings a few messages and ends its partition: batches then grow to what came during one
+    /// apply rather than staying at one fetch each, and a store slower than the stream catches up
+    /// instead of falling behind. A backlog's batches stay as they were: larger ones there make
+    /// workers of a group meet on more keys.
+    func applyAtPartitionEnd() async throws {
+        if !pending.isEmpty, tracker.live, let flight = inFlight, let waker = source.waker, flight.end.wakeWhenDone(waker) {
+            heldForFlight = true
+            return
+        }
+        try await apply()
     }
 
     /// Applies the batch in hand and waits until nothing is in flight.
