@@ -138,7 +138,7 @@ public final class IdentityService: Sendable {
     public func refresh(_ refreshToken: String, client: String? = nil) async throws -> Session {
         let attempt = try throttle.begin(email: nil, client: client, now: clock.milliseconds())
         let key = Self.digest(refreshToken)
-        guard let record = try await store.read({ try $0.record(Self.refreshKind, key) }),
+        guard let record = try await store.readKeys({ try $0.record(Self.refreshKind, key) }),
             let uid = record["uid"]?.stringValue, let issued = record["issued"]?.int64Value,
             let authTime = record["authTime"]?.int64Value
         else {
@@ -170,7 +170,7 @@ public final class IdentityService: Sendable {
     }
 
     public func user(uid: String) async throws -> IdentityUser? {
-        try await store.read { tx in try Self.user(uid, in: tx) }
+        try await store.readKeys { tx in try Self.user(uid, in: tx) }
     }
 
     public func user(email: String) async throws -> IdentityUser? {

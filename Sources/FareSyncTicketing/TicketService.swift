@@ -191,7 +191,7 @@ public final class TicketService: Sendable {
     }
 
     public func order(_ orderId: String) async throws -> Order? {
-        try await store.read { try $0.record(Order.recordKind, orderId).flatMap(Order.init(record:)) }
+        try await store.readKeys { try $0.record(Order.recordKind, orderId).flatMap(Order.init(record:)) }
     }
 
     public func terminalURL(_ order: Order) -> String {

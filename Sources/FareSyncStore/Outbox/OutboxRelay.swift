@@ -64,7 +64,7 @@ public actor OutboxRelay {
         defer { deadline.cancel() }
         await withCheckedContinuation { waiters.append((key, $0)) }
         if deliveredKeys.contains(key) { return true }
-        return (try? await store.read { try $0.record(Outbox.kind, key) == nil }) ?? false
+        return (try? await store.readKeys { try $0.record(Outbox.kind, key) == nil }) ?? false
     }
 
     /// Publishes every pending message; returns false when a publish or the store failed.
