@@ -130,18 +130,23 @@ public final class KafkaConsumer {
             case .rebalance(.revoked(let partitions)): return .revoked(partitions)
             case .wake: return .wake
             case .idle:
-                // Idle only if nothing came after it: librdkafka's queue ran dry, and so did the
-                // poll thread's hand-over.
-                if next < chunk.count { continue }
+                // Idle only if nothing but wakes came after it: librdkafka's queue ran dry, and so
+                // did the poll thread's hand-over. The wakes still come, after it.
+                if chunk[next...].contains(where: Self.isPolled) { continue }
                 if let more = poller.takeIfAny() {
-                    chunk = more.items
+                    chunk = Array(chunk[next...]) + more.items
                     next = 0
-                    continue
+                    if chunk.contains(where: Self.isPolled) { continue }
                 }
                 return .idle
             }
         }
         return nil
+    }
+
+    /// Whether `item` came from librdkafka, not from the owner's `waker`.
+    private static func isPolled(_ item: RDKafkaPollThread.Polled) -> Bool {
+        if case .wake = item { false } else { true }
     }
 
     /// Answers the rebalance the events handed out: an assignment starts each partition at its

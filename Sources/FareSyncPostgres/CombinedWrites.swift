@@ -14,9 +14,11 @@ import Synchronization
 /// Each body still runs whole inside one transaction, after the bodies before it and seeing what
 /// they wrote, so the outcome is that of running them one after another, and each is answered once
 /// the transaction that holds it has committed: durable when answered. A body that throws its own
-/// error fails alone: the transaction rolls back, and the others run again without it (a body must
-/// be safe to run twice, as `PostgresStore` says); after the database's error, each runs again
-/// alone, since any of them may have caused it. A write cancelled while it waits is not run.
+/// error rolls the transaction back: the others run again without it (a body must be safe to run
+/// twice, as `PostgresStore` says), and then it runs alone, on what they committed; after a
+/// statement the database refused, each runs again alone, since any of them may have sent it. A
+/// write cancelled while it waits is not run; one taken into a transaction whose leader is
+/// cancelled goes back to the head of the line.
 ///
 /// ```swift
 /// let combined = CombinedWrites()
@@ -34,6 +36,13 @@ final class CombinedWrites: Sendable {
     /// A body that threw its own error, not the database's, in a combined transaction.
     struct BodyFailed: Error {
         var index: Int
+        var error: any Error
+    }
+
+    /// The database refused a statement of a combined transaction of several bodies, which any of
+    /// them may have sent (a value it refuses): each is run again alone. A lost connection or a
+    /// server out of reach is not this: the bodies are answered with it, as a write alone would be.
+    struct StatementRefused: Error {
         var error: any Error
     }
 
@@ -95,54 +104,83 @@ final class CombinedWrites: Sendable {
         }
     }
 
+    /// A write of a combined transaction: the leader's own, or one that waited.
+    private enum Writer {
+        case own(Body)
+        case waited(Waiting)
+
+        var body: Body {
+            switch self {
+            case .own(let body): body
+            case .waited(let waiting): waiting.body
+            }
+        }
+    }
+
     /// Runs `own` with the writes waiting, answers them, hands the turn to the next write waiting,
-    /// and returns `own`'s answer.
+    /// and returns `own`'s answer. A body that threw its own error is run again alone once the
+    /// others have committed, and answered from that run: what it saw of them was not committed
+    /// then. After a statement the database refused, every body runs alone, in the order they came.
     private func lead(_ own: @escaping Body, _ transaction: Transaction) async throws -> any Sendable {
-        var others = state.withLock { state -> [Waiting] in
+        let taken = state.withLock { state -> [Waiting] in
             let taken = Array(state.waiting.prefix(Self.most - 1))
             state.waiting.removeFirst(taken.count)
             return taken
         }
-        defer { handOver(requeuing: others) }
-        var ownFailure: (any Error)?
-        var ownRuns = true
-        while true {
-            let bodies = (ownRuns ? [own] : []) + others.map(\.body)
-            guard !bodies.isEmpty else { break }
-            do {
-                var answers = try await transaction(bodies)
-                let ownAnswer = ownRuns ? answers.removeFirst() : nil
-                for (waiting, answer) in zip(others, answers) { waiting.turn.resume(returning: .answered(answer)) }
-                others = []
-                if let ownAnswer { return ownAnswer }
-                break
-            } catch let failed as BodyFailed {
-                if ownRuns && failed.index == 0 {
-                    ownFailure = failed.error
-                    ownRuns = false
-                } else {
-                    others.remove(at: failed.index - (ownRuns ? 1 : 0)).turn.resume(throwing: failed.error)
-                }
-            } catch  where Task.isCancelled {
-                // This task's cancellation ended the transaction: the others did not ask for that,
-                // and go back to the head of the line for the next write to run.
-                throw CancellationError()
-            } catch {
-                guard bodies.count > 1 else {
-                    if ownRuns { throw error }
-                    others.removeFirst().turn.resume(throwing: error)
-                    break
-                }
-                // The database's error may be one body's doing (a value it refuses): each runs
-                // again alone, in the order they came, for an answer of its own.
-                let ownAnswer = ownRuns ? await Self.alone(own, transaction) : nil
-                for waiting in others { waiting.turn.resume(with: await Self.alone(waiting.body, transaction).map(Turn.answered)) }
-                others = []
-                if let ownAnswer { return try ownAnswer.get() }
-                break
+        var batch = [Writer.own(own)] + taken.map(Writer.waited)
+        var alone: [Writer] = []
+        var ownAnswer: Result<any Sendable, any Error>?
+        // What was not answered goes back to the head of the line, for the next write to run.
+        var requeued: [Waiting] = []
+        defer { handOver(requeuing: requeued) }
+        func answer(_ writer: Writer, _ result: Result<any Sendable, any Error>) {
+            switch writer {
+            case .own: ownAnswer = result
+            case .waited(let waiting): waiting.turn.resume(with: result.map(Turn.answered))
             }
         }
-        throw ownFailure ?? CancellationError()
+        func unanswered() -> [Waiting] {
+            (batch + alone).compactMap { if case .waited(let waiting) = $0 { waiting } else { nil } }
+        }
+        while !batch.isEmpty {
+            do {
+                let answers = try await transaction(batch.map(\.body))
+                for (writer, answered) in zip(batch, answers) { answer(writer, .success(answered)) }
+                batch = []
+            } catch let failed as BodyFailed {
+                // The first body saw only what is committed: its error is its answer, as alone.
+                if failed.index == 0 {
+                    answer(batch.removeFirst(), .failure(failed.error))
+                } else {
+                    alone.append(batch.remove(at: failed.index))
+                }
+            } catch is StatementRefused where !Task.isCancelled {
+                alone = batch + alone
+                batch = []
+            } catch  where Task.isCancelled {
+                requeued = unanswered()
+                throw CancellationError()
+            } catch {
+                for writer in batch + alone { answer(writer, .failure(error)) }
+                (batch, alone) = ([], [])
+            }
+        }
+        alone.sort { Self.ticket(of: $0) < Self.ticket(of: $1) }
+        while !alone.isEmpty {
+            if Task.isCancelled {
+                requeued = unanswered()
+                throw CancellationError()
+            }
+            let writer = alone.removeFirst()
+            answer(writer, await Self.alone(writer.body, transaction))
+        }
+        guard let ownAnswer else { throw CancellationError() }
+        return try ownAnswer.get()
+    }
+
+    /// Where a write came in the line; the leader's own first.
+    private static func ticket(of writer: Writer) -> UInt64 {
+        if case .waited(let waiting) = writer { waiting.ticket } else { 0 }
     }
 
     /// `body` in a transaction of its own: its answer, or its own error, or the database's.
@@ -151,6 +189,8 @@ final class CombinedWrites: Sendable {
             return .success(try await transaction([body])[0])
         } catch let failed as BodyFailed {
             return .failure(failed.error)
+        } catch let refused as StatementRefused {
+            return .failure(refused.error)
         } catch {
             return .failure(error)
         }

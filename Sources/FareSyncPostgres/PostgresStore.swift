@@ -121,14 +121,18 @@ public final class PostgresStore: DocumentStore {
     /// after it (`CombinedWrites`).
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         let answer = try await combinedWrites.write({ tx in try body(tx) }) { bodies in
-            try await self.transaction(.unkeyed) { tx in
-                try bodies.enumerated().map { index, body in
-                    do {
-                        return try body(tx)
-                    } catch let error where !Self.isDatabaseError(error) {
-                        throw CombinedWrites.BodyFailed(index: index, error: error)
+            do {
+                return try await self.transaction(.unkeyed) { tx in
+                    try bodies.enumerated().map { index, body in
+                        do {
+                            return try body(tx)
+                        } catch let error where !Self.isDatabaseError(error) {
+                            throw CombinedWrites.BodyFailed(index: index, error: error)
+                        }
                     }
                 }
+            } catch let error as PostgresStoreError where error.refusedStatement && bodies.count > 1 {
+                throw CombinedWrites.StatementRefused(error: error)
             }
         }
         commits?.committed()

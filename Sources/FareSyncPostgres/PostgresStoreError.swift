@@ -4,8 +4,12 @@ import PostgresNIO
 /// one (postgres-nio's own description hides them, lest they leak into logs unasked).
 public struct PostgresStoreError: Error, CustomStringConvertible {
     public let description: String
+    /// The server refused a statement, with the session still up: not a lost connection, a server
+    /// out of reach or one that ended the session.
+    let refusedStatement: Bool
 
     init(_ error: any Error, url: PostgresURL) {
+        refusedStatement = (error as? PostgresStoreError)?.refusedStatement ?? (error as? PSQLError).map(Self.refused) ?? false
         if let error = error as? PostgresStoreError {
             description = error.description
         } else if let error = error as? PSQLError {
@@ -19,5 +23,10 @@ public struct PostgresStoreError: Error, CustomStringConvertible {
         } else {
             description = "\(url): \(error)"
         }
+    }
+
+    /// Whether `error` is a statement the server refused, with the session still up.
+    static func refused(_ error: PSQLError) -> Bool {
+        error.code == .server && error.serverInfo?[.severity] != "FATAL"
     }
 }

@@ -105,7 +105,8 @@ import Testing
     }
 
     /// A body that throws fails alone: what it and the bodies run with it wrote is rolled back, the
-    /// others run again without it and are answered, and it gets its own error.
+    /// others run again without it and are answered, and it runs again alone on what they committed,
+    /// for its own answer.
     @Test func aBodyThatThrowsFailsAlone() async throws {
         struct Refused: Error {}
         let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
@@ -131,7 +132,7 @@ import Testing
         let refused = await c.result
         #expect(throws: Refused.self) { try refused.get() }
         #expect(try await d.value == "d")
-        #expect(runs.ran.withLock { $0 } == [["a"], ["b", "failed"], ["b", "d"]])
+        #expect(runs.ran.withLock { $0 } == [["a"], ["b", "failed"], ["b", "d"], ["failed"]], "c runs alone once b and d have committed")
         let stored = try await store.read { tx in try ["a", "b", "c", "d"].map { try tx.record("names", $0) != nil } }
         #expect(stored == [true, true, false, true])
     }
@@ -144,8 +145,9 @@ import Testing
         let inner = Self.transaction(store, runs)
         let transaction: CombinedWrites.Transaction = { bodies in
             let answers = try await inner(bodies)
-            if answers.contains(where: { $0 as? String == "poison" }) { throw Refused() }
-            return answers
+            guard answers.contains(where: { $0 as? String == "poison" }) else { return answers }
+            // As `PostgresStore.write` says it: refused, where any body of several may have sent it.
+            throw bodies.count > 1 ? CombinedWrites.StatementRefused(error: Refused()) : Refused()
         }
         @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
         let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
@@ -162,6 +164,69 @@ import Testing
         #expect(throws: Refused.self) { try refused.get() }
         #expect(try await later[2].value == "d")
         #expect(runs.ran.withLock { $0 } == [["a"], ["b", "poison", "d"], ["b"], ["poison"], ["d"]])
+    }
+
+    /// Any other error of the transaction (a lost connection, a server out of reach) answers
+    /// every body of it, as it would a write alone: none runs again.
+    @Test func aLostConnectionAnswersEveryBody() async throws {
+        struct Lost: Error {}
+        let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
+        let inner = Self.transaction(store, runs)
+        let transaction: CombinedWrites.Transaction = { bodies in
+            let answers = try await inner(bodies)
+            if answers.contains(where: { $0 as? String == "b" }) { throw Lost() }
+            return answers
+        }
+        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
+        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
+        #expect(await Self.untilRunning(runs))
+        let b = Task { try await combined.write(body("b"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 1))
+        let c = Task { try await combined.write(body("c"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 2))
+        runs.open()
+        #expect(try await first.value == "a")
+        for write in [b, c] {
+            let lost = await write.result
+            #expect(throws: Lost.self) { try lost.get() }
+        }
+        #expect(runs.ran.withLock { $0 } == [["a"], ["b", "c"]])
+    }
+
+    /// A leader cancelled in its transaction puts the writes it took back at the head of the
+    /// line: the next runs them, and only the cancelled one fails.
+    @Test func aCancelledLeaderPutsTheOthersBackInLine() async throws {
+        let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
+        let inner = Self.transaction(store, runs)
+        let calls = Mutex(0)
+        let (secondBegun, second) = AsyncStream<Void>.makeStream()
+        let transaction: CombinedWrites.Transaction = { bodies in
+            let call = calls.withLock { calls in
+                calls += 1
+                return calls
+            }
+            if call == 2 {
+                second.yield()
+                try await Task.sleep(for: .seconds(600))  // until its leader is cancelled
+            }
+            return try await inner(bodies)
+        }
+        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
+        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
+        #expect(await Self.untilRunning(runs))
+        let b = Task { try await combined.write(body("b"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 1))
+        let c = Task { try await combined.write(body("c"), transaction: transaction) as? String }
+        #expect(await Self.untilWaiting(combined, 2))
+        runs.open()
+        #expect(try await first.value == "a")
+        var begun = secondBegun.makeAsyncIterator()
+        _ = await begun.next()  // b leads, with c, and waits
+        b.cancel()
+        let cancelled = await b.result
+        #expect(throws: CancellationError.self) { try cancelled.get() }
+        #expect(try await c.value == "c")
+        #expect(runs.ran.withLock { $0 } == [["a"], ["c"]])
     }
 
     /// A write cancelled while it waits is not run, and says so; the others are.
