@@ -42,9 +42,7 @@ final class CombinedWrites: Sendable {
     /// The database refused a statement of a combined transaction of several bodies, which any of
     /// them may have sent (a value it refuses): each is run again alone. A lost connection or a
     /// server out of reach is not this: the bodies are answered with it, as a write alone would be.
-    struct StatementRefused: Error {
-        var error: any Error
-    }
+    struct StatementRefused: Error {}
 
     /// The most bodies one transaction runs.
     static let most = 32
@@ -189,8 +187,6 @@ final class CombinedWrites: Sendable {
             return .success(try await transaction([body])[0])
         } catch let failed as BodyFailed {
             return .failure(failed.error)
-        } catch let refused as StatementRefused {
-            return .failure(refused.error)
         } catch {
             return .failure(error)
         }

@@ -132,7 +132,7 @@ public final class PostgresStore: DocumentStore {
                     }
                 }
             } catch let error as PostgresStoreError where error.refusedStatement && bodies.count > 1 {
-                throw CombinedWrites.StatementRefused(error: error)
+                throw CombinedWrites.StatementRefused()
             }
         }
         commits?.committed()

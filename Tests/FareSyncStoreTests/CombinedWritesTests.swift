@@ -78,6 +78,20 @@ import Testing
         return false
     }
 
+    /// Starts `bodies` as writes in turn: the first running, held at the gate, and each later one
+    /// waiting behind it before the next starts, so that they wait in this order.
+    static func lineUp(
+        _ bodies: [CombinedWrites.Body], _ combined: CombinedWrites, _ runs: Runs, _ transaction: @escaping CombinedWrites.Transaction
+    ) async -> [Task<String?, any Error>] {
+        var writes: [Task<String?, any Error>] = []
+        for (index, body) in bodies.enumerated() {
+            writes.append(Task { try await combined.write(body, transaction: transaction) as? String })
+            let lined = index == 0 ? await untilRunning(runs) : await untilWaiting(combined, index)
+            #expect(lined, "write \(index) is in its place")
+        }
+        return writes
+    }
+
     /// Writes that come while one runs run after it in one transaction, in the order they came,
     /// each seeing the writes before it, and each gets its own answer.
     @Test func writesThatWaitRunTogetherInTheirOrder() async throws {
@@ -90,17 +104,10 @@ import Testing
                 return "\(name)@\(seen)"
             }
         }
-        let first = Task { try await combined.write(counting("a"), transaction: transaction) as? String }
-        #expect(await Self.untilRunning(runs))
-        var later: [Task<String?, any Error>] = []
-        for (index, name) in ["b", "c", "d"].enumerated() {
-            later.append(Task { try await combined.write(counting(name), transaction: transaction) as? String })
-            #expect(await Self.untilWaiting(combined, index + 1))
-        }
+        let writes = await Self.lineUp(["a", "b", "c", "d"].map(counting), combined, runs, transaction)
         runs.open()
-        #expect(try await first.value == "a@0")
-        let answers = try await later.asyncMap { try await $0.value }
-        #expect(answers == ["b@1", "c@2", "d@3"])
+        let answers = try await writes.asyncMap { try await $0.value }
+        #expect(answers == ["a@0", "b@1", "c@2", "d@3"])
         #expect(runs.ran.withLock { $0 } == [["a@0"], ["b@1", "c@2", "d@3"]])
     }
 
@@ -118,14 +125,8 @@ import Testing
                 return name
             }
         }
-        let first = Task { try await combined.write(setting("a"), transaction: transaction) as? String }
-        #expect(await Self.untilRunning(runs))
-        let b = Task { try await combined.write(setting("b"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 1))
-        let c = Task { try await combined.write(setting("c", fails: true), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 2))
-        let d = Task { try await combined.write(setting("d"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 3))
+        let writes = await Self.lineUp([setting("a"), setting("b"), setting("c", fails: true), setting("d")], combined, runs, transaction)
+        let (first, b, c, d) = (writes[0], writes[1], writes[2], writes[3])
         runs.open()
         #expect(try await first.value == "a")
         #expect(try await b.value == "b")
@@ -147,16 +148,11 @@ import Testing
             let answers = try await inner(bodies)
             guard answers.contains(where: { $0 as? String == "poison" }) else { return answers }
             // As `PostgresStore.write` says it: refused, where any body of several may have sent it.
-            throw bodies.count > 1 ? CombinedWrites.StatementRefused(error: Refused()) : Refused()
+            throw bodies.count > 1 ? CombinedWrites.StatementRefused() : Refused()
         }
         @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
-        #expect(await Self.untilRunning(runs))
-        var later: [Task<String?, any Error>] = []
-        for (index, name) in ["b", "poison", "d"].enumerated() {
-            later.append(Task { try await combined.write(body(name), transaction: transaction) as? String })
-            #expect(await Self.untilWaiting(combined, index + 1))
-        }
+        let writes = await Self.lineUp(["a", "b", "poison", "d"].map(body), combined, runs, transaction)
+        let (first, later) = (writes[0], Array(writes.dropFirst()))
         runs.open()
         #expect(try await first.value == "a")
         #expect(try await later[0].value == "b")
@@ -178,12 +174,8 @@ import Testing
             return answers
         }
         @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
-        #expect(await Self.untilRunning(runs))
-        let b = Task { try await combined.write(body("b"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 1))
-        let c = Task { try await combined.write(body("c"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 2))
+        let writes = await Self.lineUp(["a", "b", "c"].map(body), combined, runs, transaction)
+        let (first, b, c) = (writes[0], writes[1], writes[2])
         runs.open()
         #expect(try await first.value == "a")
         for write in [b, c] {
@@ -212,12 +204,8 @@ import Testing
             return try await inner(bodies)
         }
         @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
-        #expect(await Self.untilRunning(runs))
-        let b = Task { try await combined.write(body("b"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 1))
-        let c = Task { try await combined.write(body("c"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 2))
+        let writes = await Self.lineUp(["a", "b", "c"].map(body), combined, runs, transaction)
+        let (first, b, c) = (writes[0], writes[1], writes[2])
         runs.open()
         #expect(try await first.value == "a")
         var begun = secondBegun.makeAsyncIterator()
@@ -234,12 +222,8 @@ import Testing
         let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
         let transaction = Self.transaction(store, runs)
         @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let first = Task { try await combined.write(body("a"), transaction: transaction) as? String }
-        #expect(await Self.untilRunning(runs))
-        let cancelled = Task { try await combined.write(body("b"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 1))
-        let kept = Task { try await combined.write(body("c"), transaction: transaction) as? String }
-        #expect(await Self.untilWaiting(combined, 2))
+        let writes = await Self.lineUp(["a", "b", "c"].map(body), combined, runs, transaction)
+        let (first, cancelled, kept) = (writes[0], writes[1], writes[2])
         cancelled.cancel()
         #expect(await Self.untilWaiting(combined, 1))
         runs.open()
