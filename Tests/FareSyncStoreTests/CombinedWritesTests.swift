@@ -12,29 +12,15 @@ import Testing
     final class Runs: Sendable {
         let ran = Mutex<[[String]]>([])
         /// Opened by the test once the writes it wants to combine are waiting.
-        let gate = Mutex<CheckedContinuation<Void, Never>?>(nil)
-        let gateOpened = Mutex(false)
+        let gate = TestGate()
         /// Transactions begun, the gate waited for or not.
         let begun = Mutex(0)
 
-        func open() {
-            let waiter = gate.withLock { gate -> CheckedContinuation<Void, Never>? in
-                defer { gate = nil }
-                return gate
-            }
-            gateOpened.withLock { $0 = true }
-            waiter?.resume()
-        }
+        func open() { gate.open() }
 
         func waitForGate() async {
             begun.withLock { $0 += 1 }
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let opened = gateOpened.withLock { opened -> Bool in
-                    if !opened { gate.withLock { $0 = waiter } }
-                    return opened
-                }
-                if opened { waiter.resume() }
-            }
+            await gate.pass()
         }
     }
 
@@ -77,6 +63,9 @@ import Testing
         }
         return false
     }
+
+    /// A body that writes nothing and answers `name`.
+    static func named(_ name: String) -> CombinedWrites.Body { { _ in name } }
 
     /// Starts `bodies` as writes in turn: the first running, held at the gate, and each later one
     /// waiting behind it before the next starts, so that they wait in this order.
@@ -150,8 +139,7 @@ import Testing
             // As `PostgresStore.write` says it: refused, where any body of several may have sent it.
             throw bodies.count > 1 ? CombinedWrites.StatementRefused() : Refused()
         }
-        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let writes = await Self.lineUp(["a", "b", "poison", "d"].map(body), combined, runs, transaction)
+        let writes = await Self.lineUp(["a", "b", "poison", "d"].map(Self.named), combined, runs, transaction)
         let (first, later) = (writes[0], Array(writes.dropFirst()))
         runs.open()
         #expect(try await first.value == "a")
@@ -173,8 +161,7 @@ import Testing
             if answers.contains(where: { $0 as? String == "b" }) { throw Lost() }
             return answers
         }
-        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let writes = await Self.lineUp(["a", "b", "c"].map(body), combined, runs, transaction)
+        let writes = await Self.lineUp(["a", "b", "c"].map(Self.named), combined, runs, transaction)
         let (first, b, c) = (writes[0], writes[1], writes[2])
         runs.open()
         #expect(try await first.value == "a")
@@ -203,8 +190,7 @@ import Testing
             }
             return try await inner(bodies)
         }
-        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let writes = await Self.lineUp(["a", "b", "c"].map(body), combined, runs, transaction)
+        let writes = await Self.lineUp(["a", "b", "c"].map(Self.named), combined, runs, transaction)
         let (first, b, c) = (writes[0], writes[1], writes[2])
         runs.open()
         #expect(try await first.value == "a")
@@ -221,8 +207,7 @@ import Testing
     @Test func aWriteCancelledWhileItWaitsIsNotRun() async throws {
         let (store, runs, combined) = (MemoryStore(), Runs(), CombinedWrites())
         let transaction = Self.transaction(store, runs)
-        @Sendable func body(_ name: String) -> CombinedWrites.Body { { _ in name } }
-        let writes = await Self.lineUp(["a", "b", "c"].map(body), combined, runs, transaction)
+        let writes = await Self.lineUp(["a", "b", "c"].map(Self.named), combined, runs, transaction)
         let (first, cancelled, kept) = (writes[0], writes[1], writes[2])
         cancelled.cancel()
         #expect(await Self.untilWaiting(combined, 1))

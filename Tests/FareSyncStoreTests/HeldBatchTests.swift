@@ -14,32 +14,19 @@ import Testing
     final class GatedEntur: Entur {
         let inner = SimulatedEntur(clock: VirtualClock())
         let arrived: AsyncStream<Void>.Continuation
-        let gate = Mutex<(open: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+        let gate = TestGate()
 
         init(arrived: AsyncStream<Void>.Continuation) { self.arrived = arrived }
 
         func provision(uid: String) async -> Result<EnturAccount, Rejection> {
             if uid == "u1" {
                 arrived.yield()
-                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                    let open = gate.withLock { gate in
-                        if !gate.open { gate.waiter = waiter }
-                        return gate.open
-                    }
-                    if open { waiter.resume() }
-                }
+                await gate.pass()
             }
             return await inner.provision(uid: uid)
         }
 
-        func open() {
-            let waiter = gate.withLock { gate in
-                gate.open = true
-                defer { gate.waiter = nil }
-                return gate.waiter
-            }
-            waiter?.resume()
-        }
+        func open() { gate.open() }
     }
 
     /// A live source: its events in order, then it waits for the loop's wake (as a consumer
