@@ -31,13 +31,10 @@ extension PostgresStore {
 
 extension PostgresTransaction {
     /// A read's point, taken by the statement that takes its snapshot (`PostgresStore.begin`), or
-    /// outside a transaction by the read's first statement (`takesPoint`); a write's is nil.
-    func readPoint() throws -> ReadPoint? {
-        if point == nil, takesPoint {
-            point = try session.query(PostgresStore.readPoint).first.map { ReadPoint(try $0.decode(String.self)) }
-        }
-        return point
-    }
+    /// outside a transaction by its first read ahead (`takesPoint`); a write's is nil, and so is
+    /// that of a read outside a transaction that read nothing ahead: a step's write then checks
+    /// every read.
+    func readPoint() throws -> ReadPoint? { point }
 
     /// One statement: the rows of `keys` that a transaction unseen at `point` changed, and a row
     /// without a key if an unkeyed write alone came since (then every key may have changed: nil).

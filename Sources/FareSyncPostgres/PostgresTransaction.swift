@@ -51,7 +51,7 @@ final class PostgresTransaction: WriteBackTransaction {
     var point: ReadPoint?
 
     /// Whether the point is this read's first statement's, outside any transaction
-    /// (`PostgresStore.readKeys`): the first read ahead takes it, or else `readPoint()`.
+    /// (`PostgresStore.readKeys`): the first read ahead takes it.
     var takesPoint = false
 
     init(_ session: PostgresSession, horizons: Horizons? = nil, takeAlone: [PostgresQuery] = [], point: ReadPoint? = nil) {
