@@ -126,6 +126,12 @@ enum PostgresSchema {
                 "INSERT INTO faresync_last_alone VALUES (pg_current_xact_id())",
             ]
         ),
+        (
+            // A write's first statements, and a step's claims and key marks, as one call each, so
+            // that each costs one round trip (`PostgresStore.begin`, `PostgresTransaction.stepStatements`).
+            "begins and step writes in one statement",
+            [beginWrite, beginStep, stepWrite]
+        ),
     ]
 
     /// The function a read calls before its snapshot: the greatest feed position and journal number
@@ -152,6 +158,81 @@ enum PostgresSchema {
             journal := least(j, lj - 1);
         END
         $$
+        """
+
+    /// What an unkeyed write runs after its `BEGIN`: its idleness bound (`SET LOCAL`, as
+    /// `set_config(…, true)` says it), then the write lock in a mode that the steps share and that
+    /// conflicts with itself and with `PostgresStore.takeWriteLock`.
+    static let beginWrite = """
+        CREATE FUNCTION faresync_begin_write(idle_ms int8) RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM set_config('idle_in_transaction_session_timeout', idle_ms::text, true);
+            LOCK TABLE faresync_write_lock IN SHARE UPDATE EXCLUSIVE MODE;
+        END
+        $$
+        """
+
+    /// What a step's write runs after its `BEGIN`: its idleness bound; the write lock in a mode
+    /// that only `PostgresStore.takeWriteLock` conflicts with; its keys' rows, locked in one ordered
+    /// upsert that updates nothing (`WHERE false` still locks each row it meets), so that two steps
+    /// lock their common keys in one order; its horizon locks (`horizonLocks`), before it draws any
+    /// number, as nearly every step does. Then, given the point of the step's read, the rows of
+    /// `read_keys` that a transaction unseen at it changed, and a null row if an unkeyed write
+    /// alone came since (`PostgresTransaction.keysChanged(since:among:)`). Each statement of a
+    /// PL/pgSQL function at `READ COMMITTED` reads what committed before it: the check sees what
+    /// the keys' previous holders wrote.
+    static let beginStep = """
+        CREATE FUNCTION faresync_begin_step(idle_ms int8, locked int8[], since text, read_keys int8[]) RETURNS SETOF int8
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM set_config('idle_in_transaction_session_timeout', idle_ms::text, true);
+            LOCK TABLE faresync_write_lock IN ROW EXCLUSIVE MODE;
+            INSERT INTO faresync_keys(key) SELECT k FROM unnest(locked) AS k ORDER BY k
+            ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false;
+            PERFORM \(horizonLocks);
+            IF since IS NOT NULL THEN
+                RETURN QUERY
+                    SELECT key FROM faresync_keys
+                    WHERE key = ANY(read_keys) AND changed IS NOT NULL AND NOT pg_visible_in_snapshot(changed, since::pg_snapshot)
+                    UNION ALL SELECT NULL FROM faresync_last_alone WHERE NOT pg_visible_in_snapshot(xid, since::pg_snapshot);
+            END IF;
+        END
+        $$
+        """
+
+    /// A step's claims and the marks of the keys it changes: inserts `ids` as claimed, and fails
+    /// with SQLSTATE `claimTaken` unless the new ones are those that `fresh` says (of equal ids, the
+    /// first): another step that claimed one since this one read ends this transaction, and the step
+    /// is computed again. Then marks the rows `changed` (held locked) as changed by this transaction
+    /// (`PostgresTransaction.keysChanged(since:among:)`).
+    static let stepWrite = """
+        CREATE FUNCTION faresync_step_write(ids text[], fresh bool[], changed_keys int8[]) RETURNS void LANGUAGE plpgsql AS $$
+        DECLARE
+            claimed text[]; expected text[];
+        BEGIN
+            WITH new AS (INSERT INTO processed_events(id) SELECT unnest(ids) ON CONFLICT DO NOTHING RETURNING id)
+            SELECT array_agg(id ORDER BY id) INTO claimed FROM new;
+            SELECT array_agg(i ORDER BY i) INTO expected
+            FROM (SELECT DISTINCT i COLLATE "C" AS i FROM unnest(ids, fresh) AS u(i, f) WHERE f) AS d;
+            IF claimed IS DISTINCT FROM expected THEN
+                RAISE EXCEPTION 'an event was claimed since the step that claims it read' USING ERRCODE = '\(claimTaken)';
+            END IF;
+            UPDATE faresync_keys SET changed = pg_current_xact_id() WHERE key = ANY(changed_keys);
+        END
+        $$
+        """
+
+    /// The SQLSTATE of `faresync_step_write`'s failure.
+    static let claimTaken = "FS001"
+
+    /// What a writer selects before it draws a feed position or a journal number: a shared advisory
+    /// lock keyed by the lowest feed position it may draw, and one keyed by the lowest journal
+    /// number, each under its prefix, both held to its end; a read's `faresync_horizons()` finds them.
+    static let horizonLocks = """
+        pg_advisory_xact_lock_shared((\(feedLockPrefix)::int8 << 48) | f.low),
+               pg_advisory_xact_lock_shared((\(journalLockPrefix)::int8 << 48) | j.low)
+            FROM (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM feed_positions) AS f,
+                 (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM journal_seq) AS j
         """
 
     /// The top 16 bits of the advisory lock keys that guard the feed's and the journal's numbers

@@ -13,8 +13,9 @@ extension PostgresStore {
         /// statement on more than the services' records, alone from then on (`PostgresTransaction.takeAlone`).
         case unkeyed
         /// `READ COMMITTED`, sharing the write lock with other such writes and holding these rows of
-        /// `faresync_keys` (keys' hashes, sorted): a step.
-        case beside([Int64])
+        /// `faresync_keys` (keys' hashes, sorted): a step; which of the rows it read changed since
+        /// its read's point, if it names them (`KeysChanged`).
+        case beside([Int64], check: KeyCheck?)
 
         var writes: Bool {
             switch self {
@@ -38,6 +39,23 @@ extension PostgresStore {
         var point: ReadPoint?
         /// Whether the body's first statement takes the point (`Mode.keys`).
         var takesPoint = false
+        /// A step's answer to its check, found as it took its keys.
+        var keysChanged: KeysChanged?
+        /// Whether the transaction holds its horizon locks (a step's, from its first call).
+        var holdsHorizons = false
+    }
+
+    /// What a step's write asks as it takes its keys: which of the rows `read` changed since `since`.
+    struct KeyCheck: Sendable {
+        var since: ReadPoint
+        var read: [Int64]
+    }
+
+    /// The answer to a `KeyCheck` (`PostgresTransaction.keysChanged(since:among:)`): the rows that
+    /// changed; nil where every key may have.
+    struct KeysChanged: Sendable {
+        var check: KeyCheck
+        var changed: Set<Int64>?
     }
 
     /// Begins a transaction as `mode` says; rolls back if it cannot take its locks. Its first
@@ -46,14 +64,15 @@ extension PostgresStore {
     ///
     /// A read first asks for the horizons (`faresync_horizons()`, in a statement of its own, before
     /// the snapshot its `BEGIN` leads to). A write sets its idleness bound, then takes the write
-    /// lock: unkeyed, `SHARE UPDATE EXCLUSIVE`, and `EXCLUSIVE` later if it needs it; a step,
-    /// `ROW EXCLUSIVE`, then its keys' rows in one ordered upsert that updates nothing (`WHERE
-    /// false` still locks each row it meets), so that two steps lock their common keys in one order.
+    /// lock, in one call after its `BEGIN`: unkeyed, `SHARE UPDATE EXCLUSIVE`, and `EXCLUSIVE` later
+    /// if it needs it (`PostgresSchema.beginWrite`); a step, `ROW EXCLUSIVE`, then its keys' rows,
+    /// and answers its check (`PostgresSchema.beginStep`).
     func begin(_ mode: Mode, asked: ContinuousClock.Instant, in session: PostgresSession) async throws -> Begun {
         var horizons: Horizons?
         var takeAlone: [PostgresQuery] = []
         var emptiesKeys = false
         var point: ReadPoint?
+        var keysChanged: KeysChanged?
         switch mode {
         case .keys:
             break
@@ -79,7 +98,7 @@ extension PostgresStore {
             }
         case .unkeyed:
             do {
-                try await session.awaitQueries(["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.takeWriteLockBesideSteps])
+                try await session.awaitQueries(["BEGIN ISOLATION LEVEL READ COMMITTED", "SELECT faresync_begin_write(\(idleMilliseconds))"])
             } catch {
                 await session.awaitRollBack(after: error)
                 throw error
@@ -90,19 +109,41 @@ extension PostgresStore {
                 takeAlone.append("TRUNCATE faresync_keys")
                 emptiesKeys = true
             }
-        case .beside(let keys):
-            let statements: [PostgresQuery] = ["BEGIN ISOLATION LEVEL READ COMMITTED", limitIdleness, Self.shareWriteLock] + Self.locking(keys)
-            do {
-                try await session.awaitQueries(statements)
-            } catch {
-                await session.awaitRollBack(after: error)
-                throw error
-            }
-            keysSinceEmptied.add(keys.count, ordering: .relaxed)
+        case .beside(let keys, let check):
+            keysChanged = try await beginStep(locking: keys, check: check, in: session)
         }
         let at = ContinuousClock.now
         var begun = Begun(at: at, waited: at - asked, horizons: horizons, takeAlone: takeAlone, emptiesKeys: emptiesKeys, point: point)
         if case .keys = mode { begun.takesPoint = true }
+        begun.keysChanged = keysChanged
+        if case .beside = mode { begun.holdsHorizons = true }
         return begun
+    }
+
+    /// A step's `BEGIN` and first call (`PostgresSchema.beginStep`), which answers its check.
+    private func beginStep(locking keys: [Int64], check: KeyCheck?, in session: PostgresSession) async throws -> KeysChanged? {
+        var found: KeysChanged?
+        do {
+            let answers = try await session.awaitQueries([
+                "BEGIN ISOLATION LEVEL READ COMMITTED",
+                "SELECT faresync_begin_step(\(idleMilliseconds), \(keys)::int8[], \(check?.since.text), \(check?.read ?? [])::int8[])",
+            ])
+            if let check {
+                var changed: Set<Int64>? = []
+                for row in answers[1] {
+                    guard let key = try row.decode(Int64?.self) else {
+                        changed = nil
+                        break
+                    }
+                    changed?.insert(key)
+                }
+                found = KeysChanged(check: check, changed: changed)
+            }
+        } catch {
+            await session.awaitRollBack(after: error)
+            throw error
+        }
+        keysSinceEmptied.add(keys.count, ordering: .relaxed)
+        return found
     }
 }

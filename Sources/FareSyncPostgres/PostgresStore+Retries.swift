@@ -13,6 +13,13 @@ extension PostgresStore {
         return state == "40001" || state == "40P01" || state == "55P03"
     }
 
+    /// A step's claim found taken by another write (`faresync_step_write`): not run again here, but
+    /// handed to the step as `StepClaimTaken`, which computes it again.
+    static func isClaimTaken(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server else { return false }
+        return error.serverInfo?[.sqlState] == PostgresSchema.claimTaken
+    }
+
     /// The server or the network failed, not the statement: worth another connection. Errors
     /// of the pool and of NIO (no connection could be made) count; a statement's own error, a
     /// value that does not decode, or cancellation does not.

@@ -48,8 +48,12 @@ public final class PostgresStore: DocumentStore {
     private let retries = Atomic<Int>(0)
     /// How long a transaction keeps retrying while the server cannot be reached.
     public let reconnectFor: Duration
-    /// `SET LOCAL idle_in_transaction_session_timeout`, said by each write transaction (`limitIdleness`).
-    let limitIdleness: PostgresQuery
+    /// The `idle_in_transaction_session_timeout` that each write transaction sets for itself (ms): no
+    /// writer holds the others hostage. A holder that goes silent (a paused process, a link where
+    /// packets vanish) would hold the write lock until the server noticed; the server ends a
+    /// transaction idle past the bound, and the lock goes with it. Set for the transaction only
+    /// (`SET LOCAL`), so a pooler in transaction mode passes it on.
+    let idleMilliseconds: Int64
 
     /// The write transactions run again after a serialization failure, a deadlock or a lock timeout.
     public var retriedTransactions: Int { retries.load(ordering: .relaxed) }
@@ -66,17 +70,9 @@ public final class PostgresStore: DocumentStore {
     /// The write lock alone: what an unkeyed write takes before it touches what the steps touch.
     package static let takeWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN EXCLUSIVE MODE"
 
-    /// What an unkeyed write runs first: the write lock in a mode that the steps share and that
-    /// conflicts with itself and with `takeWriteLock`.
-    static let takeWriteLockBesideSteps: PostgresQuery = "LOCK TABLE faresync_write_lock IN SHARE UPDATE EXCLUSIVE MODE"
-
-    /// What a write beside others (`write(locking:_:)`) runs first: the write lock in a mode that
-    /// only `takeWriteLock` conflicts with.
-    static let shareWriteLock: PostgresQuery = "LOCK TABLE faresync_write_lock IN ROW EXCLUSIVE MODE"
-
     /// Connects, and brings the schema up to date. A write transaction of the store that sits
     /// without a word for the URL's `idleInTransactionTimeout` is ended by the server, and the
-    /// write lock with it (`limitIdleness`).
+    /// write lock with it (`idleMilliseconds`).
     public init(
         url: PostgresURL, reconnectFor: Duration = .seconds(60),
         logger: Logger = Logger(label: "faresync.postgres")
@@ -85,7 +81,7 @@ public final class PostgresStore: DocumentStore {
         self.logger = logger
         self.reconnectFor = reconnectFor
         let idleness = url.idleInTransactionTimeout
-        limitIdleness = Self.limitIdleness(idleness)
+        idleMilliseconds = max(1, idleness.milliseconds)
         stuckWrite = max(.seconds(180), idleness * 2)
         var configuration = url.clientConfiguration()
         configuration.options.connectTimeout = Self.connectTimeout
@@ -149,9 +145,13 @@ public final class PostgresStore: DocumentStore {
     /// locks the keys' rows, in order, before its first read. A key's row is keyed by a 64-bit hash
     /// of it (`KeyRow`): smaller and faster to lock than the key, and two keys that share a hash
     /// only make their writes take turns.
-    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    /// A `question` is answered by the statement that locks the keys.
+    public func write<T: Sendable>(
+        locking keys: [String], asking question: KeyChangeQuestion?, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
+    ) async throws -> T {
         let rows = Set(keys.map(KeyRow.of)).sorted()
-        let result = try await transaction(.beside(rows), body)
+        let check = question.map { KeyCheck(since: $0.since, read: Set($0.among.map(KeyRow.of)).sorted()) }
+        let result = try await transaction(.beside(rows, check: check), body)
         commits?.committed()
         return result
     }
@@ -262,6 +262,7 @@ public final class PostgresStore: DocumentStore {
         } catch {
             // A transaction whose body or flush failed, or that the pool did not run, must not stay open.
             if case .keys = mode {} else { await session.awaitRollBack(after: error) }
+            if Self.isClaimTaken(error) { throw BodyFailure(error: StepClaimTaken()) }
             throw error
         }
     }
@@ -286,6 +287,8 @@ public final class PostgresStore: DocumentStore {
     ) throws -> (result: T, flush: (takeAlone: [PostgresQuery], writes: [PostgresQuery]), tookAlone: Bool, waitedAlone: Duration) {
         let tx = PostgresTransaction(session, horizons: begun.horizons, takeAlone: begun.takeAlone, point: begun.point)
         tx.takesPoint = begun.takesPoint
+        tx.keysChangedFound = begun.keysChanged
+        tx.holdsHorizons = begun.holdsHorizons
         do {
             let result = try body(tx)
             let flush = tx.flushStatements()
@@ -309,15 +312,6 @@ public final class PostgresStore: DocumentStore {
 
     /// How long one attempt to connect takes before it fails.
     static let connectTimeout = Duration.seconds(5)
-
-    /// What a write transaction says between its `BEGIN` and the write lock, so that no writer
-    /// holds the others hostage: a holder that goes silent (a paused process, a link where packets
-    /// vanish) would hold the lock until the server noticed. The server ends a transaction idle
-    /// past the bound, and the lock goes with it. `SET LOCAL` lasts the transaction only, so a
-    /// pooler in transaction mode passes it on, and, like `LOCK TABLE`, takes no snapshot.
-    static func limitIdleness(_ bound: Duration) -> PostgresQuery {
-        PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(max(1, bound.milliseconds))")
-    }
 }
 
 extension PostgresStore {

@@ -27,13 +27,16 @@ extension PostgresTransaction {
     /// Records of the services' kinds alone are written beside the steps; anything else needs the
     /// write lock alone, and `takeAlone` is what takes it first (empty where it is held or not needed).
     func flushStatements() -> (takeAlone: [PostgresQuery], writes: [PostgresQuery]) {
-        let keyChanges = keyChangeStatements()
-        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty else { return ([], keyChanges) }
+        let claiming = !claimsPending.isEmpty
+        let step = stepStatements()
+        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty || claiming else {
+            return ([], step)
+        }
         let alone =
-            overlay.hasChanges || park.hasChanges || !journalPending.isEmpty
+            overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || claiming
                 || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
             ? takingAlone() : []
-        var statements = keyChanges
+        var statements = step
         let changes = overlay.takeChanges()
         if !journalPending.isEmpty || !changes.documents.isEmpty { statements += horizonLocks() }
         statements += journalStatements()
@@ -61,22 +64,12 @@ extension PostgresTransaction {
         return (alone, statements)
     }
 
-    /// Once a transaction, before its first number is drawn: a shared advisory lock keyed by the
-    /// lowest feed position this transaction may draw, and one keyed by the lowest journal number,
-    /// each under its prefix, both held to its end; a read's `faresync_horizons()` finds them
-    /// (`PostgresSchema.horizons`).
+    /// Once a transaction, before its first number is drawn (a step's write took them as it began):
+    /// its horizon locks (`PostgresSchema.horizonLocks`).
     func horizonLocks() -> [PostgresQuery] {
         guard !holdsHorizons else { return [] }
         holdsHorizons = true
-        let (feed, journal) = ("\(PostgresSchema.feedLockPrefix)", "\(PostgresSchema.journalLockPrefix)")
-        return [
-            """
-            SELECT pg_advisory_xact_lock_shared((\(unescaped: feed)::int8 << 48) | f.low),
-                   pg_advisory_xact_lock_shared((\(unescaped: journal)::int8 << 48) | j.low)
-            FROM (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM feed_positions) AS f,
-                 (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM journal_seq) AS j
-            """
-        ]
+        return [PostgresQuery(unsafeSQL: "SELECT " + PostgresSchema.horizonLocks)]
     }
 
     /// One statement: deletes, upserts, and gives each document that changed (set, or deleted while

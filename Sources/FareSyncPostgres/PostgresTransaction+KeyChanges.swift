@@ -14,19 +14,6 @@ extension PostgresStore {
 
     /// What a read runs first, taking its snapshot: that snapshot, its point.
     static let readPoint: PostgresQuery = "SELECT pg_current_snapshot()::text"
-
-    /// What a step's write runs once it shares the write lock: its keys' rows locked in one ordered
-    /// upsert that updates nothing (`WHERE false` still locks each row it meets), so that two steps
-    /// lock their common keys in one order.
-    static func locking(_ keys: [Int64]) -> [PostgresQuery] {
-        guard !keys.isEmpty else { return [] }
-        return [
-            """
-            INSERT INTO faresync_keys(key) SELECT k FROM unnest(\(keys)::int8[]) AS k ORDER BY k
-            ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
-            """
-        ]
-    }
 }
 
 extension PostgresTransaction {
@@ -36,12 +23,14 @@ extension PostgresTransaction {
     /// every read.
     func readPoint() throws -> ReadPoint? { point }
 
-    /// One statement: the rows of `keys` that a transaction unseen at `point` changed, and a row
-    /// without a key if an unkeyed write alone came since (then every key may have changed: nil).
-    /// A step's write holds the keys' rows locked: what this finds holds until it ends. An unkeyed
-    /// write first takes the write lock alone (`query(_:)`), after which every key has changed.
+    /// The rows of `keys` that a transaction unseen at `point` changed, and a row without a key if
+    /// an unkeyed write alone came since (then every key may have changed: nil). A step's write
+    /// holds the keys' rows locked: what this finds holds until it ends. It found them as it took
+    /// its keys, where it was begun with this check (`PostgresStore.KeyCheck`); else one statement.
+    /// An unkeyed write first takes the write lock alone (`query(_:)`), after which every key has changed.
     func keysChanged(since point: ReadPoint, among keys: [String]) throws -> Set<Int64>? {
         let rows = Set(keys.map(KeyRow.of)).sorted()
+        if let found = keysChangedFound, found.check.since == point, found.check.read == rows { return found.changed }
         var changed: Set<Int64> = []
         for row in try query(
             """
@@ -60,11 +49,14 @@ extension PostgresTransaction {
         for key in keys { changedKeys.insert(KeyRow.of(key)) }
     }
 
-    /// Marks the keys this step changes (`changeKeys(_:)`), whose rows it holds locked, as changed
-    /// by this transaction; once.
-    func keyChangeStatements() -> [PostgresQuery] {
-        guard !changedKeys.isEmpty else { return [] }
-        defer { changedKeys = [] }
-        return ["UPDATE faresync_keys SET changed = pg_current_xact_id() WHERE key = ANY(\(changedKeys.sorted())::int8[])"]
+    /// A step's claims (`claimEvents(_:expecting:)`) and the marks of the keys it changes
+    /// (`changeKeys(_:)`), whose rows it holds locked, as changed by this transaction, in one call
+    /// (`PostgresSchema.stepWrite`), first of the flush: a claim taken since the step read ends the
+    /// transaction before anything else is written. Once.
+    func stepStatements() -> [PostgresQuery] {
+        guard !changedKeys.isEmpty || !claimsPending.isEmpty else { return [] }
+        defer { (changedKeys, claimsPending) = ([], []) }
+        let (ids, fresh) = (claimsPending.flatMap(\.ids), claimsPending.flatMap(\.fresh))
+        return ["SELECT faresync_step_write(\(ids)::text[], \(fresh)::bool[], \(changedKeys.sorted())::int8[])"]
     }
 }

@@ -50,6 +50,12 @@ final class PostgresTransaction: WriteBackTransaction {
     /// A read's point (`readPoint()`), taken as it began, or by its first statement.
     var point: ReadPoint?
 
+    /// A step's claims, with the ids it found new, written by the flush (`claimEvents(_:expecting:)`).
+    var claimsPending: [(ids: [String], fresh: [Bool])] = []
+
+    /// A step's check, answered as it took its keys (`PostgresStore.begin`).
+    var keysChangedFound: PostgresStore.KeysChanged?
+
     /// Whether the point is this read's first statement's, outside any transaction
     /// (`PostgresStore.readKeys`): the first read ahead takes it.
     var takesPoint = false
@@ -170,6 +176,14 @@ final class PostgresTransaction: WriteBackTransaction {
         }
         for id in ids { readAhead.claims[ByteKey(id)] = true }
         return ids.map { new.remove(ByteKey($0)) != nil }
+    }
+
+    /// Sent with the commit (`faresync_step_write`, first of the flush), which fails if another write
+    /// claimed one of `fresh` since the step read it (`PostgresStore` throws `StepClaimTaken` then).
+    func claimEvents(_ ids: [String], expecting fresh: [Bool]) throws {
+        guard !ids.isEmpty else { return }
+        claimsPending.append((ids, fresh))
+        for id in ids { readAhead.claims[ByteKey(id)] = true }
     }
 
     /// Whether each id is claimed, with one query.

@@ -22,3 +22,16 @@ public struct ReadPoint: Sendable, Equatable {
 
     public init(_ text: String) { self.text = text }
 }
+
+/// What a step's write asks once it has locked its keys (`StoreReadAhead.keysChanged(since:among:)`),
+/// told to the store as the write begins (`StoreAccess.write(locking:asking:_:)`), so that a store
+/// may answer it with the statement that locks the keys.
+public struct KeyChangeQuestion: Sendable {
+    public var since: ReadPoint
+    public var among: [String]
+
+    public init(since: ReadPoint, among: [String]) {
+        self.since = since
+        self.among = among
+    }
+}

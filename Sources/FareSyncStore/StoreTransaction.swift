@@ -61,6 +61,10 @@ public protocol StoreDelivery: AnyObject {
     func claimEvents(_ ids: [String]) throws -> [Bool]
     /// Whether each id is claimed already, without claiming it: a step's read of its events.
     func claimedEvents(_ ids: [String]) throws -> [Bool]
+    /// A step's claims (`StepLog`): claims `ids` as `claimEvents(_:)` does, where the step found new
+    /// those that `fresh` says; throws `StepClaimTaken` if they are not, here or, where the store
+    /// sends the claim with the commit, there. By default at once.
+    func claimEvents(_ ids: [String], expecting fresh: [Bool]) throws
     /// Where a consumer stands in a topic's partition, if it ever stored a position.
     func position(consumer: String, topic: String, partition: Int32) throws -> ConsumerPosition?
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws
@@ -73,6 +77,10 @@ public protocol StoreDelivery: AnyObject {
 
 extension StoreDelivery {
     public func claimEvents(_ ids: [String]) throws -> [Bool] { try ids.map(claimEvent) }
+
+    public func claimEvents(_ ids: [String], expecting fresh: [Bool]) throws {
+        guard try claimEvents(ids) == fresh else { throw StepClaimTaken() }
+    }
 
     public func positions(consumer: String, partitions: [TopicPartition]) throws -> [ConsumerPosition?] {
         try partitions.map { try position(consumer: consumer, topic: $0.topic, partition: $0.partition) }

@@ -19,10 +19,11 @@ extension PostgresStoreTests {
     }
 
     /// A step that read the document at `path` as `value` and the one at `also` as it was, and
-    /// writes `written`; its write's conflict, if any, and which of its reads it checked.
+    /// writes `written`; its write's conflict, if any, and which of its reads it checked. Asked
+    /// `ahead`, the write is told its check as it begins (`KeyChangeQuestion`), as the dispatcher's is.
     static func step(
         _ store: PostgresStore, reading path: String, as value: JSONValue?, and also: String = "c/b", writing written: String,
-        at snapshot: StepSnapshot
+        at snapshot: StepSnapshot, ahead: Bool = false
     ) async throws -> (conflict: String?, checked: StepCheck) {
         var step = StepLog()
         guard case .loaded(let alsoValue) = snapshot.documents[ByteKey(also)] else {
@@ -31,13 +32,14 @@ extension PostgresStoreTests {
         }
         step.operations = [.document(path, value), .document(also, alsoValue), .setDocument(written, Self.numbered(7), canonicalText: nil)]
         let (log, keys) = (step, step.lockKeys())
-        return try await store.write(locking: keys.all) { tx in
+        let question = ahead ? snapshot.point.map { KeyChangeQuestion(since: $0, among: keys.read) } : nil
+        return try await store.write(locking: keys.all, asking: question) { tx in
             let checking = try log.readsToCheck(in: tx, readAt: nil, point: snapshot.point, keys: keys)
             return (try log.replay(on: tx, checking: checking, keys: keys)?.description, checking)
         }
     }
 
-    @Test func aStepChecksOnlyTheReadsOfKeysThatAWriteChangedSinceItsSnapshot() async throws {
+    @Test(arguments: [false, true]) func aStepChecksOnlyTheReadsOfKeysThatAWriteChangedSinceItsSnapshot(askedAhead: Bool) async throws {
         let store = try await PostgresStore(url: try await StoreKinds.freshDatabase())
         let other = try await PostgresStore(url: store.url)
         try await store.write { tx in
@@ -51,7 +53,7 @@ extension PostgresStoreTests {
         #expect(first.point != nil, "PostgreSQL tells which keys changed since a read")
         let beside = try await Self.step(other, reading: "c/a", as: Self.numbered(1), writing: "c/x", at: Self.snapshot(other, ["c/a", "c/b"]))
         #expect(beside.conflict == nil && beside.checked == .none)
-        let unchanged = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/x", at: first)
+        let unchanged = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/x", at: first, ahead: askedAhead)
         #expect(unchanged.conflict == nil && unchanged.checked == .none, "no write changed c/a or c/b since the snapshot")
 
         // Another worker's step writes c/a again as it was: only that read is checked, and holds.
@@ -60,7 +62,7 @@ extension PostgresStoreTests {
         again.operations = [.setDocument("c/a", Self.numbered(1), canonicalText: nil)]
         let (rewrite, rewriteKeys) = (again, again.lockKeys())
         try await other.write(locking: rewriteKeys.all) { tx in _ = try rewrite.replay(on: tx, checking: .none, keys: rewriteKeys) }
-        let same = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/y", at: second)
+        let same = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/y", at: second, ahead: askedAhead)
         #expect(same.conflict == nil && same.checked == .keys([a]))
         #expect(try await store.read { try $0.document("c/y") } == Self.numbered(7))
 
@@ -69,7 +71,7 @@ extension PostgresStoreTests {
         let third = try await Self.snapshot(store, ["c/a", "c/b"])
         let changing = try await Self.step(other, reading: "c/a", as: Self.numbered(1), writing: "c/b", at: Self.snapshot(other, ["c/a", "c/b"]))
         #expect(changing.conflict == nil && changing.checked == .none)
-        let stale = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/z", at: third)
+        let stale = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/z", at: third, ahead: askedAhead)
         #expect(stale.checked == .keys([b]))
         #expect(stale.conflict == "document c/b changed since the step read it")
         #expect(try await store.read { try $0.document("c/z") } == nil, "the stale step wrote nothing")
@@ -77,9 +79,37 @@ extension PostgresStoreTests {
         // An unkeyed write changes what steps read without naming keys: after it, every read is checked.
         let fourth = try await Self.snapshot(store, ["c/a", "c/b"])
         try await other.write { tx in try tx.setDocument("c/q", Self.numbered(3)) }
-        let afterUnkeyed = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/z", at: fourth)
+        let afterUnkeyed = try await Self.step(store, reading: "c/a", as: Self.numbered(1), writing: "c/z", at: fourth, ahead: askedAhead)
         #expect(afterUnkeyed.checked == .all, "an unkeyed write came since")
         #expect(afterUnkeyed.conflict == nil, "c/a and c/b are as they were read")
         #expect(try await store.read { try $0.document("c/z") } == Self.numbered(7))
+    }
+}
+
+extension PostgresStoreTests {
+    /// A step's claims go with its commit (`faresync_claim`): one that another write took since
+    /// the step read it ends the write, which wrote nothing, and the step is told
+    /// (`StepClaimTaken`); claims as the step found them commit, equal ids once.
+    @Test func aStepsClaimTakenSinceItReadEndsItsWrite() async throws {
+        let store = try await PostgresStore(url: try await StoreKinds.freshDatabase())
+        let other = try await PostgresStore(url: store.url)
+        func step(claiming ids: [String], fresh: [Bool], writing path: String) async throws {
+            var step = StepLog()
+            step.operations = [.claimEvents(ids, fresh), .setDocument(path, Self.numbered(1), canonicalText: nil)]
+            let (log, keys) = (step, step.lockKeys())
+            _ = try await store.write(locking: keys.all) { tx in try log.replay(on: tx, checking: .none, keys: keys) }
+        }
+
+        try await step(claiming: ["e1", "e2", "e1"], fresh: [true, true, false], writing: "c/first")
+        #expect(try await store.read { try $0.claimedEvents(["e1", "e2", "e3"]) } == [true, true, false])
+
+        #expect(try await other.write { tx in try tx.claimEvent("e3") })
+        await #expect(throws: StepClaimTaken.self) { try await step(claiming: ["e3", "e4"], fresh: [true, true], writing: "c/late") }
+        #expect(try await store.read { try $0.document("c/late") } == nil, "the write ended before it wrote")
+        #expect(try await store.read { try $0.claimedEvents(["e4"]) } == [false])
+
+        // A claim the step found taken, and still taken, is as it found it.
+        try await step(claiming: ["e3", "e4"], fresh: [false, true], writing: "c/again")
+        #expect(try await store.read { try $0.document("c/again") } == Self.numbered(1))
     }
 }

@@ -7,9 +7,10 @@ import Testing
 
 /// A writer that goes silent in the middle of its transaction, holding the write lock — a paused
 /// process, or a link where packets vanish — holds the other writers back only until the server
-/// ends it (`PostgresStore.limitIdleness`).
+/// ends it (`PostgresStore.idleMilliseconds`): an unkeyed write, or a step's, which an unkeyed
+/// write that takes the write lock alone waits for.
 extension PostgresStoreTests {
-    @Test func aWriterSilentInItsTransactionIsEndedAndTheOthersGoOn() async throws {
+    @Test(arguments: [false, true]) func aWriterSilentInItsTransactionIsEndedAndTheOthersGoOn(aStep: Bool) async throws {
         let url = try await StoreKinds.freshDatabase()
         var bounded = url
         bounded.idleInTransactionTimeout = .seconds(1)
@@ -17,14 +18,13 @@ extension PostgresStoreTests {
         let other = try await PostgresStore(url: url)
         let holding = Atomic<Bool>(false)
         let silence = Duration.seconds(8)
-        let held = Task {
-            try await silent.write { tx in
-                try tx.setDocument("c/silent", .object(JSONObject([("n", .int(1))])))
-                holding.store(true, ordering: .sequentiallyConsistent)
-                // Says nothing to the server, in its transaction, with the write lock.
-                Thread.sleep(forTimeInterval: Double(silence.components.seconds))
-            }
+        let body: @Sendable (any StoreTransaction) throws -> Void = { tx in
+            try tx.setDocument("c/silent", .object(JSONObject([("n", .int(1))])))
+            holding.store(true, ordering: .sequentiallyConsistent)
+            // Says nothing to the server, in its transaction, with the write lock.
+            Thread.sleep(forTimeInterval: Double(silence.components.seconds))
         }
+        let held = Task { aStep ? try await silent.write(locking: ["d/c/silent"], body) : try await silent.write(body) }
         while !holding.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(10)) }
         let asked = ContinuousClock.now
         try await other.write { tx in try tx.setDocument("c/other", .object(JSONObject([("n", .int(2))]))) }

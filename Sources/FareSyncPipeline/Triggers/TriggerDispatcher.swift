@@ -254,7 +254,8 @@ public final class TriggerDispatcher: Sendable {
         let keys = log.lockKeys(writtenAlone: writtenAlone)
         let (mark, point) = (read.mark, read.point)
         do {
-            let (conflict, checked) = try await store.write(locking: keys.all) { tx in
+            let question = point.map { KeyChangeQuestion(since: $0, among: keys.read) }
+            let (conflict, checked) = try await store.write(locking: keys.all, asking: question) { tx in
                 let checking = try log.readsToCheck(in: tx, readAt: mark, point: point, keys: keys)
                 return (try log.replay(on: tx, checking: checking, keys: keys), checking)
             }

@@ -52,6 +52,8 @@ package struct StepConflict: CustomStringConvertible, Sendable {
 /// An event the step found unclaimed was claimed by another write between the step's check and its
 /// claim (`StoreAccess.write(locking:_:)`): the write rolls back and the step is computed again.
 package struct StepClaimTaken: Error, CustomStringConvertible {
+    package init() {}
+
     package var description: String { "an event was claimed by another write beside this one" }
 }
 
@@ -219,7 +221,7 @@ package struct StepLog: Sendable {
             case .claimEvents(let ids, let fresh):
                 // Claims are not among a step's key locks: a write beside this one may have claimed
                 // an event after the check. The transaction rolls back and the step is computed again.
-                guard try tx.claimEvents(ids) == fresh else { throw StepClaimTaken() }
+                try tx.claimEvents(ids, expecting: fresh)
             case .setDocument(let path, let value, let text): try tx.setDocument(path, value, canonicalText: text)
             case .deleteDocument(let path): try tx.deleteDocument(path)
             case .setAccount(let abtId, let record): try tx.setAccount(abtId, record)
