@@ -20,12 +20,13 @@ public protocol StoreAccess: Sendable {
     /// commit group's with its writes not yet committed. `body` must not write.
     func read<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 
-    /// Runs `body`, a read by key that needs no single snapshot — a step's, which names its keys
-    /// first (`StoreReadAhead.prefetch(_:)`, `StepSnapshot.read`), or a lookup of one key — and no
-    /// range, change feed or journal, as `read(_:)` does by default. A store may run it without a
-    /// transaction: each statement on a snapshot of its own, the first of them the read's point
-    /// (`StoreReadAhead.readPoint()`, asked for after the keys are named), a later one at that point
-    /// or after it, which is all a step's write needs to check what it read.
+    /// Runs `body`, a read that needs no single snapshot across its lookups — a step's, which names
+    /// its keys first (`StoreReadAhead.prefetch(_:)`, `StepSnapshot.read`), a lookup of one key, or
+    /// one page of records — and reads no change feed or journal (their numbers commit out of order,
+    /// and `read` stops below those still running), as `read(_:)` does by default. A store may run
+    /// it without a transaction: each statement on a snapshot of its own, the first of them the
+    /// read's point (`StoreReadAhead.readPoint()`, asked for after the keys are named), a later one
+    /// at that point or after it, which is all a step's write needs to check what it read.
     func readKeys<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
 }
 

@@ -71,7 +71,8 @@ public actor OutboxRelay {
     private func pass() async -> Bool {
         do {
             while true {
-                let page = try await store.read { [pageSize] tx in try Outbox.pending(in: tx, limit: pageSize) }
+                // One page of records: a statement, without a transaction where the store allows.
+                let page = try await store.readKeys { [pageSize] tx in try Outbox.pending(in: tx, limit: pageSize) }
                 resumeWaiters(before: page.first?.key)
                 if page.isEmpty { return true }
                 var done: [String] = []
