@@ -117,6 +117,7 @@ package struct StepLog: Sendable {
         }
         if let keys { try tx.changeKeys(keys.changed) }
         var write = Write(tx: tx, learnsSequences: operations.contains { if case .unpark(let s) = $0 { return s < 0 } else { return false } })
+        if write.learnsSequences { try Write.announceLearning(operations, to: tx) }
         for operation in operations { try write.apply(operation) }
         return nil
     }
@@ -203,8 +204,8 @@ package struct StepLog: Sendable {
         func differs(_ what: String) -> StepConflict { StepConflict(description: "\(what) changed since the step read it") }
     }
 
-    /// The writes of a checked step. Only where the step unparks an event it parked itself are its
-    /// parked lists read again, to learn the sequences the store gave those events.
+    /// The writes of a checked step. Only where the step unparks an event it parked itself are the
+    /// parked lists that hold such events read again, to learn the sequences the store gave them.
     struct Write {
         let tx: any StoreTransaction
         let learnsSequences: Bool
@@ -213,8 +214,10 @@ package struct StepLog: Sendable {
 
         mutating func apply(_ operation: StepOperation) throws {
             switch operation {
-            case .parkedByAccount(let account, let entries) where learnsSequences: learn(try tx.parkedSequences(account: account), entries)
-            case .parkedByContract(let id, let entries) where learnsSequences: learn(try tx.parkedSequences(contractId: id), entries)
+            case .parkedByAccount(let account, let entries) where learnsSequences && Self.holdsNew(entries):
+                learn(try tx.parkedSequences(account: account), entries)
+            case .parkedByContract(let id, let entries) where learnsSequences && Self.holdsNew(entries):
+                learn(try tx.parkedSequences(contractId: id), entries)
             case .document, .hasDocument, .documentVersion, .account, .parkedByAccount, .parkedByContract, .hasContractOrder, .positions,
                 .record:
                 break
@@ -239,6 +242,26 @@ package struct StepLog: Sendable {
             case .setRecord(let kind, let key, let value): try tx.setRecord(kind, key, value)
             case .appendJournal(let entries): try tx.appendJournal(entries)
             }
+        }
+
+        /// Whether a parked list the step read holds events it parked itself.
+        static func holdsNew(_ entries: [ParkedEntry]) -> Bool {
+            entries.contains { if case .new = $0 { true } else { false } }
+        }
+
+        /// Tells `tx` which parked lists the write reads again (`holdsNew`), so that a store reads
+        /// them with one query, not one each.
+        static func announceLearning(_ operations: [StepOperation], to tx: any StoreTransaction) throws {
+            var reads = ReadAhead()
+            reads.parkedSequencesOnly = true
+            for operation in operations {
+                switch operation {
+                case .parkedByAccount(let account, let entries) where holdsNew(entries): reads.parkedAccounts.append(account)
+                case .parkedByContract(let id, let entries) where holdsNew(entries): reads.parkedContracts.append(id)
+                default: continue
+                }
+            }
+            try tx.prefetch(reads)
         }
 
         /// The sequences the store gave the step's own parked events, in the order it lists them.
