@@ -175,8 +175,7 @@ enum PostgresSchema {
     /// What a step's write runs after its `BEGIN`: its idleness bound; the write lock in a mode
     /// that only `PostgresStore.takeWriteLock` conflicts with; its keys' rows, locked in one ordered
     /// upsert that updates nothing (`WHERE false` still locks each row it meets), so that two steps
-    /// lock their common keys in one order; its horizon locks (`horizonLocks`), before it draws any
-    /// number, as nearly every step does. Then, given the point of the step's read, the rows of
+    /// lock their common keys in one order. Then, given the point of the step's read, the rows of
     /// `read_keys` that a transaction unseen at it changed, and a null row if an unkeyed write
     /// alone came since (`PostgresTransaction.keysChanged(since:among:)`). Each statement of a
     /// PL/pgSQL function at `READ COMMITTED` reads what committed before it: the check sees what
@@ -189,7 +188,6 @@ enum PostgresSchema {
             LOCK TABLE faresync_write_lock IN ROW EXCLUSIVE MODE;
             INSERT INTO faresync_keys(key) SELECT k FROM unnest(locked) AS k ORDER BY k
             ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false;
-            PERFORM \(horizonLocks);
             IF since IS NOT NULL THEN
                 RETURN QUERY
                     SELECT key FROM faresync_keys
@@ -201,8 +199,8 @@ enum PostgresSchema {
         """
 
     /// A step's claims and the marks of the keys it changes: inserts `ids` as claimed, and fails
-    /// with SQLSTATE `claimTaken` unless the new ones are those that `fresh` says (of equal ids, the
-    /// first): another step that claimed one since this one read ends this transaction, and the step
+    /// with SQLSTATE `claimTaken` unless the ids it claims anew are those that `fresh` marks (as
+    /// sets): another step that claimed one since this one read ends this transaction, and the step
     /// is computed again. Then marks the rows `changed` (held locked) as changed by this transaction
     /// (`PostgresTransaction.keysChanged(since:among:)`).
     static let stepWrite = """
@@ -224,16 +222,6 @@ enum PostgresSchema {
 
     /// The SQLSTATE of `faresync_step_write`'s failure.
     static let claimTaken = "FS001"
-
-    /// What a writer selects before it draws a feed position or a journal number: a shared advisory
-    /// lock keyed by the lowest feed position it may draw, and one keyed by the lowest journal
-    /// number, each under its prefix, both held to its end; a read's `faresync_horizons()` finds them.
-    static let horizonLocks = """
-        pg_advisory_xact_lock_shared((\(feedLockPrefix)::int8 << 48) | f.low),
-               pg_advisory_xact_lock_shared((\(journalLockPrefix)::int8 << 48) | j.low)
-            FROM (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM feed_positions) AS f,
-                 (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM journal_seq) AS j
-        """
 
     /// The top 16 bits of the advisory lock keys that guard the feed's and the journal's numbers
     /// ("FS", "FJ"), above a number's low 48 bits: other users of advisory locks in the database

@@ -41,8 +41,8 @@ extension PostgresStore {
         var takesPoint = false
         /// A step's answer to its check, found as it took its keys.
         var keysChanged: KeysChanged?
-        /// Whether the transaction holds its horizon locks (a step's, from its first call).
-        var holdsHorizons = false
+        /// Whether the body's claims as a step found them go with the commit (`claimEvents(_:expecting:)`).
+        var defersClaims = false
     }
 
     /// What a step's write asks as it takes its keys: which of the rows `read` changed since `since`.
@@ -116,7 +116,7 @@ extension PostgresStore {
         var begun = Begun(at: at, waited: at - asked, horizons: horizons, takeAlone: takeAlone, emptiesKeys: emptiesKeys, point: point)
         if case .keys = mode { begun.takesPoint = true }
         begun.keysChanged = keysChanged
-        if case .beside = mode { begun.holdsHorizons = true }
+        if case .beside = mode { begun.defersClaims = true }
         return begun
     }
 

@@ -145,7 +145,11 @@ public final class PostgresStore: DocumentStore {
     /// locks the keys' rows, in order, before its first read. A key's row is keyed by a 64-bit hash
     /// of it (`KeyRow`): smaller and faster to lock than the key, and two keys that share a hash
     /// only make their writes take turns.
-    /// A `question` is answered by the statement that locks the keys.
+    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await write(locking: keys, asking: nil, body)
+    }
+
+    /// `write(locking:_:)`, whose `question` the statement that locks the keys answers.
     public func write<T: Sendable>(
         locking keys: [String], asking question: KeyChangeQuestion?, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
     ) async throws -> T {
@@ -288,7 +292,7 @@ public final class PostgresStore: DocumentStore {
         let tx = PostgresTransaction(session, horizons: begun.horizons, takeAlone: begun.takeAlone, point: begun.point)
         tx.takesPoint = begun.takesPoint
         tx.keysChangedFound = begun.keysChanged
-        tx.holdsHorizons = begun.holdsHorizons
+        tx.defersClaims = begun.defersClaims
         do {
             let result = try body(tx)
             let flush = tx.flushStatements()

@@ -45,14 +45,9 @@ extension PostgresTransaction {
             }
     }
 
+    /// Kept until the flush (`positionStatements()`); reads of it in this transaction see it.
     func setPosition(consumer: String, topic: String, partition: Int32, _ position: ConsumerPosition) throws {
-        readAhead.positions[PositionKey(consumer: ByteKey(consumer), partition: TopicPartition(topic: topic, partition: partition))] = .some(position)
-        try execute(
-            """
-            INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
-            VALUES (\(consumer), \(topic), \(partition), \(position.next), \(position.newestEventTime))
-            ON CONFLICT (consumer, topic, part) DO UPDATE SET next = excluded.next, newest_event_time = excluded.newest_event_time
-            """)
+        try setPositions(consumer: consumer, [(TopicPartition(topic: topic, partition: partition), position)])
     }
 
     /// One query for every partition, as the batch's positions are read.
@@ -70,21 +65,39 @@ extension PostgresTransaction {
             let (topic, partition, next, newest) = try row.decode((String, Int32, Int64, Int64?).self)
             found[TopicPartition(topic: topic, partition: partition)] = ConsumerPosition(next: next, newestEventTime: newest)
         }
-        return partitions.map { found[$0] }
+        // What this transaction set, or read, stands: its writes wait for the flush.
+        return partitions.map { readAhead.positions[PositionKey(consumer: ByteKey(consumer), partition: $0)] ?? found[$0] }
     }
 
-    /// One statement for every partition, in the order given.
+    /// Kept until the flush, as `setPosition` is.
     func setPositions(consumer: String, _ positions: [(TopicPartition, ConsumerPosition)]) throws {
-        guard !positions.isEmpty else { return }
-        for (tp, position) in positions { readAhead.positions[PositionKey(consumer: ByteKey(consumer), partition: tp)] = .some(position) }
-        try execute(
+        for (tp, position) in positions {
+            let key = PositionKey(consumer: ByteKey(consumer), partition: tp)
+            readAhead.positions[key] = .some(position)
+            positionsPending[key] = position
+        }
+    }
+
+    /// The positions set in this transaction, in one statement, by consumer, topic and partition.
+    func positionStatements() -> [PostgresQuery] {
+        guard !positionsPending.isEmpty else { return [] }
+        defer { positionsPending = [:] }
+        let set = positionsPending.sorted {
+            ($0.key.consumer, $0.key.partition.topic, $0.key.partition.partition) < (
+                $1.key.consumer, $1.key.partition.topic, $1.key.partition.partition
+            )
+        }
+        return [
             """
             INSERT INTO offsets(consumer, topic, part, next, newest_event_time)
-            SELECT \(consumer), t, p, n, CASE WHEN h THEN e END
-            FROM unnest(\(positions.map(\.0.topic))::text[], \(positions.map(\.0.partition))::int4[], \(positions.map(\.1.next))::int8[],
-                        \(positions.map { $0.1.newestEventTime != nil })::bool[], \(positions.map { $0.1.newestEventTime ?? 0 })::int8[]) AS u(t, p, n, h, e)
+            SELECT c, t, p, n, CASE WHEN h THEN e END
+            FROM unnest(\(set.map(\.key.consumer.string))::text[], \(set.map(\.key.partition.topic))::text[],
+                        \(set.map(\.key.partition.partition))::int4[], \(set.map(\.value.next))::int8[],
+                        \(set.map { $0.value.newestEventTime != nil })::bool[], \(set.map { $0.value.newestEventTime ?? 0 })::int8[])
+                 AS u(c, t, p, n, h, e)
             ON CONFLICT (consumer, topic, part) DO UPDATE SET next = excluded.next, newest_event_time = excluded.newest_event_time
-            """)
+            """
+        ]
     }
 
     // MARK: Records

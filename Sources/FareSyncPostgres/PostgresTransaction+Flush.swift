@@ -12,8 +12,9 @@ extension PostgresTransaction {
         for statement in writes { try session.execute(statement) }
     }
 
-    /// The statements that write the overlay: the journal, the records, open reservations,
-    /// documents (with their feed positions and tombstones), the park, accounts and contract orders,
+    /// The statements that write the overlay: a step's claims and key marks, the journal, the
+    /// records, open reservations, documents (with their feed positions and tombstones), the park,
+    /// consumers' positions, accounts and contract orders,
     /// each kind a set statement or two in key order. None needs another's answer, so the store
     /// hands them to the connection with the `COMMIT` at once, and the overlay is empty once they
     /// are taken.
@@ -29,11 +30,12 @@ extension PostgresTransaction {
     func flushStatements() -> (takeAlone: [PostgresQuery], writes: [PostgresQuery]) {
         let claiming = !claimsPending.isEmpty
         let step = stepStatements()
-        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty || claiming else {
+        let positioning = !positionsPending.isEmpty
+        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty || claiming || positioning else {
             return ([], step)
         }
         let alone =
-            overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || claiming
+            overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || claiming || positioning
                 || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
             ? takingAlone() : []
         var statements = step
@@ -44,6 +46,7 @@ extension PostgresTransaction {
         statements += reservationStatements(changes.reservations)
         statements += documentStatements(changes.documents)
         statements += parkStatements()
+        statements += positionStatements()
         if !changes.accounts.isEmpty {
             let records = changes.accounts.map(\.record)
             statements.append(
@@ -64,12 +67,23 @@ extension PostgresTransaction {
         return (alone, statements)
     }
 
-    /// Once a transaction, before its first number is drawn (a step's write took them as it began):
-    /// its horizon locks (`PostgresSchema.horizonLocks`).
+    /// Once a transaction, before its first number is drawn: a shared advisory lock keyed by the
+    /// lowest feed position this transaction may draw, and one keyed by the lowest journal number,
+    /// each under its prefix, both held to its end; a read's `faresync_horizons()` finds them
+    /// (`PostgresSchema.horizons`). Taken at the flush, so that a writer holds back the feed's
+    /// readers only while its writes are on their way.
     func horizonLocks() -> [PostgresQuery] {
         guard !holdsHorizons else { return [] }
         holdsHorizons = true
-        return [PostgresQuery(unsafeSQL: "SELECT " + PostgresSchema.horizonLocks)]
+        let (feed, journal) = ("\(PostgresSchema.feedLockPrefix)", "\(PostgresSchema.journalLockPrefix)")
+        return [
+            """
+            SELECT pg_advisory_xact_lock_shared((\(unescaped: feed)::int8 << 48) | f.low),
+                   pg_advisory_xact_lock_shared((\(unescaped: journal)::int8 << 48) | j.low)
+            FROM (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM feed_positions) AS f,
+                 (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS low FROM journal_seq) AS j
+            """
+        ]
     }
 
     /// One statement: deletes, upserts, and gives each document that changed (set, or deleted while

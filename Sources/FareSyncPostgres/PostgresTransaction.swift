@@ -7,8 +7,9 @@ import PostgresNIO
 /// Documents, accounts, contract orders and open reservations changed in the transaction live in a
 /// `WriteBackOverlay`, and the park in a `ParkOverlay`, which every read of the transaction sees
 /// first; the flush (`flushStatements()`) writes them with a few set statements, handed over with
-/// the commit, and the records set and the journal too. The rest — claims, positions, feed
-/// consumers — is written at once, one statement per call. A write transaction holds the
+/// the commit, and the records set, the journal, a step's claims (`claimEvents(_:expecting:)`) and
+/// consumers' positions too. The rest — other claims, feed consumers — is written at once, one
+/// statement per call. A write transaction holds the
 /// database's write lock from before its first statement to its end (`PostgresStore`): a step
 /// beside other steps that hold the keys they touch; any other write beside the steps until it
 /// touches more than the services' records and feed consumers' positions, then alone (`takeAlone`).
@@ -52,6 +53,12 @@ final class PostgresTransaction: WriteBackTransaction {
 
     /// A step's claims, with the ids it found new, written by the flush (`claimEvents(_:expecting:)`).
     var claimsPending: [(ids: [String], fresh: [Bool])] = []
+
+    /// Consumers' positions set in this transaction, written by the flush (`positionStatements()`).
+    var positionsPending: [PositionKey: ConsumerPosition] = [:]
+
+    /// Whether this is a step's write, whose claims go with the commit.
+    var defersClaims = false
 
     /// A step's check, answered as it took its keys (`PostgresStore.begin`).
     var keysChangedFound: PostgresStore.KeysChanged?
@@ -178,9 +185,15 @@ final class PostgresTransaction: WriteBackTransaction {
         return ids.map { new.remove(ByteKey($0)) != nil }
     }
 
-    /// Sent with the commit (`faresync_step_write`, first of the flush), which fails if another write
-    /// claimed one of `fresh` since the step read it (`PostgresStore` throws `StepClaimTaken` then).
+    /// In a step's write, sent with the commit (`faresync_step_write`, first of the flush), which
+    /// fails if another write claimed one of `fresh` since the step read it (`PostgresStore` throws
+    /// `StepClaimTaken` then). Elsewhere at once, so that the body that claims is the one that fails
+    /// (`CombinedWrites`).
     func claimEvents(_ ids: [String], expecting fresh: [Bool]) throws {
+        guard defersClaims else {
+            guard try claimEvents(ids) == fresh else { throw StepClaimTaken() }
+            return
+        }
         guard !ids.isEmpty else { return }
         claimsPending.append((ids, fresh))
         for id in ids { readAhead.claims[ByteKey(id)] = true }

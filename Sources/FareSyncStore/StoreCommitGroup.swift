@@ -10,8 +10,11 @@ public protocol StoreAccess: Sendable {
     /// Every other store runs it as `write(_:)`, which this does by default. A key is any string that
     /// names one thing a body reads or writes; two bodies that touch one thing must name it alike.
     /// The body tells the transaction which keys it changes (`StoreReadAhead.changeKeys(_:)`), for
-    /// the steps that read them before (`StepLog.replay(on:checking:keys:)` does). A body that will
-    /// ask which keys changed since its read says so in `question`.
+    /// the steps that read them before (`StepLog.replay(on:checking:keys:)` does).
+    func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+
+    /// `write(locking:_:)` whose body will ask which keys changed since its read (`question`): a
+    /// store may answer with the statement that locks the keys. By default `write(locking:_:)`.
     func write<T: Sendable>(
         locking keys: [String], asking question: KeyChangeQuestion?, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
     ) async throws -> T
@@ -35,15 +38,14 @@ extension StoreAccess {
         try await read(body)
     }
 
-    public func write<T: Sendable>(
-        locking keys: [String], asking question: KeyChangeQuestion?, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
-    ) async throws -> T {
+    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         try await write(body)
     }
 
-    /// `write(locking:asking:_:)` whose body asks nothing ahead.
-    public func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await write(locking: keys, asking: nil, body)
+    public func write<T: Sendable>(
+        locking keys: [String], asking question: KeyChangeQuestion?, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
+    ) async throws -> T {
+        try await write(locking: keys, body)
     }
 }
 
@@ -72,6 +74,10 @@ package struct UngroupedCommits: StoreCommitGroup {
 
     package func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         try await store.write(body)
+    }
+
+    package func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await store.write(locking: keys, body)
     }
 
     package func write<T: Sendable>(

@@ -87,7 +87,7 @@ extension PostgresStoreTests {
 }
 
 extension PostgresStoreTests {
-    /// A step's claims go with its commit (`faresync_claim`): one that another write took since
+    /// A step's claims go with its commit (`faresync_step_write`): one that another write took since
     /// the step read it ends the write, which wrote nothing, and the step is told
     /// (`StepClaimTaken`); claims as the step found them commit, equal ids once.
     @Test func aStepsClaimTakenSinceItReadEndsItsWrite() async throws {
@@ -111,5 +111,29 @@ extension PostgresStoreTests {
         // A claim the step found taken, and still taken, is as it found it.
         try await step(claiming: ["e3", "e4"], fresh: [false, true], writing: "c/again")
         #expect(try await store.read { try $0.document("c/again") } == Self.numbered(1))
+
+        // Outside a step's write the claim is made at once: the body that claims is the one told.
+        let toldInBody = try await store.write { tx in
+            do {
+                try tx.claimEvents(["e4"], expecting: [true])
+                return false
+            } catch is StepClaimTaken {
+                return true
+            }
+        }
+        #expect(toldInBody)
+    }
+
+    /// Consumers' positions go with the commit; a read in the same transaction sees them.
+    @Test func positionsSetInATransactionAreReadInItAndWrittenAtItsCommit() async throws {
+        let store = try await PostgresStore(url: try await StoreKinds.freshDatabase())
+        let (p0, p1) = (TopicPartition(topic: "t", partition: 0), TopicPartition(topic: "t", partition: 1))
+        try await store.write { tx in try tx.setPositions(consumer: "g", [(p0, ConsumerPosition(next: 5, newestEventTime: nil))]) }
+        let inside = try await store.write(locking: ["o/g/t/0"]) { tx in
+            try tx.setPositions(consumer: "g", [(p0, ConsumerPosition(next: 9, newestEventTime: 7))])
+            return try tx.positions(consumer: "g", partitions: [p0, p1])
+        }
+        #expect(inside == [ConsumerPosition(next: 9, newestEventTime: 7), nil])
+        #expect(try await store.read { try $0.positions(consumer: "g", partitions: [p0, p1]) } == [ConsumerPosition(next: 9, newestEventTime: 7), nil])
     }
 }

@@ -128,6 +128,11 @@ struct Lockstep: StoreCommitGroup {
     }
 
     /// A step's write, beside the others' where the store lets steps write beside each other.
+    func write<T: Sendable>(locking keys: [String], _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        await meeting.meet()
+        return try await store.write(locking: keys, body)
+    }
+
     func write<T: Sendable>(
         locking keys: [String], asking question: KeyChangeQuestion?, _ body: @escaping @Sendable (any StoreTransaction) throws -> T
     ) async throws -> T {

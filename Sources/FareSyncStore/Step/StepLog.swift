@@ -49,8 +49,9 @@ package struct StepConflict: CustomStringConvertible, Sendable {
     }
 }
 
-/// An event the step found unclaimed was claimed by another write between the step's check and its
-/// claim (`StoreAccess.write(locking:_:)`): the write rolls back and the step is computed again.
+/// An event the step found unclaimed was claimed by another write since the step read it, found by
+/// its write's claim (`StoreDelivery.claimEvents(_:expecting:)`): the write rolls back and the step
+/// is computed again.
 package struct StepClaimTaken: Error, CustomStringConvertible {
     package init() {}
 
