@@ -134,6 +134,7 @@ extension PostgresStoreTests {
             return try tx.positions(consumer: "g", partitions: [p0, p1])
         }
         #expect(inside == [ConsumerPosition(next: 9, newestEventTime: 7), nil])
-        #expect(try await store.read { try $0.positions(consumer: "g", partitions: [p0, p1]) } == [ConsumerPosition(next: 9, newestEventTime: 7), nil])
+        #expect(
+            try await store.read { try $0.positions(consumer: "g", partitions: [p0, p1]) } == [ConsumerPosition(next: 9, newestEventTime: 7), nil])
     }
 }
