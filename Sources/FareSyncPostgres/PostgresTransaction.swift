@@ -9,10 +9,10 @@ import PostgresNIO
 /// first; the flush (`flushStatements()`) writes them with a few set statements, handed over with
 /// the commit, and the records set, the journal, a step's claims (`claimEvents(_:expecting:)`) and
 /// consumers' positions too. The rest — other claims, feed consumers — is written at once, one
-/// statement per call. A write transaction holds the
-/// database's write lock from before its first statement to its end (`PostgresStore`): a step
-/// beside other steps that hold the keys they touch; any other write beside the steps until it
-/// touches more than the services' records and feed consumers' positions, then alone (`takeAlone`).
+/// statement per call. A write transaction holds the database's write lock from before its first
+/// statement to its end (`PostgresStore`): a step beside other steps that hold the keys they touch;
+/// any other write beside the steps until it touches more than the services' records and feed
+/// consumers' positions, then alone (`takeAlone`).
 final class PostgresTransaction: WriteBackTransaction {
     let session: PostgresSession
     let overlay = WriteBackOverlay()

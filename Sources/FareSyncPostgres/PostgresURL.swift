@@ -9,7 +9,7 @@ import PostgresNIO
 /// `idle_in_transaction_session_timeout=MS`, the server setting's own name and unit, bounds how long
 /// a write transaction of FareSync may sit silent holding the write lock (1 minute when absent):
 /// the server ends it past the bound, so that a paused or cut-off writer holds the others back no
-/// longer (`PostgresStore.limitIdleness`).
+/// longer (`PostgresStore.idleMilliseconds`).
 ///
 /// `sslmode` takes libpq's values: `disable`; `allow` and `prefer` (the default: TLS when the server
 /// offers it); `require` (TLS, certificate not checked); `verify-ca` and `verify-full` (TLS with the
