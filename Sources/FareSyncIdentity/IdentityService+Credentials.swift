@@ -42,6 +42,7 @@ extension IdentityService {
     ) async throws -> CredentialSignIn {
         let now = clock.milliseconds()
         let refreshToken = Hex.random(bytes: 32)
+        let signUp = ThrottleOnce()
         let outcome = try await store.write { [self] tx -> Result<(IdentityUser, String?, String), IdentityError> in
             let credential: Credential
             switch try read(tx) {
@@ -60,7 +61,7 @@ extension IdentityService {
                 user = current
                 try credential.attach(&user, tx)
             } else {
-                try throttle.admitSignUp(client: client, now: now)
+                try signUp.count { try throttle.admitSignUp(client: client, now: now) }
                 user = try credential.newUser(now, tx)
                 user.lastLoginAt = now
                 created = try insert(&user, in: tx)

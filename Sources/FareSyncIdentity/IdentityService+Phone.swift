@@ -87,9 +87,10 @@ extension IdentityService {
         let linking = try await linkedUID(idToken)
         let attempt = try throttle.begin(email: nil, client: client, now: clock.milliseconds())
         let now = clock.milliseconds()
+        let wrongCode = ThrottleOnce()
         do {
             let signedIn = try await signIn(linking: linking, client: client) { [self] tx in
-                try consume(sessionInfo: sessionInfo, code: code, now: now, in: tx).map(Self.phoneCredential)
+                try consume(sessionInfo: sessionInfo, code: code, now: now, wrongCode: wrongCode, in: tx).map(Self.phoneCredential)
             }
             throttle.succeeded(attempt)
             return signedIn
@@ -106,9 +107,11 @@ extension IdentityService {
     static let guessed: Set<String> = ["INVALID_CODE", "INVALID_SESSION_INFO", "SESSION_EXPIRED"]
 
     /// Takes the code of `sessionInfo` out of the store if `code` is it. A wrong code is counted
-    /// for the session (kept in the store) and for the number (in the throttle, counted inside the
-    /// write: a write run again counts it again, which errs on the strict side).
-    func consume(sessionInfo: String, code: String, now: Int64, in tx: any StoreTransaction) throws -> Result<String, IdentityError> {
+    /// for the session (kept in the store) and for the number (in the throttle, through
+    /// `wrongCode`: once, however often the write runs).
+    func consume(
+        sessionInfo: String, code: String, now: Int64, wrongCode: ThrottleOnce, in tx: any StoreTransaction
+    ) throws -> Result<String, IdentityError> {
         guard let record = try tx.record(VerificationCode.recordKind, sessionInfo),
             var verification = VerificationCode(sessionInfo: sessionInfo, record: record)
         else { return .failure(IdentityError("INVALID_SESSION_INFO")) }
@@ -122,7 +125,7 @@ extension IdentityService {
         guard verification.code == code else {
             verification.wrongAttempts += 1
             try tx.setRecord(VerificationCode.recordKind, sessionInfo, verification.record)
-            throttle.failedCode(number: verification.phoneNumber, now: now)
+            try wrongCode.count { throttle.failedCode(number: verification.phoneNumber, now: now) }
             return .failure(IdentityError("INVALID_CODE"))
         }
         try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)

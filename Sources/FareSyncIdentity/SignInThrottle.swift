@@ -181,3 +181,27 @@ public final class SignInThrottle: Sendable {
     /// How many keys are tracked, recent or not.
     var trackedCount: Int { tracks.withLock { $0.count } }
 }
+
+/// A count of the throttle's made from inside a write body, which a store may run more than once
+/// (after a conflict): made the first time, and answered the same every later time, so that one
+/// request counts once.
+///
+/// ```swift
+/// let signUp = ThrottleOnce()
+/// try await store.write { tx in
+///     if makesAUser { try signUp.count { try throttle.admitSignUp(client: client, now: now) } }
+/// }
+/// ```
+public final class ThrottleOnce: Sendable {
+    private let answer = Mutex<Result<Void, any Error>?>(nil)
+
+    public init() {}
+
+    /// Runs `count` the first time; throws what it threw, then and every later time.
+    public func count(_ count: () throws -> Void) throws {
+        try answer.withLock { answer in
+            if answer == nil { answer = Result { try count() } }
+            return answer!
+        }.get()
+    }
+}

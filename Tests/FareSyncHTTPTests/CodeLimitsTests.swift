@@ -64,6 +64,23 @@ import Testing
         }
     }
 
+    /// A wrong code counts once against its number, however often the store runs the write that
+    /// found it wrong.
+    @Test func aWrongCodeWhoseWriteRunsAgainCountsOnce() async throws {
+        var limits = ThrottleLimits.none
+        limits.failedCodesPerNumber = 4
+        let server = ServeFixture(throttle: limits, store: RerunningStore())
+        try await server.application.test(.router) { client in
+            let api = API(client: client)
+            for _ in 0..<3 {
+                let code = try await PhoneSignInTests.code(api)
+                #expect(try await PhoneSignInTests.signIn(api, (code.sessionInfo, Self.wrong(code.code))).error == "INVALID_CODE")
+            }
+            let right = try await PhoneSignInTests.signIn(api, try await PhoneSignInTests.code(api))
+            #expect(right.status == 200, "three wrong codes of four allowed: \(right.body)")
+        }
+    }
+
     @Test func aSessionTakesFiveWrongCodesAndANumberTenThenItIsCooledDown() async throws {
         var limits = ThrottleLimits.none
         limits.failedCodesPerNumber = 10

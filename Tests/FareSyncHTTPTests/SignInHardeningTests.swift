@@ -197,6 +197,24 @@ import Testing
         }
     }
 
+    /// A sign-up inside a write counts once, however often the store runs the write's body.
+    @Test func aSignUpWhoseWriteRunsAgainCountsOnce() async throws {
+        var limits = ThrottleLimits.none
+        limits.signUpsPerClient = 3
+        let fixture = ServeFixture(throttle: limits, store: RerunningStore())
+        try await fixture.running {
+            let identity = fixture.identity
+            let client = "192.0.2.9"
+            for n in 1...3 {
+                let signIn = try await identity.signIn(customToken: #"{"uid":"once-\#(n)"}"#, client: client)
+                #expect(signIn.isNewUser)
+            }
+            await #expect(throws: SignInThrottle.refusal) {
+                _ = try await identity.signIn(customToken: #"{"uid":"once-4"}"#, client: client)
+            }
+        }
+    }
+
     @Test func aProvidersNamesAreBounded() async throws {
         let server = ServeFixture()
         try await server.application.test(.router) { client in
