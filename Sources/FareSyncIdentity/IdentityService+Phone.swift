@@ -87,10 +87,10 @@ extension IdentityService {
         let linking = try await linkedUID(idToken)
         let attempt = try throttle.begin(email: nil, client: client, now: clock.milliseconds())
         let now = clock.milliseconds()
-        let wrongCode = ThrottleOnce()
+        let answers = CodeAnswers()
         do {
             let signedIn = try await signIn(linking: linking, client: client) { [self] tx in
-                try consume(sessionInfo: sessionInfo, code: code, now: now, wrongCode: wrongCode, in: tx).map(Self.phoneCredential)
+                try consume(sessionInfo: sessionInfo, code: code, now: now, answers: answers, in: tx).map(Self.phoneCredential)
             }
             throttle.succeeded(attempt)
             return signedIn
@@ -106,11 +106,18 @@ extension IdentityService {
     /// The refusals of a session or code that may have been guessed: they count against the client.
     static let guessed: Set<String> = ["INVALID_CODE", "INVALID_SESSION_INFO", "SESSION_EXPIRED"]
 
+    /// A phone sign-in's answers from the throttle, each asked once however often its write runs
+    /// (`ThrottleOnce`): whether the number's codes are tried at all, and its wrong code's count. A
+    /// run again after the count is answered as the first was, not refused for its own count.
+    struct CodeAnswers {
+        let admitted = ThrottleOnce()
+        let wrong = ThrottleOnce()
+    }
+
     /// Takes the code of `sessionInfo` out of the store if `code` is it. A wrong code is counted
-    /// for the session (kept in the store) and for the number (in the throttle, through
-    /// `wrongCode`: once, however often the write runs).
+    /// for the session (kept in the store) and for the number (in the throttle, through `answers`).
     func consume(
-        sessionInfo: String, code: String, now: Int64, wrongCode: ThrottleOnce, in tx: any StoreTransaction
+        sessionInfo: String, code: String, now: Int64, answers: CodeAnswers, in tx: any StoreTransaction
     ) throws -> Result<String, IdentityError> {
         guard let record = try tx.record(VerificationCode.recordKind, sessionInfo),
             var verification = VerificationCode(sessionInfo: sessionInfo, record: record)
@@ -119,13 +126,13 @@ extension IdentityService {
             try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)
             return .failure(IdentityError("SESSION_EXPIRED"))
         }
-        guard !verification.spent, throttle.admitsCode(number: verification.phoneNumber, now: now) else {
-            return .failure(SignInThrottle.refusal)
-        }
+        let number = verification.phoneNumber
+        let admitted = (try? answers.admitted.count { if !throttle.admitsCode(number: number, now: now) { throw SignInThrottle.refusal } }) != nil
+        guard !verification.spent, admitted else { return .failure(SignInThrottle.refusal) }
         guard verification.code == code else {
             verification.wrongAttempts += 1
             try tx.setRecord(VerificationCode.recordKind, sessionInfo, verification.record)
-            try wrongCode.count { throttle.failedCode(number: verification.phoneNumber, now: now) }
+            try answers.wrong.count { throttle.failedCode(number: number, now: now) }
             return .failure(IdentityError("INVALID_CODE"))
         }
         try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)

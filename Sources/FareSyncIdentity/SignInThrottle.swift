@@ -182,9 +182,12 @@ public final class SignInThrottle: Sendable {
     var trackedCount: Int { tracks.withLock { $0.count } }
 }
 
-/// A count of the throttle's made from inside a write body, which a store may run more than once
-/// (after a conflict): made the first time, and answered the same every later time, so that one
-/// request counts once.
+/// One request's answer from the throttle — a count, or whether it admits — asked from inside a
+/// write body. A store may run a body more than once (after a serialization conflict, or alone
+/// after it or a neighbour in a combined write threw): the first run that reaches the question asks
+/// it, and every later run gets its answer, so that a request counts once and is not refused for
+/// its own count. A count made in a run that is rolled back stays, even where the run
+/// that commits takes another branch (the user was made meanwhile): the throttle errs strict.
 ///
 /// ```swift
 /// let signUp = ThrottleOnce()
@@ -192,15 +195,13 @@ public final class SignInThrottle: Sendable {
 ///     if makesAUser { try signUp.count { try throttle.admitSignUp(client: client, now: now) } }
 /// }
 /// ```
-public final class ThrottleOnce: Sendable {
+final class ThrottleOnce: Sendable {
     private let answer = Mutex<Result<Void, any Error>?>(nil)
 
-    public init() {}
-
-    /// Runs `count` the first time; throws what it threw, then and every later time.
-    public func count(_ count: () throws -> Void) throws {
+    /// Runs `making` the first time; throws what it threw, then and every later time.
+    func count(_ making: () throws -> Void) throws {
         try answer.withLock { answer in
-            if answer == nil { answer = Result { try count() } }
+            if answer == nil { answer = Result { try making() } }
             return answer!
         }.get()
     }

@@ -1,9 +1,10 @@
 import FareSyncEvents
 import FareSyncStore
 
-/// A memory store that runs each write's body twice, the first run rolled back, as a store does
-/// after a conflict (PostgreSQL's serialization failures, a combined write's neighbour failing): a
-/// body must answer and count alike however often it runs.
+/// A memory store that runs each write's body twice, the first run rolled back whatever it
+/// answered or threw, as a store does after a conflict (PostgreSQL's serialization failures) or
+/// after a body of a combined write threw: a body must answer and count alike however often it
+/// runs.
 ///
 /// ```swift
 /// let fixture = ServeFixture(store: RerunningStore())
@@ -17,12 +18,10 @@ final class RerunningStore: DocumentStore {
     struct RunAgain: Error {}
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        do {
-            _ = try await inner.write { tx -> T in
-                _ = try body(tx)
-                throw RunAgain()
-            }
-        } catch is RunAgain {}
+        _ = try? await inner.write { tx -> T in
+            _ = try body(tx)
+            throw RunAgain()
+        }
         return try await inner.write(body)
     }
 
