@@ -42,7 +42,7 @@ extension IdentityService {
     ) async throws -> CredentialSignIn {
         let now = clock.milliseconds()
         let refreshToken = Hex.random(bytes: 32)
-        let signUp = ThrottleOnce()
+        let signUp = ThrottleOnce<Void>()
         let outcome = try await store.write { [self] tx -> Result<(IdentityUser, String?, String), IdentityError> in
             let credential: Credential
             switch try read(tx) {
@@ -61,7 +61,7 @@ extension IdentityService {
                 user = current
                 try credential.attach(&user, tx)
             } else {
-                try signUp.count { try throttle.admitSignUp(client: client, now: now) }
+                try signUp.ask { try throttle.admitSignUp(client: client, now: now) }
                 user = try credential.newUser(now, tx)
                 user.lastLoginAt = now
                 created = try insert(&user, in: tx)

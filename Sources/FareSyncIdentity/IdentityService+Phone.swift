@@ -110,8 +110,8 @@ extension IdentityService {
     /// (`ThrottleOnce`): whether the number's codes are tried at all, and its wrong code's count. A
     /// run again after the count is answered as the first was, not refused for its own count.
     struct CodeAnswers {
-        let admitted = ThrottleOnce()
-        let wrong = ThrottleOnce()
+        let admitted = ThrottleOnce<Bool>()
+        let wrong = ThrottleOnce<Void>()
     }
 
     /// Takes the code of `sessionInfo` out of the store if `code` is it. A wrong code is counted
@@ -127,12 +127,12 @@ extension IdentityService {
             return .failure(IdentityError("SESSION_EXPIRED"))
         }
         let number = verification.phoneNumber
-        let admitted = (try? answers.admitted.count { if !throttle.admitsCode(number: number, now: now) { throw SignInThrottle.refusal } }) != nil
+        let admitted = try answers.admitted.ask { throttle.admitsCode(number: number, now: now) }
         guard !verification.spent, admitted else { return .failure(SignInThrottle.refusal) }
         guard verification.code == code else {
             verification.wrongAttempts += 1
             try tx.setRecord(VerificationCode.recordKind, sessionInfo, verification.record)
-            try answers.wrong.count { throttle.failedCode(number: number, now: now) }
+            try answers.wrong.ask { throttle.failedCode(number: number, now: now) }
             return .failure(IdentityError("INVALID_CODE"))
         }
         try VerificationCode.index.remove(sessionInfo, expiresAt: verification.expiresAt, in: tx)

@@ -186,22 +186,22 @@ public final class SignInThrottle: Sendable {
 /// write body. A store may run a body more than once (after a serialization conflict, or alone
 /// after it or a neighbour in a combined write threw): the first run that reaches the question asks
 /// it, and every later run gets its answer, so that a request counts once and is not refused for
-/// its own count. A count made in a run that is rolled back stays, even where the run
-/// that commits takes another branch (the user was made meanwhile): the throttle errs strict.
+/// its own count. A count made in a run that is rolled back stays, even where the run that commits
+/// takes another branch (the user was made meanwhile): the throttle errs strict.
 ///
 /// ```swift
-/// let signUp = ThrottleOnce()
+/// let signUp = ThrottleOnce<Void>()
 /// try await store.write { tx in
-///     if makesAUser { try signUp.count { try throttle.admitSignUp(client: client, now: now) } }
+///     if makesAUser { try signUp.ask { try throttle.admitSignUp(client: client, now: now) } }
 /// }
 /// ```
-final class ThrottleOnce: Sendable {
-    private let answer = Mutex<Result<Void, any Error>?>(nil)
+final class ThrottleOnce<Answer: Sendable>: Sendable {
+    private let answer = Mutex<Result<Answer, any Error>?>(nil)
 
-    /// Runs `making` the first time; throws what it threw, then and every later time.
-    func count(_ making: () throws -> Void) throws {
+    /// Asks `question` the first time; answers, or throws, as it did then, every later time.
+    func ask(_ question: () throws -> Answer) throws -> Answer {
         try answer.withLock { answer in
-            if answer == nil { answer = Result { try making() } }
+            if answer == nil { answer = Result { try question() } }
             return answer!
         }.get()
     }
