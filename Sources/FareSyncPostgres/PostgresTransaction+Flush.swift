@@ -28,15 +28,13 @@ extension PostgresTransaction {
     /// Records of the services' kinds alone are written beside the steps; anything else needs the
     /// write lock alone, and `takeAlone` is what takes it first (empty where it is held or not needed).
     func flushStatements() -> (takeAlone: [PostgresQuery], writes: [PostgresQuery]) {
-        let claiming = !claimsPending.isEmpty
+        // Asked before `stepStatements()` takes the claims.
+        let touchesMoreThanRecords =
+            overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !claimsPending.isEmpty || !positionsPending.isEmpty
         let step = stepStatements()
-        let positioning = !positionsPending.isEmpty
-        guard overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || !recordsPending.isEmpty || claiming || positioning else {
-            return ([], step)
-        }
+        guard touchesMoreThanRecords || !recordsPending.isEmpty else { return ([], step) }
         let alone =
-            overlay.hasChanges || park.hasChanges || !journalPending.isEmpty || claiming || positioning
-                || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
+            touchesMoreThanRecords || recordsPending.keys.contains(where: { StepRecords.kinds.contains($0.kind.string) })
             ? takingAlone() : []
         var statements = step
         let changes = overlay.takeChanges()
