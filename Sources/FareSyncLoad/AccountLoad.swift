@@ -214,7 +214,7 @@ struct AccountLoad {
         let applied = store.finalRows()
         return Applied(
             rows: applied.rows, claims: applied.claims, deadLetters: applied.deadLetters, parkedContracts: applied.parkedContracts,
-            journal: try await store.journal(), outcomes: local.outcomes, newest: newest, setAside: setAside)
+            journal: store.takeJournal(), outcomes: local.outcomes, newest: newest, setAside: setAside)
     }
 
     /// Writes a shard's final state; returns the ids it claimed that were claimed already (and

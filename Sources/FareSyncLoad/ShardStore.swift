@@ -19,6 +19,7 @@ final class ShardStore: DocumentStore, @unchecked Sendable {
         state.processed.reserveCapacity(self.taken.count + events)
         tx = MemoryTransaction(state: state, recordingUndo: false)
         tx.canonicalTexts = [:]
+        tx.appendJournalOnly()
     }
 
     /// Runs `body` on the shard's state. A body that throws leaves what it changed: a load stops
@@ -76,6 +77,9 @@ final class ShardStore: DocumentStore, @unchecked Sendable {
         let parkedContracts = Triggers.distinct(rows.parked.map(\.contractId))
         return (rows, claims.order().map { ids[$0].string }, deadLetters, parkedContracts)
     }
+
+    /// The shard's journal in the order it was appended, moved out of the shard.
+    func takeJournal() -> [JournalEntry] { tx.takeAppendedJournal() }
 
     private static let deadLetters = Array("deadLetters/".utf8)
     private static let parkedContracts = Array("parkedFareContracts/".utf8)

@@ -5,27 +5,34 @@ import FareSyncEvents
 struct MemoryJournal: Sendable {
     var entries: [Int64: JournalEntry] = [:]
     var order: [Int64] = []
-    /// nil where nobody traces (a load's shards, whose journal is read out whole), which then scan.
-    var byKey: [ByteKey: [Int64]]?
+    var byKey: [ByteKey: [Int64]] = [:]
     var next: Int64 = 1
+    /// Set where the journal is only appended to and then taken whole (a load's shard): the
+    /// entries in order, numbered from 1, kept in place of the three above, which stay empty.
+    var appended: [JournalEntry]?
 }
 
 extension MemoryTransaction {
     package func appendJournal(_ entries: [JournalEntry]) throws {
+        if state.journal.appended != nil {
+            state.journal.appended!.append(contentsOf: entries)
+            onRollBack { state in state.journal.appended!.removeLast(entries.count) }
+            return
+        }
         let first = state.journal.next
         for entry in entries {
             let sequence = state.journal.next
             state.journal.next += 1
             state.journal.entries[sequence] = entry
             state.journal.order.append(sequence)
-            for key in entry.keys { state.journal.byKey?[ByteKey(key), default: []].append(sequence) }
+            for key in entry.keys { state.journal.byKey[ByteKey(key), default: []].append(sequence) }
         }
         onRollBack { state in
             for sequence in (first..<state.journal.next).reversed() {
                 state.journal.order.removeLast()
                 for key in state.journal.entries.removeValue(forKey: sequence)?.keys ?? [] {
-                    state.journal.byKey?[ByteKey(key)]?.removeLast()
-                    if state.journal.byKey?[ByteKey(key)]?.isEmpty == true { state.journal.byKey?[ByteKey(key)] = nil }
+                    state.journal.byKey[ByteKey(key)]?.removeLast()
+                    if state.journal.byKey[ByteKey(key)]?.isEmpty == true { state.journal.byKey[ByteKey(key)] = nil }
                 }
             }
             state.journal.next = first
@@ -34,13 +41,18 @@ extension MemoryTransaction {
 
     package func journal(key: String, limit: Int) throws -> [JournalEntry] {
         let wanted = ByteKey(key)
-        let sequences =
-            state.journal.byKey.map { $0[wanted] ?? [] }
-            ?? state.journal.order.filter { sequence in state.journal.entries[sequence]?.keys.contains { ByteKey($0) == wanted } == true }
-        return sequences.suffix(limit).compactMap { state.journal.entries[$0] }
+        if let appended = state.journal.appended {
+            return Array(appended.filter { $0.keys.contains { ByteKey($0) == wanted } }.suffix(limit))
+        }
+        return (state.journal.byKey[wanted] ?? []).suffix(limit).compactMap { state.journal.entries[$0] }
     }
 
     package func journalEntries(after: Int64, limit: Int) throws -> [(sequence: Int64, entry: JournalEntry)] {
+        if let appended = state.journal.appended {
+            let start = Int(min(max(0, after), Int64(appended.count)))
+            let end = min(appended.count, start + max(0, limit))
+            return (start..<end).map { (sequence: Int64($0 + 1), entry: appended[$0]) }
+        }
         let order = state.journal.order
         var (low, high) = (0, order.count)
         while low < high {
@@ -53,6 +65,8 @@ extension MemoryTransaction {
     }
 
     package func pruneJournal(before time: Int64, limit: Int) throws -> Int {
+        // An append-only journal is taken whole into a store, whose sweep prunes it there.
+        if state.journal.appended != nil { return 0 }
         let old = state.journal.entries.filter { $0.value.retentionTime < time }
         guard !old.isEmpty else { return 0 }
         let pruned = old.map { (sequence: $0.key, entry: $0.value) }
@@ -62,18 +76,32 @@ extension MemoryTransaction {
         for (sequence, entry) in pruned {
             state.journal.entries[sequence] = nil
             for key in entry.keys {
-                state.journal.byKey?[ByteKey(key)]?.removeAll { $0 == sequence }
-                if state.journal.byKey?[ByteKey(key)]?.isEmpty == true { state.journal.byKey?[ByteKey(key)] = nil }
+                state.journal.byKey[ByteKey(key)]?.removeAll { $0 == sequence }
+                if state.journal.byKey[ByteKey(key)]?.isEmpty == true { state.journal.byKey[ByteKey(key)] = nil }
             }
         }
         onRollBack { state in
             for (sequence, entry) in pruned {
                 state.journal.entries[sequence] = entry
-                for key in entry.keys { state.journal.byKey?[ByteKey(key), default: []].append(sequence) }
+                for key in entry.keys { state.journal.byKey[ByteKey(key), default: []].append(sequence) }
             }
-            for key in Set(pruned.flatMap { $0.entry.keys.map(ByteKey.init) }) { state.journal.byKey?[key]?.sort() }
+            for key in Set(pruned.flatMap { $0.entry.keys.map(ByteKey.init) }) { state.journal.byKey[key]?.sort() }
             state.journal.order = (state.journal.order + gone).sorted()
         }
         return pruned.count
+    }
+
+    /// Enables the append-only journal (`MemoryJournal.appended`) on an empty journal.
+    package func appendJournalOnly() {
+        precondition(state.journal.entries.isEmpty && state.journal.appended == nil)
+        state.journal.appended = []
+    }
+
+    /// The append-only journal's entries, moved out: the journal is empty after. Taken once no
+    /// write that appended to it can roll back.
+    package func takeAppendedJournal() -> [JournalEntry] {
+        let entries = state.journal.appended ?? []
+        state.journal.appended = []
+        return entries
     }
 }

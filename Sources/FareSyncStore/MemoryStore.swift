@@ -10,7 +10,6 @@ public final class MemoryStore: DocumentStore {
         var initial = MemoryState()
         initial.feed = MemoryFeed(identity: "memory-" + String(UInt64.random(in: .min ... .max), radix: 16))
         initial.collections = [:]
-        initial.journal.byKey = [:]
         state = Mutex(initial)
     }
 

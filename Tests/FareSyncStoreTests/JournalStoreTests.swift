@@ -40,10 +40,12 @@ import Testing
         #expect(try await store.write { tx in try tx.pruneJournal(before: 101) } == 0)
     }
 
-    /// A journal kept without its index by key (a load's shard's, read out whole) finds a key's
-    /// entries by scanning: the same ones, in order, also after a prune.
-    @Test func aJournalWithoutItsKeyIndexFindsTheSameEntries() throws {
+    /// An append-only journal (a load's shard's, taken whole) reads back, pages and finds a key's
+    /// entries as the indexed one does, drops what a rolled-back write appended, and is empty once
+    /// taken.
+    @Test func anAppendOnlyJournalReadsAsTheIndexedOne() throws {
         let tx = MemoryTransaction(state: MemoryState(), recordingUndo: false)
+        tx.appendJournalOnly()
         let a = Self.entry("e1", time: 100, keys: ["F1", "O1", "e1", "u1"])
         let b = Self.entry("e2", time: nil, keys: ["F1", "e2"], outcome: .deadLettered)
         let c = Self.entry("e3", time: 300, keys: ["e3", "u1"], outcome: .stale)
@@ -52,9 +54,19 @@ import Testing
         #expect(try tx.journal(key: "F1", limit: 10) == [a, b])
         #expect(try tx.journal(key: "u1", limit: 1) == [c], "the newest")
         #expect(try tx.journal(key: "nobody", limit: 10).isEmpty)
-        #expect(try tx.pruneJournal(before: 101, limit: 10) == 2)
-        #expect(try tx.journal(key: "F1", limit: 10).isEmpty)
-        #expect(try tx.journal(key: "u1", limit: 10) == [c])
+        let page = try tx.journalEntries(after: 0, limit: 2)
+        #expect(page.map(\.sequence) == [1, 2])
+        #expect(page.map(\.entry) == [a, b])
+        #expect(try tx.journalEntries(after: 2, limit: 2).map(\.entry) == [c])
+        #expect(try tx.journalEntries(after: 3, limit: 2).isEmpty)
+        #expect(tx.takeAppendedJournal() == [a, b, c])
+        #expect(try tx.journalEntries(after: 0, limit: 10).isEmpty)
+        let undone = MemoryTransaction(state: MemoryState(), recordingUndo: true)
+        undone.appendJournalOnly()
+        try undone.appendJournal([a])
+        undone.rollBack()
+        try undone.appendJournal([b])
+        #expect(undone.takeAppendedJournal() == [b])
     }
 
     /// A subject with the characters a store may separate its lines or fields with, and a time
