@@ -1,14 +1,17 @@
 import FareSyncEvents
 
 /// The memory store's journal: entries by sequence number, the sequence numbers in order, and the
-/// sequence numbers of each key (a key without entries has no array).
+/// sequence numbers of each key (a key without entries has no array); or, where it is only appended
+/// to and then taken whole, the entries in an array (`appended`).
 struct MemoryJournal: Sendable {
     var entries: [Int64: JournalEntry] = [:]
     var order: [Int64] = []
     var byKey: [ByteKey: [Int64]] = [:]
     var next: Int64 = 1
     /// Set where the journal is only appended to and then taken whole (a load's shard): the
-    /// entries in order, numbered from 1, kept in place of the three above, which stay empty.
+    /// entries in order, numbered from 1, in place of `entries`, `order` and `byKey`, which stay
+    /// empty (`next` stays 1). An append is then one array append, with nothing numbered in a map
+    /// or indexed by key, and the loader takes the array without copying it.
     var appended: [JournalEntry]?
 }
 
@@ -16,7 +19,8 @@ extension MemoryTransaction {
     package func appendJournal(_ entries: [JournalEntry]) throws {
         if state.journal.appended != nil {
             state.journal.appended!.append(contentsOf: entries)
-            onRollBack { state in state.journal.appended!.removeLast(entries.count) }
+            let count = entries.count
+            onRollBack { state in state.journal.appended!.removeLast(count) }
             return
         }
         let first = state.journal.next
@@ -91,16 +95,17 @@ extension MemoryTransaction {
         return pruned.count
     }
 
-    /// Enables the append-only journal (`MemoryJournal.appended`) on an empty journal.
+    /// Makes a journal never appended to append-only (`MemoryJournal.appended`).
     package func appendJournalOnly() {
-        precondition(state.journal.entries.isEmpty && state.journal.appended == nil)
+        precondition(state.journal.next == 1 && state.journal.appended == nil, "a journal appended to already")
         state.journal.appended = []
     }
 
-    /// The append-only journal's entries, moved out: the journal is empty after. Taken once no
-    /// write that appended to it can roll back.
+    /// The append-only journal's entries, moved out: the journal is empty after, and numbers its
+    /// next entries from 1 again. Taken once no write that appended to it can roll back, since a
+    /// rollback would remove entries that are gone.
     package func takeAppendedJournal() -> [JournalEntry] {
-        let entries = state.journal.appended ?? []
+        guard let entries = state.journal.appended else { preconditionFailure("not an append-only journal") }
         state.journal.appended = []
         return entries
     }

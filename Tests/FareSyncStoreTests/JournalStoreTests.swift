@@ -41,32 +41,41 @@ import Testing
     }
 
     /// An append-only journal (a load's shard's, taken whole) reads back, pages and finds a key's
-    /// entries as the indexed one does, drops what a rolled-back write appended, and is empty once
-    /// taken.
+    /// entries as the indexed one does, prunes nothing (its store prunes it once taken in), drops
+    /// what a rolled-back write appended and nothing before it, and is empty once taken.
     @Test func anAppendOnlyJournalReadsAsTheIndexedOne() throws {
-        let tx = MemoryTransaction(state: MemoryState(), recordingUndo: false)
-        tx.appendJournalOnly()
         let a = Self.entry("e1", time: 100, keys: ["F1", "O1", "e1", "u1"])
         let b = Self.entry("e2", time: nil, keys: ["F1", "e2"], outcome: .deadLettered)
         let c = Self.entry("e3", time: 300, keys: ["e3", "u1"], outcome: .stale)
-        try tx.appendJournal([a, b])
-        try tx.appendJournal([c])
-        #expect(try tx.journal(key: "F1", limit: 10) == [a, b])
-        #expect(try tx.journal(key: "u1", limit: 1) == [c], "the newest")
-        #expect(try tx.journal(key: "nobody", limit: 10).isEmpty)
-        let page = try tx.journalEntries(after: 0, limit: 2)
-        #expect(page.map(\.sequence) == [1, 2])
-        #expect(page.map(\.entry) == [a, b])
-        #expect(try tx.journalEntries(after: 2, limit: 2).map(\.entry) == [c])
-        #expect(try tx.journalEntries(after: 3, limit: 2).isEmpty)
-        #expect(tx.takeAppendedJournal() == [a, b, c])
-        #expect(try tx.journalEntries(after: 0, limit: 10).isEmpty)
-        let undone = MemoryTransaction(state: MemoryState(), recordingUndo: true)
-        undone.appendJournalOnly()
-        try undone.appendJournal([a])
+        let indexed = MemoryTransaction(state: MemoryState(), recordingUndo: false)
+        let appended = MemoryTransaction(state: MemoryState(), recordingUndo: false)
+        appended.appendJournalOnly()
+        for tx in [indexed, appended] {
+            try tx.appendJournal([a, b])
+            try tx.appendJournal([c])
+        }
+        for (key, limit) in [("F1", 10), ("u1", 10), ("u1", 1), ("nobody", 10)] {
+            #expect(try appended.journal(key: key, limit: limit) == indexed.journal(key: key, limit: limit))
+        }
+        #expect(try appended.journal(key: "u1", limit: 10) == [a, c])
+        for after in [0, 1, 2, 3] as [Int64] {
+            let pages = try [appended, indexed].map { try $0.journalEntries(after: after, limit: 2) }
+            #expect(pages[0].map(\.sequence) == pages[1].map(\.sequence))
+            #expect(pages[0].map(\.entry) == pages[1].map(\.entry))
+        }
+        #expect(try appended.journalEntries(after: 0, limit: 2).map(\.sequence) == [1, 2])
+        #expect(try appended.pruneJournal(before: 101, limit: 10) == 0)
+        #expect(appended.takeAppendedJournal() == [a, b, c])
+        #expect(try appended.journalEntries(after: 0, limit: 10).isEmpty)
+
+        let base = MemoryTransaction(state: MemoryState(), recordingUndo: false)
+        base.appendJournalOnly()
+        try base.appendJournal([a])
+        let undone = MemoryTransaction(state: base.state, recordingUndo: true)
+        try undone.appendJournal([b, c])
         undone.rollBack()
-        try undone.appendJournal([b])
-        #expect(undone.takeAppendedJournal() == [b])
+        try undone.appendJournal([c])
+        #expect(undone.takeAppendedJournal() == [a, c])
     }
 
     /// A subject with the characters a store may separate its lines or fields with, and a time
