@@ -22,7 +22,7 @@ extension Bench {
     static func percentiles(_ name: String, printedBy command: [String]) throws -> Percentiles {
         let output = try HTTPBench.output(command)
         guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix(name + " ") }) else {
-            throw BenchError("\(command[2]) printed no figures: \(output)")
+            throw BenchError("\(command.first { $0.hasSuffix(".py") } ?? command[0]) printed no figures: \(output)")
         }
         var figures: [String: Double] = [:]
         for word in line.split(separator: " ").dropFirst() {
@@ -32,6 +32,36 @@ extension Bench {
         guard let p50 = figures["p50"], let p99 = figures["p99"], let max = figures["max"] else { throw BenchError("cannot read \(line)") }
         return Percentiles(p50: p50, p99: p99, max: max)
     }
+
+    /// The command that runs a Python script of the latency passes as its users, on the last CPU
+    /// this process may use when it may use at least two (`taskset`): the buyers and their
+    /// listeners stand for phones, which do not take the servers' CPU, so neither the seed pass
+    /// nor its floor measures the harness's contention with the servers. The servers may use
+    /// every CPU. Unconfined with `--no-confine-buyers`, or with one CPU.
+    func buyers(_ script: [String]) -> [String] {
+        guard let cpu = buyersCPU else { return ["/usr/bin/env", "python3"] + script }
+        return ["/usr/bin/env", "taskset", "--cpu-list", "\(cpu)", "python3"] + script
+    }
+
+    /// The CPU the buyers are held to (`buyers(_:)`): nil with `--no-confine-buyers`.
+    var buyersCPU: Int? { confineBuyers ? Self.lastOfSeveralCPUs : nil }
+
+    /// The highest of the CPUs this process may use (`Cpus_allowed_list`), if it may use two or
+    /// more and `taskset` is installed.
+    static let lastOfSeveralCPUs: Int? = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"),
+            let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
+        else { return nil }
+        // "0-3,6": the CPUs are the ranges' members.
+        var cpus: [Int] = []
+        for range in line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces).split(separator: ",") {
+            let ends = range.split(separator: "-").compactMap { Int($0) }
+            guard let first = ends.first, let last = ends.last, first <= last else { return nil }
+            cpus += Array(first...last)
+        }
+        return cpus.count >= 2 ? cpus.max() : nil
+    }()
 
     func waitForHealth(_ base: String) async throws {
         for _ in 0..<100 {

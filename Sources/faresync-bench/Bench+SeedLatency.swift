@@ -7,6 +7,8 @@ extension Bench {
     /// PostgreSQL as the store where a server is at hand.
     struct SeedLatency {
         var seed, floor, threadSeed, threadFloor: Percentiles
+        /// The floor again with the documents the mirror writes for a purchase, in their shape.
+        var contractFloor: Percentiles
         /// The stages of the seed pass with its buyers in processes.
         var stages: LatencyStages
         /// What FareSync's processes and the machine spent of the CPU during that pass and its floor's.
@@ -57,8 +59,10 @@ extension Bench {
     /// with `fetch.wait.max.ms=50`, the emulator; `latencyPurchases` purchases by `latencyBuyers`
     /// users. Then its floor on the same emulator: the same listeners seeing a second client's
     /// writes, with no FareSync (`Tests/firestore/listener_floor.py`). Both with the users in
-    /// processes of their own, then both again with them as threads of one; then, with a PostgreSQL
-    /// server (`--postgres`), the first pass again with `serve` and `run` on a database of it.
+    /// processes of their own, then both again with them as threads of one, then the floor with the
+    /// documents the mirror writes for a purchase (`contract`); then, with a PostgreSQL server
+    /// (`--postgres`), the first pass again with `serve` and `run` on a database of it. The users
+    /// are held to one CPU where there are several (`buyers(_:)`).
     /// `serve` and `run` write their spans (`FARESYNC_SPANS`), and the passes in processes their
     /// purchases' times, for the stage tables. Nil, with the reason said, where the emulator or the
     /// scripts are missing.
@@ -73,21 +77,17 @@ extension Bench {
         let sqlite = try await startSeedServices(
             run, name: "seed-latency", store: freshSQLite(run, "seed-latency"), emulator: emulator.host, project: FirestoreBench.project)
         defer { sqlite.stop() }
-        func floorPass(project: String, writes: Int, _ mode: String) throws -> Percentiles {
+        func floorPass(project: String, writes: Int, _ mode: String, shape: String = "plain") throws -> Percentiles {
             try Self.percentiles(
                 "listener_floor",
-                printedBy: [
-                    "/usr/bin/env", "python3", "Tests/firestore/listener_floor.py", emulator.host, project, "\(latencyBuyers)",
-                    "\(writes)", mode,
-                ])
+                printedBy: buyers(["Tests/firestore/listener_floor.py", emulator.host, project, "\(latencyBuyers)", "\(writes)", mode, shape]))
         }
         func seedPass(_ services: SeedServices, _ mode: String) throws -> Percentiles {
             try Self.percentiles(
                 "seed_latency",
-                printedBy: [
-                    "/usr/bin/env", "python3", script, services.base, emulator.host, services.project, "\(latencyBuyers)",
-                    "\(latencyPurchases)", mode,
-                ] + (mode == "processes" ? [services.purchaseTimes] : []))
+                printedBy: buyers(
+                    [script, services.base, emulator.host, services.project, "\(latencyBuyers)", "\(latencyPurchases)", mode]
+                        + (mode == "processes" ? [services.purchaseTimes] : [])))
         }
         // The emulator's JVM compiles its commit and listen paths over its first few hundred
         // writes: one untimed pass of the floor first, so that neither side pays for the warm-up.
@@ -99,7 +99,9 @@ extension Bench {
         let (floor, floorCPU) = try MachineCPU.spent(by: measured) { try floorPass(project: "demo-floor", writes: latencyPurchases, "processes") }
         var result = SeedLatency(
             seed: seed, floor: floor, threadSeed: try seedPass(sqlite, "threads"),
-            threadFloor: try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads"), stages: try sqlite.stages(),
+            threadFloor: try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads"),
+            contractFloor: try floorPass(project: "demo-floor-contract", writes: latencyPurchases, "processes", shape: "contract"),
+            stages: try sqlite.stages(),
             cpu: "CPU of the seed pass of \(seedCPU); of its floor's of \(floorCPU)")
         sqlite.stop()
         if let server = postgres ?? ProcessInfo.processInfo.environment["FARESYNC_TEST_POSTGRES"] {
@@ -149,17 +151,24 @@ extension Bench {
     /// throws, once they are said, if the pass on PostgreSQL failed.
     func report(_ passes: SeedLatency, _ run: Run) throws {
         let goal = " (goal: p99 <= 100 ms, max <= 200 ms)"
+        run.say(
+            buyersCPU.map { "  the buyers and their listeners on CPU \($0) only (taskset), the servers on any" }
+                ?? "  the buyers and their listeners unconfined")
         for (mode, seed, floor) in [("processes", passes.seed, passes.floor), ("threads", passes.threadSeed, passes.threadFloor)] {
             run.say("  buyers in \(mode):")
             run.say("    capture to the fare contract at a Firestore listener: \(seed.milliseconds)")
             run.say("    its floor, a write to the same emulator at the same listeners: \(floor.milliseconds)")
             run.say("    FareSync adds: \(seed.minus(floor).milliseconds)" + (mode == "processes" ? goal : ""))
         }
+        run.say("  the floor with the contract's documents (a reservation, then the contract and its removal in one commit):")
+        run.say("    \(passes.contractFloor.milliseconds); FareSync adds to it: \(passes.seed.minus(passes.contractFloor).milliseconds)")
         run.say("  where a purchase's time goes (buyers in processes):")
         for line in passes.stages.report() { run.say("    " + line) }
         run.say("    " + passes.cpu)
         let (seed, floor, added) = (passes.seed, passes.floor, passes.seed.minus(passes.floor))
-        for (name, figures) in [("seed_latency", seed), ("listener_floor", floor), ("seed_added", added)] {
+        for (name, figures) in [
+            ("seed_latency", seed), ("listener_floor", floor), ("seed_added", added), ("contract_floor", passes.contractFloor),
+        ] {
             run.field(name + "_p50", "%.4f", figures.p50)
             run.field(name + "_p99", "%.4f", figures.p99)
             run.field(name + "_max", "%.4f", figures.max)

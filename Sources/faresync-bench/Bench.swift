@@ -67,6 +67,10 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Users of each claims-latency run, one after another.") var latencyUsers = 200
     @Option(help: "Purchases of the seed-latency run.") var latencyPurchases = 200
     @Option(help: "Users buying at once in the seed-latency run.") var latencyBuyers = 20
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Hold the seed-latency run's buyers and listeners to one CPU, leaving the others to the servers (where there are two or more).")
+    var confineBuyers = true
     @Option(help: "Events of the log whose replayed store the console benchmark serves.") var consoleEvents = 1_000_000
     @Option(help: "Seconds of each wrk run of the console benchmark, one per page.") var consoleSeconds = 5
     @Option(help: "The faresync executable (default: next to this one).") var faresync: String?
