@@ -33,24 +33,21 @@ extension Bench {
         return Percentiles(p50: p50, p99: p99, max: max)
     }
 
-    /// The command that runs a Python script of the latency passes as its users, on the last CPU
-    /// this process may use when it may use at least two (`taskset`): the buyers and their
-    /// listeners stand for phones, which do not take the servers' CPU, so neither the seed pass
-    /// nor its floor measures the harness's contention with the servers. The servers may use
-    /// every CPU. Unconfined with `--no-confine-buyers`, or with one CPU.
+    /// The command that runs a Python script of the latency passes, its users in processes held to
+    /// the last CPU this process may use when it may use at least two (`FARESYNC_BUYERS_CPU`,
+    /// `Tests/firestore/crowd.py`): the buyers and their listeners stand for phones, which take none
+    /// of the servers' CPU. The servers, and the floor's writer that stands for the mirror, may use
+    /// every CPU. Unheld with `--no-confine-buyers`, or with one CPU.
     func buyers(_ script: [String]) -> [String] {
-        guard let cpu = buyersCPU else { return ["/usr/bin/env", "python3"] + script }
-        return ["/usr/bin/env", "taskset", "--cpu-list", "\(cpu)", "python3"] + script
+        ["/usr/bin/env"] + (buyersCPU.map { ["FARESYNC_BUYERS_CPU=\($0)"] } ?? []) + ["python3"] + script
     }
 
     /// The CPU the buyers are held to (`buyers(_:)`): nil with `--no-confine-buyers`.
     var buyersCPU: Int? { confineBuyers ? Self.lastOfSeveralCPUs : nil }
 
-    /// The highest of the CPUs this process may use (`Cpus_allowed_list`), if it may use two or
-    /// more and `taskset` is installed.
+    /// The highest of the CPUs this process may use (`Cpus_allowed_list`), if it may use two or more.
     static let lastOfSeveralCPUs: Int? = {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"),
-            let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
         else { return nil }
         // "0-3,6": the CPUs are the ranges' members.

@@ -59,10 +59,10 @@ extension Bench {
     /// with `fetch.wait.max.ms=50`, the emulator; `latencyPurchases` purchases by `latencyBuyers`
     /// users. Then its floor on the same emulator: the same listeners seeing a second client's
     /// writes, with no FareSync (`Tests/firestore/listener_floor.py`). Both with the users in
-    /// processes of their own, then both again with them as threads of one, then the floor with the
-    /// documents the mirror writes for a purchase (`contract`); then, with a PostgreSQL server
-    /// (`--postgres`), the first pass again with `serve` and `run` on a database of it. The users
-    /// are held to one CPU where there are several (`buyers(_:)`).
+    /// processes of their own, the floor again with the documents the mirror writes for a purchase
+    /// (`contract`), then the first two with the users as threads of one; then, with a PostgreSQL
+    /// server (`--postgres`), the first pass again with `serve` and `run` on a database of it. Users
+    /// in processes are held to one CPU where there are several (`buyers(_:)`).
     /// `serve` and `run` write their spans (`FARESYNC_SPANS`), and the passes in processes their
     /// purchases' times, for the stage tables. Nil, with the reason said, where the emulator or the
     /// scripts are missing.
@@ -97,10 +97,10 @@ extension Bench {
         let measured = [("emulator", emulator.pid)] + sqlite.processes
         let (seed, seedCPU) = try MachineCPU.spent(by: measured) { try seedPass(sqlite, "processes") }
         let (floor, floorCPU) = try MachineCPU.spent(by: measured) { try floorPass(project: "demo-floor", writes: latencyPurchases, "processes") }
+        let contractFloor = try floorPass(project: "demo-floor-contract", writes: latencyPurchases, "processes", shape: "contract")
         var result = SeedLatency(
             seed: seed, floor: floor, threadSeed: try seedPass(sqlite, "threads"),
-            threadFloor: try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads"),
-            contractFloor: try floorPass(project: "demo-floor-contract", writes: latencyPurchases, "processes", shape: "contract"),
+            threadFloor: try floorPass(project: "demo-floor-threads", writes: latencyPurchases, "threads"), contractFloor: contractFloor,
             stages: try sqlite.stages(),
             cpu: "CPU of the seed pass of \(seedCPU); of its floor's of \(floorCPU)")
         sqlite.stop()
@@ -152,8 +152,8 @@ extension Bench {
     func report(_ passes: SeedLatency, _ run: Run) throws {
         let goal = " (goal: p99 <= 100 ms, max <= 200 ms)"
         run.say(
-            buyersCPU.map { "  the buyers and their listeners on CPU \($0) only (taskset), the servers on any" }
-                ?? "  the buyers and their listeners unconfined")
+            buyersCPU.map { "  the buyers and their listeners, in processes, on CPU \($0) only; the servers and the floor's writer on any" }
+                ?? "  the buyers and their listeners on any CPU")
         for (mode, seed, floor) in [("processes", passes.seed, passes.floor), ("threads", passes.threadSeed, passes.threadFloor)] {
             run.say("  buyers in \(mode):")
             run.say("    capture to the fare contract at a Firestore listener: \(seed.milliseconds)")

@@ -69,7 +69,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Users buying at once in the seed-latency run.") var latencyBuyers = 20
     @Flag(
         inversion: .prefixedNo,
-        help: "Hold the seed-latency run's buyers and listeners to one CPU, leaving the others to the servers (where there are two or more).")
+        help:
+            "Hold the seed-latency run's buyers and listeners in processes to one CPU, leaving the others to the servers (where there are two or more)."
+    )
     var confineBuyers = true
     @Option(help: "Events of the log whose replayed store the console benchmark serves.") var consoleEvents = 1_000_000
     @Option(help: "Seconds of each wrk run of the console benchmark, one per page.") var consoleSeconds = 5

@@ -4,41 +4,63 @@
 sharing one interpreter: what that costs shows as the difference between the two).
 
 `act` waits on `everyone_ready` (a barrier) once it is set up, so that no user's set-up is timed.
+Given `channels`, user i's call gets `channel=channels[i]` too.
+
+With FARESYNC_BUYERS_CPU=N, the users' processes run on CPU N only, as phones take none of the
+servers' CPU; this process, and anything it started before, keep every CPU they had. Users as
+threads are not held.
 """
 import concurrent.futures
 import math
 import multiprocessing
+import os
 import queue
 import sys
 import threading
 import time
 
 
-def _act_in_process(act, index, count, everyone_ready, results):
+def _act_in_process(act, index, count, everyone_ready, results, extra):
     """`act` in a process of its own: its waits, or its failure, onto `results`."""
     try:
-        results.put((index, act(index, count, everyone_ready), None))
+        results.put((index, act(index, count, everyone_ready, **extra), None))
     except Exception as error:  # noqa: BLE001  (the parent ends the measurement)
         everyone_ready.abort()
         results.put((index, [], f"{type(error).__name__}: {error}"))
 
 
-def waits(act, users, actions, mode):
+def _held(start):
+    """Calls `start()` with this thread held to FARESYNC_BUYERS_CPU, if set, so that the processes
+    it starts are held from their first instruction; then gives the thread back its CPUs."""
+    cpu = os.environ.get("FARESYNC_BUYERS_CPU")
+    if not cpu:
+        return start()
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {int(cpu)})
+    try:
+        return start()
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def waits(act, users, actions, mode, channels=None):
     """Every user's waits, sorted: ACTIONS shared out among USERS users run as MODE says."""
     shares = [actions // users + (1 if i < actions % users else 0) for i in range(users)]
+    extras = [{"channel": channels[i]} if channels else {} for i in range(users)]
     if mode == "threads":
         barrier = threading.Barrier(users)
         with concurrent.futures.ThreadPoolExecutor(max_workers=users) as pool:
-            futures = [pool.submit(act, i, share, barrier) for i, share in enumerate(shares)]
+            futures = [pool.submit(act, i, share, barrier, **extras[i]) for i, share in enumerate(shares)]
             return sorted(w for f in futures for w in f.result())
     if mode != "processes":
         raise ValueError(f"mode {mode}: processes or threads")
     # Spawned, not forked: each process imports gRPC and the Firestore client afresh.
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(users), context.Queue()
-    processes = [context.Process(target=_act_in_process, args=(act, i, share, barrier, results), daemon=True) for i, share in enumerate(shares)]
-    for process in processes:
-        process.start()
+    processes = [
+        context.Process(target=_act_in_process, args=(act, i, share, barrier, results, extras[i]), daemon=True) for i, share in enumerate(shares)
+    ]
+    _held(lambda: [process.start() for process in processes])
     collected, failures, reported, ended = [], [], set(), {}
     deadline = time.monotonic() + 300
     while len(reported) < users and time.monotonic() < deadline:
@@ -72,11 +94,11 @@ def rank(sorted_waits, q):
     return sorted_waits[max(0, math.ceil(q * len(sorted_waits)) - 1)]
 
 
-def report(name, act, users, actions, mode, counted):
+def report(name, act, users, actions, mode, counted, channels=None):
     """Runs `waits` and prints `NAME p50=S p99=S max=S COUNTED=N mode=MODE` in seconds; on any
     failure prints `NAME: the failure` and exits 1."""
     try:
-        measured = waits(act, users, actions, mode)
+        measured = waits(act, users, actions, mode, channels)
     except Exception as error:  # noqa: BLE001  (any failure ends the measurement)
         print(f"{name}: {error}")
         sys.exit(1)

@@ -4,21 +4,27 @@ as seed_latency.py does), and all at once write, from a second client as the mir
 USERS documents one after another, each waiting for its listener before the next. No FareSync runs:
 the time from a write's call to its listener is the least any mirror into this emulator can add.
 
-MODE says where the users run, as in seed_latency.py: `processes` (the default), each with its
-own listening and writing clients, or `threads`, all in this process with one of each.
+MODE says where the users run, as in seed_latency.py: `processes` (the default), each listening
+in a process of its own, its writes made by a process that writes for all of them as the mirror
+does, with a thread a user (held to no CPU when the users are: crowd.py); or `threads`, all in
+this process with one client listening and one writing.
 
 SHAPE says what each purchase writes: `plain` (the default), one small document; or `contract`,
 what the mirror writes for a purchase, in documents of the same shape: the reservation first
 (untimed, as it is written before the payment), then, timed, the fare contract and the
-reservation's removal in one commit.
+reservation's removal in one commit. It is lighter than the mirror's: the payment's update of the
+reservation, the mirror's position document and several purchases in one commit are not in it.
 
 Prints `listener_floor p50=S p99=S max=S writes=N` in seconds; exits 1 when a write does not reach
 its listener within 10 s.
 
 Usage: listener_floor.py FIRESTORE_HOST PROJECT USERS PURCHASES [processes|threads [plain|contract]]
 """
+import concurrent.futures
 import datetime
+import multiprocessing
 import os
+import queue
 import sys
 import threading
 import time
@@ -58,9 +64,9 @@ def fare_contract(order, now):
             "version": "1"}
 
 
-def reservation(uid, order, now):
+def reservation(order, now):
     """An open reservation as the mirror writes one."""
-    return {"created": now, "customerAccountId": "ATB:CustomerAccount:ffa288c38083e205", "customerId": uid, "orderId": order,
+    return {"created": now, "customerAccountId": "ATB:CustomerAccount:ffa288c38083e205", "orderId": order,
             "paymentId": 1195921319, "paymentType": 2, "transactionId": 2063271223,
             "url": f"http://127.0.0.1/ticket/v1/terminal/{order}?t=bb7bb8e7e9a4e726d7c5044600fec249"}
 
@@ -74,7 +80,7 @@ def write(index, n, path):
         return started
     now = datetime.datetime.now(datetime.timezone.utc)
     reserved = writing.document(f"customers/floor-{index}/reservations/{order}")
-    reserved.set(reservation(f"floor-{index}", order, now))
+    reserved.set(reservation(order, now))
     started = time.monotonic()
     batch = writing.batch()
     batch.set(writing.document(path), fare_contract(order, now))
@@ -83,7 +89,20 @@ def write(index, n, path):
     return started
 
 
-def user(index, count, everyone_listening):
+def serve_writes(requests, replies):
+    """The writer of the users in processes: each request `(index, n)` written on a thread of its
+    own, and when its timed part started put on `replies[index]`; None ends it."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(replies)) as pool:
+        while (request := requests.get()) is not None:
+            index, n = request
+            pool.submit(lambda index=index, n=n: replies[index].put(write(index, n, path_of(index, n))))
+
+
+def path_of(index, n):
+    return f"customers/floor-{index}/fareContracts/c{n}"
+
+
+def user(index, count, everyone_listening, channel=None):
     collection = f"customers/floor-{index}/fareContracts"
     first = threading.Event()
     watch = listening.collection(collection).on_snapshot(lambda *args: (on_snapshot(*args), first.set()))
@@ -93,8 +112,16 @@ def user(index, count, everyone_listening):
     waits = []
     try:
         for n in range(count):
-            path = f"{collection}/c{n}"
-            started = write(index, n, path)
+            path = path_of(index, n)
+            if channel:
+                requests, reply = channel
+                requests.put((index, n))
+                try:
+                    started = reply.get(timeout=10)
+                except queue.Empty:
+                    raise RuntimeError(f"the writer did not write {path} within 10 s") from None
+            else:
+                started = write(index, n, path)
             with seen_changed:
                 if not seen_changed.wait_for(lambda: path in seen, timeout=10):
                     raise RuntimeError(f"{path} did not reach its listener within 10 s")
@@ -105,4 +132,14 @@ def user(index, count, everyone_listening):
 
 
 if __name__ == "__main__":
-    crowd.report("listener_floor", user, users, purchases, mode, "writes")
+    if mode != "processes":
+        crowd.report("listener_floor", user, users, purchases, mode, "writes")
+        sys.exit(0)
+    # Started before the users, so that it keeps every CPU this process has (crowd.py).
+    context = multiprocessing.get_context("spawn")
+    requests, replies = context.Queue(), [context.Queue() for _ in range(users)]
+    writer = context.Process(target=serve_writes, args=(requests, replies), daemon=True)
+    writer.start()
+    crowd.report("listener_floor", user, users, purchases, mode, "writes", channels=[(requests, reply) for reply in replies])
+    requests.put(None)
+    writer.join(timeout=10)
