@@ -93,7 +93,7 @@ extension Bench {
         // writes: one untimed pass of the floor first, so that neither side pays for the warm-up.
         _ = try floorPass(project: "demo-warm-up", writes: max(latencyPurchases, 400), "processes")
         // Where the machine's CPU went: FareSync's processes, the emulator, and the rest (the buyers
-        // and their listeners, mostly).
+        // and their listeners, mostly, and the floor's writer).
         let measured = [("emulator", emulator.pid)] + sqlite.processes
         let (seed, seedCPU) = try MachineCPU.spent(by: measured) { try seedPass(sqlite, "processes") }
         let (floor, floorCPU) = try MachineCPU.spent(by: measured) { try floorPass(project: "demo-floor", writes: latencyPurchases, "processes") }

@@ -91,11 +91,18 @@ def write(index, n, path):
 
 def serve_writes(requests, replies):
     """The writer of the users in processes: each request `(index, n)` written on a thread of its
-    own, and when its timed part started put on `replies[index]`; None ends it."""
+    own, and `(when its timed part started, None)` or `(None, the error)` put on `replies[index]`;
+    None ends it."""
+
+    def answer(index, n):
+        try:
+            replies[index].put((write(index, n, path_of(index, n)), None))
+        except Exception as error:  # noqa: BLE001  (the user says it and ends the measurement)
+            replies[index].put((None, f"{type(error).__name__}: {error}"))
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(replies)) as pool:
         while (request := requests.get()) is not None:
-            index, n = request
-            pool.submit(lambda index=index, n=n: replies[index].put(write(index, n, path_of(index, n))))
+            pool.submit(answer, *request)
 
 
 def path_of(index, n):
@@ -117,9 +124,11 @@ def user(index, count, everyone_listening, channel=None):
                 requests, reply = channel
                 requests.put((index, n))
                 try:
-                    started = reply.get(timeout=10)
+                    started, error = reply.get(timeout=10)
                 except queue.Empty:
                     raise RuntimeError(f"the writer did not write {path} within 10 s") from None
+                if error:
+                    raise RuntimeError(f"the writer failed to write {path}: {error}")
             else:
                 started = write(index, n, path)
             with seen_changed:
