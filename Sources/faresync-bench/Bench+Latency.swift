@@ -34,31 +34,13 @@ extension Bench {
     }
 
     /// The command that runs a Python script of the latency passes, its users in processes held to
-    /// the last CPU this process may use when it may use at least two (`FARESYNC_BUYERS_CPU`,
-    /// `Tests/firestore/crowd.py`): the buyers and their listeners stand for phones, which take none
-    /// of the servers' CPU. The servers, and the floor's writer that stands for the mirror, may use
-    /// every CPU. Unheld with `--no-confine-buyers`, or with one CPU.
+    /// one CPU where there are two or more (`FARESYNC_HOLD_BUYERS`, `Tests/firestore/crowd.py`): the
+    /// buyers and their listeners stand for phones, which take none of the servers' CPU. The
+    /// servers, and the floor's writer that stands for the mirror, may use every CPU. Unheld with
+    /// `--no-confine-buyers`.
     func buyers(_ script: [String]) -> [String] {
-        ["/usr/bin/env"] + (buyersCPU.map { ["FARESYNC_BUYERS_CPU=\($0)"] } ?? []) + ["python3"] + script
+        ["/usr/bin/env"] + (confineBuyers ? ["FARESYNC_HOLD_BUYERS=1"] : []) + ["python3"] + script
     }
-
-    /// The CPU the buyers are held to (`buyers(_:)`): nil with `--no-confine-buyers`.
-    var buyersCPU: Int? { confineBuyers ? Self.lastOfSeveralCPUs : nil }
-
-    /// The highest of the CPUs this process may use (`Cpus_allowed_list`), if it may use two or more.
-    static let lastOfSeveralCPUs: Int? = {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
-        else { return nil }
-        // "0-3,6": the CPUs are the ranges' members.
-        var cpus: [Int] = []
-        for range in line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces).split(separator: ",") {
-            let ends = range.split(separator: "-").compactMap { Int($0) }
-            guard let first = ends.first, let last = ends.last, first <= last else { return nil }
-            cpus += Array(first...last)
-        }
-        return cpus.count >= 2 ? cpus.max() : nil
-    }()
 
     func waitForHealth(_ base: String) async throws {
         for _ in 0..<100 {

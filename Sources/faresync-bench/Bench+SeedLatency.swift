@@ -152,8 +152,9 @@ extension Bench {
     func report(_ passes: SeedLatency, _ run: Run) throws {
         let goal = " (goal: p99 <= 100 ms, max <= 200 ms)"
         run.say(
-            buyersCPU.map { "  the buyers and their listeners, in processes, on CPU \($0) only; the servers and the floor's writer on any" }
-                ?? "  the buyers and their listeners on any CPU")
+            confineBuyers
+                ? "  the buyers and their listeners, in processes, on one CPU (of two or more); the servers and the floor's writer on any"
+                : "  the buyers and their listeners on any CPU")
         for (mode, seed, floor) in [("processes", passes.seed, passes.floor), ("threads", passes.threadSeed, passes.threadFloor)] {
             run.say("  buyers in \(mode):")
             run.say("    capture to the fare contract at a Firestore listener: \(seed.milliseconds)")

@@ -6,9 +6,9 @@ sharing one interpreter: what that costs shows as the difference between the two
 `act` waits on `everyone_ready` (a barrier) once it is set up, so that no user's set-up is timed.
 Given `channels`, user i's call gets `channel=channels[i]` too.
 
-With FARESYNC_BUYERS_CPU=N, the users' processes run on CPU N only, as phones take none of the
-servers' CPU; this process, and anything it started before, keep every CPU they had. Users as
-threads are not held.
+With FARESYNC_HOLD_BUYERS=1, the users' processes run on the last of this process's CPUs only,
+where it has two or more, as phones take none of the servers' CPU; this process, and anything it
+started before, keep every CPU they had. Users as threads are not held.
 """
 import concurrent.futures
 import math
@@ -30,13 +30,13 @@ def _act_in_process(act, index, count, everyone_ready, results, extra):
 
 
 def _held(start):
-    """Calls `start()` with this thread held to FARESYNC_BUYERS_CPU, if set, so that the processes
-    it starts are held from their first instruction; then gives the thread back its CPUs."""
-    cpu = os.environ.get("FARESYNC_BUYERS_CPU")
-    if not cpu:
-        return start()
+    """Calls `start()` with this thread held to its last CPU, under FARESYNC_HOLD_BUYERS=1 and with
+    two CPUs or more, so that the processes it starts are held from their first instruction; then
+    gives the thread back its CPUs."""
     allowed = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {int(cpu)})
+    if os.environ.get("FARESYNC_HOLD_BUYERS") != "1" or len(allowed) < 2:
+        return start()
+    os.sched_setaffinity(0, {max(allowed)})
     try:
         return start()
     finally:
